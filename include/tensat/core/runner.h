@@ -1,0 +1,298 @@
+// Runner: equality saturation with limits, hooks, a scheduler and a per-iteration report.
+#ifndef TENSAT_CORE_RUNNER_H
+#define TENSAT_CORE_RUNNER_H
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tensat/core/egraph.h"
+#include "tensat/core/rewrite.h"
+#include "tensat/core/scheduler.h"
+
+namespace tensat {
+inline namespace v0 {
+
+/// Why a run stopped.
+struct StopReason {
+  enum class Kind { Saturated, IterationLimit, NodeLimit, TimeLimit, MemoryLimit, Other };
+  Kind kind = Kind::Saturated;
+  /// IterationLimit: iterations; NodeLimit: hashcons size; MemoryLimit: bytes; TimeLimit:
+  /// microseconds elapsed.
+  std::size_t value = 0;
+  /// Other: the hook's message.
+  std::string message;
+
+  static StopReason saturated() { return {Kind::Saturated, 0, {}}; }
+  static StopReason other(std::string message) { return {Kind::Other, 0, std::move(message)}; }
+
+  [[nodiscard]] std::string to_string() const {
+    switch (kind) {
+      case Kind::Saturated: return "Saturated";
+      case Kind::IterationLimit: return fmt::format("IterationLimit({})", value);
+      case Kind::NodeLimit: return fmt::format("NodeLimit({})", value);
+      case Kind::TimeLimit: return fmt::format("TimeLimit({:.6f})", double(value) / 1e6);
+      case Kind::MemoryLimit: return fmt::format("MemoryLimit({})", value);
+      case Kind::Other: return fmt::format("Other({})", message);
+    }
+    return "?";
+  }
+  friend bool operator==(const StopReason& a, const StopReason& b) {
+    return a.kind == b.kind && a.value == b.value && a.message == b.message;
+  }
+};
+
+/// What happened in one iteration (egg's `Iteration`). Times in seconds.
+struct Iteration {
+  std::size_t egraph_nodes = 0;    ///< total_number_of_nodes() after the rebuild
+  std::size_t egraph_classes = 0;  ///< number_of_classes() after the rebuild
+  std::size_t memo_size = 0;       ///< total_size() after the rebuild
+  std::size_t memory_bytes = 0;    ///< memory_usage() after the rebuild (0 unless a memory limit is set)
+  std::vector<std::pair<std::string, std::size_t>> applied;  ///< rule -> changing applications
+  double hook_time = 0, search_time = 0, apply_time = 0, rebuild_time = 0, total_time = 0;
+  std::size_t n_rebuilds = 0;  ///< unions done while rebuilding
+  std::optional<StopReason> stop_reason;
+};
+
+/// A summary of a run: sums over iterations and the final sizes.
+struct Report {
+  std::size_t iterations = 0;
+  StopReason stop_reason;
+  std::size_t egraph_nodes = 0, egraph_classes = 0, memo_size = 0, rebuilds = 0;
+  double total_time = 0, search_time = 0, apply_time = 0, rebuild_time = 0, hook_time = 0;
+  std::map<std::string, std::size_t> applied;  ///< rule -> changing applications in all
+
+  [[nodiscard]] std::string to_string() const {
+    std::string out = "Runner report\n=============\n";
+    out += fmt::format("  Stop reason: {}\n  Iterations: {}\n", stop_reason.to_string(), iterations);
+    out += fmt::format("  Egraph size: {} nodes, {} classes, {} memo\n", egraph_nodes, egraph_classes,
+                       memo_size);
+    out += fmt::format("  Rebuilds: {}\n  Total time: {:.6f}\n", rebuilds, total_time);
+    auto pct = [&](double t) { return total_time > 0 ? 100.0 * t / total_time : 0.0; };
+    out += fmt::format("    Search:  ({:.2f}) {:.6f}\n", pct(search_time), search_time);
+    out += fmt::format("    Apply:   ({:.2f}) {:.6f}\n", pct(apply_time), apply_time);
+    out += fmt::format("    Rebuild: ({:.2f}) {:.6f}\n", pct(rebuild_time), rebuild_time);
+    for (const auto& [rule, n] : applied) out += fmt::format("  {}: {}\n", rule, n);
+    return out;
+  }
+};
+
+/// Runs equality saturation (egg's `Runner`).
+///
+/// Each iteration: check limits, run hooks, search every rule (through the scheduler), apply
+/// all matches, rebuild, record an `Iteration`. The run stops at saturation (nothing applied,
+/// the scheduler agrees, hooks changed nothing), at a limit, or when a hook returns a message.
+/// Limits are also checked after each rule's search and apply; whatever stops the run, the
+/// e-graph is rebuilt, so it is always valid and holds everything found so far.
+///
+/// Defaults are egg's: 30 iterations, 10,000 nodes, 5 seconds, `BackoffScheduler(1000, 5)`,
+/// plus a memory limit (off by default) on `EGraph::memory_usage()`.
+template <class L, class A = NoAnalysis>
+class Runner {
+ public:
+  using Hook = std::function<std::optional<std::string>(Runner&)>;
+  using Clock = std::chrono::steady_clock;
+
+  explicit Runner(A analysis = A{})
+      : egraph_(std::move(analysis)), scheduler_(std::make_unique<BackoffScheduler<L, A>>()) {}
+
+  Runner& with_iter_limit(std::size_t limit) {
+    iter_limit_ = limit;
+    return *this;
+  }
+  /// Stop when the hashcons holds more than `limit` e-nodes.
+  Runner& with_node_limit(std::size_t limit) {
+    node_limit_ = limit;
+    return *this;
+  }
+  Runner& with_time_limit(std::chrono::duration<double> limit) {
+    time_limit_ = limit;
+    return *this;
+  }
+  /// Stop when `EGraph::memory_usage()` exceeds `bytes` (egg has no such limit; egg#171).
+  Runner& with_memory_limit(std::size_t bytes) {
+    memory_limit_ = bytes;
+    return *this;
+  }
+  /// Uses `scheduler` (taken by value; any `Scheduler<L, A>` subclass).
+  template <class S>
+  Runner& with_scheduler(S scheduler) {
+    scheduler_ = std::make_unique<S>(std::move(scheduler));
+    return *this;
+  }
+  /// Adds a hook run at the start of every iteration; returning a message stops the run with
+  /// `StopReason::Kind::Other`.
+  Runner& with_hook(Hook hook) {
+    hooks_.push_back(std::move(hook));
+    return *this;
+  }
+  /// Adds `expr` to the e-graph and records its class as a root.
+  Runner& with_expr(const RecExpr<L>& expr) {
+    roots_.push_back(egraph_.add_expr(expr));
+    return *this;
+  }
+  /// Replaces the e-graph.
+  Runner& with_egraph(EGraph<L, A> egraph) {
+    egraph_ = std::move(egraph);
+    return *this;
+  }
+
+  /// Runs `rules` to a stop. A runner runs once; run a fresh one (`with_egraph`) to continue.
+  Runner& run(const std::vector<Rewrite<L, A>>& rules) {
+    if (stop_reason_) throw Error("Runner::run: this runner has already run");
+    start_ = Clock::now();
+    egraph_.rebuild();
+    while (true) {
+      iterations_.push_back(run_one(rules));
+      std::optional<StopReason> stop = iterations_.back().stop_reason;
+      if (!stop) stop = check_limits();
+      if (stop) {
+        stop_reason_ = std::move(stop);
+        break;
+      }
+    }
+    return *this;
+  }
+
+  [[nodiscard]] EGraph<L, A>& egraph() noexcept { return egraph_; }
+  [[nodiscard]] const EGraph<L, A>& egraph() const noexcept { return egraph_; }
+  [[nodiscard]] const std::vector<Id>& roots() const noexcept { return roots_; }
+  [[nodiscard]] const std::vector<Iteration>& iterations() const noexcept { return iterations_; }
+  /// Why the run stopped (empty before `run`).
+  [[nodiscard]] const std::optional<StopReason>& stop_reason() const noexcept { return stop_reason_; }
+  [[nodiscard]] Scheduler<L, A>& scheduler() noexcept { return *scheduler_; }
+
+  [[nodiscard]] Report report() const {
+    Report r;
+    r.iterations = iterations_.size();
+    if (stop_reason_) r.stop_reason = *stop_reason_;
+    r.egraph_nodes = egraph_.total_number_of_nodes();
+    r.egraph_classes = egraph_.number_of_classes();
+    r.memo_size = egraph_.total_size();
+    for (const Iteration& it : iterations_) {
+      r.rebuilds += it.n_rebuilds;
+      r.total_time += it.total_time;
+      r.search_time += it.search_time;
+      r.apply_time += it.apply_time;
+      r.rebuild_time += it.rebuild_time;
+      r.hook_time += it.hook_time;
+      for (const auto& [rule, n] : it.applied) r.applied[rule] += n;
+    }
+    return r;
+  }
+
+ private:
+  static double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  }
+
+  std::optional<StopReason> check_limits() const {
+    const auto elapsed = Clock::now() - start_;
+    if (elapsed > time_limit_) {
+      const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count();
+      return StopReason{StopReason::Kind::TimeLimit, static_cast<std::size_t>(micros), {}};
+    }
+    if (egraph_.total_size() > node_limit_)
+      return StopReason{StopReason::Kind::NodeLimit, egraph_.total_size(), {}};
+    if (memory_limit_ != kUnlimited) {
+      const std::size_t bytes = egraph_.memory_usage();
+      if (bytes > memory_limit_) return StopReason{StopReason::Kind::MemoryLimit, bytes, {}};
+    }
+    if (iterations_.size() >= iter_limit_)
+      return StopReason{StopReason::Kind::IterationLimit, iterations_.size(), {}};
+    return std::nullopt;
+  }
+
+  Iteration run_one(const std::vector<Rewrite<L, A>>& rules) {
+    Iteration it;
+    const auto iteration_start = Clock::now();
+    const std::size_t i = iterations_.size();
+    std::optional<StopReason> result = check_limits();
+
+    const auto hook_start = Clock::now();
+    if (!result)
+      for (auto& hook : hooks_)
+        if (auto message = hook(*this)) {
+          result = StopReason::other(std::move(*message));
+          break;
+        }
+    it.hook_time = seconds_since(hook_start);
+    const std::size_t nodes_before = egraph_.total_size();
+    const std::size_t classes_before = egraph_.number_of_classes();
+
+    const auto search_start = Clock::now();
+    std::vector<std::vector<SearchMatches>> matches;
+    if (!result) {
+      matches.reserve(rules.size());
+      for (const auto& rule : rules) {
+        matches.push_back(scheduler_->search_rewrite(i, egraph_, rule));
+        if ((result = check_limits())) break;
+      }
+    }
+    it.search_time = seconds_since(search_start);
+
+    const auto apply_start = Clock::now();
+    if (!result) {
+      for (std::size_t r = 0; r < rules.size(); ++r) {
+        const std::size_t n = scheduler_->apply_rewrite(i, egraph_, rules[r], matches[r]);
+        if (n > 0) add_applied(it.applied, rules[r].name(), n);
+        if ((result = check_limits())) break;
+      }
+    }
+    it.apply_time = seconds_since(apply_start);
+
+    const auto rebuild_start = Clock::now();
+    it.n_rebuilds = egraph_.rebuild();
+    it.rebuild_time = seconds_since(rebuild_start);
+
+    if (!result && it.applied.empty() && scheduler_->can_stop(i) &&
+        nodes_before == egraph_.total_size() && classes_before == egraph_.number_of_classes())
+      result = StopReason::saturated();
+
+    it.egraph_nodes = egraph_.total_number_of_nodes();
+    it.egraph_classes = egraph_.number_of_classes();
+    it.memo_size = egraph_.total_size();
+    if (memory_limit_ != kUnlimited) it.memory_bytes = egraph_.memory_usage();
+    it.total_time = seconds_since(iteration_start);
+    it.stop_reason = std::move(result);
+    return it;
+  }
+
+  static void add_applied(std::vector<std::pair<std::string, std::size_t>>& applied,
+                          const std::string& name, std::size_t n) {
+    for (auto& [rule, count] : applied)
+      if (rule == name) {
+        count += n;
+        return;
+      }
+    applied.emplace_back(name, n);
+  }
+
+  static constexpr std::size_t kUnlimited = std::numeric_limits<std::size_t>::max();
+
+  EGraph<L, A> egraph_;
+  std::unique_ptr<Scheduler<L, A>> scheduler_;
+  std::vector<Hook> hooks_;
+  std::vector<Id> roots_;
+  std::vector<Iteration> iterations_;
+  std::optional<StopReason> stop_reason_;
+  std::size_t iter_limit_ = 30;
+  std::size_t node_limit_ = 10'000;
+  std::chrono::duration<double> time_limit_{5.0};
+  std::size_t memory_limit_ = kUnlimited;
+  Clock::time_point start_{};
+};
+
+}  // namespace v0
+}  // namespace tensat
+
+#endif  // TENSAT_CORE_RUNNER_H

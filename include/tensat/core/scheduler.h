@@ -1,0 +1,150 @@
+// Schedulers: which rules the runner searches each iteration (egg's RewriteScheduler).
+#ifndef TENSAT_CORE_SCHEDULER_H
+#define TENSAT_CORE_SCHEDULER_H
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tensat/core/egraph.h"
+#include "tensat/core/rewrite.h"
+
+namespace tensat {
+inline namespace v0 {
+
+/// Decides, per iteration, how each rule is searched and applied, and whether the runner may
+/// stop when nothing changed. The default searches and applies everything.
+template <class L, class A>
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  /// May the runner report saturation at `iteration`? Return false to get another iteration
+  /// (a scheduler that held rules back must let them run before the e-graph counts as saturated).
+  virtual bool can_stop(std::size_t /*iteration*/) { return true; }
+  /// The matches of `rule` this iteration.
+  virtual std::vector<SearchMatches> search_rewrite(std::size_t /*iteration*/, const EGraph<L, A>& egraph,
+                                                    const Rewrite<L, A>& rule) {
+    return rule.search(egraph);
+  }
+  /// Applies `matches`; returns how many applications changed the e-graph.
+  virtual std::size_t apply_rewrite(std::size_t /*iteration*/, EGraph<L, A>& egraph, const Rewrite<L, A>& rule,
+                                    const std::vector<SearchMatches>& matches) {
+    return rule.apply(egraph, matches).size();
+  }
+};
+
+/// Searches every rule fully every iteration (egg's `SimpleScheduler`).
+template <class L, class A>
+class SimpleScheduler final : public Scheduler<L, A> {};
+
+/// egg's `BackoffScheduler`: a rule whose matches exceed its limit is banned for a while, and
+/// both its limit and its ban length double each time. Keeps explosive rules (associativity,
+/// commutativity) from drowning the others.
+///
+/// Per rule: threshold = match_limit << times_banned; the search stops at threshold + 1 matches;
+/// over the threshold the rule is banned for ban_length << times_banned iterations and applies
+/// nothing. `can_stop` refuses while any rule is banned and fast-forwards the bans so that the
+/// earliest-banned rule runs next iteration (a banned rule is never silently skipped at
+/// saturation).
+template <class L, class A>
+class BackoffScheduler final : public Scheduler<L, A> {
+ public:
+  /// egg's defaults: match limit 1,000 and ban length 5.
+  explicit BackoffScheduler(std::size_t match_limit = 1000, std::size_t ban_length = 5)
+      : default_match_limit_(match_limit), default_ban_length_(ban_length) {}
+
+  BackoffScheduler& with_initial_match_limit(std::size_t limit) {
+    default_match_limit_ = limit;
+    return *this;
+  }
+  BackoffScheduler& with_ban_length(std::size_t length) {
+    default_ban_length_ = length;
+    return *this;
+  }
+  /// Never ban rule `name`.
+  BackoffScheduler& do_not_ban(const std::string& name) {
+    stats(name).match_limit = kNeverBan;
+    return *this;
+  }
+  BackoffScheduler& rule_match_limit(const std::string& name, std::size_t limit) {
+    stats(name).match_limit = limit;
+    return *this;
+  }
+  BackoffScheduler& rule_ban_length(const std::string& name, std::size_t length) {
+    stats(name).ban_length = length;
+    return *this;
+  }
+
+  bool can_stop(std::size_t iteration) override {
+    std::size_t earliest = std::numeric_limits<std::size_t>::max();
+    for (auto& [name, s] : stats_)
+      if (s.banned_until > iteration) earliest = std::min(earliest, s.banned_until);
+    if (earliest == std::numeric_limits<std::size_t>::max()) return true;
+    const std::size_t delta = earliest - iteration;
+    for (auto& [name, s] : stats_)
+      if (s.banned_until > iteration) s.banned_until -= delta;
+    return false;
+  }
+
+  std::vector<SearchMatches> search_rewrite(std::size_t iteration, const EGraph<L, A>& egraph,
+                                            const Rewrite<L, A>& rule) override {
+    RuleStats& s = stats(rule.name());
+    if (iteration < s.banned_until) return {};
+    const std::size_t threshold = shifted(s.match_limit, s.times_banned);
+    auto matches = rule.search_with_limit(egraph, threshold == kNeverBan ? threshold : threshold + 1);
+    std::size_t total = 0;
+    for (const auto& m : matches) total += m.substs.size();
+    if (total > threshold) {
+      s.banned_until = iteration + shifted(s.ban_length, s.times_banned);
+      ++s.times_banned;
+      return {};
+    }
+    ++s.times_applied;
+    return matches;
+  }
+
+  /// How often `name` has been banned so far.
+  [[nodiscard]] std::size_t times_banned(const std::string& name) const {
+    auto it = stats_.find(name);
+    return it == stats_.end() ? 0 : it->second.times_banned;
+  }
+
+ private:
+  static constexpr std::size_t kNeverBan = std::numeric_limits<std::size_t>::max() / 2;
+  struct RuleStats {
+    std::size_t times_applied = 0;
+    std::size_t banned_until = 0;
+    std::size_t times_banned = 0;
+    std::size_t match_limit;
+    std::size_t ban_length;
+  };
+
+  /// value << shift, saturating at kNeverBan.
+  static std::size_t shifted(std::size_t value, std::size_t shift) {
+    if (value >= kNeverBan) return kNeverBan;
+    for (std::size_t i = 0; i < shift; ++i) {
+      value <<= 1;
+      if (value >= kNeverBan) return kNeverBan;
+    }
+    return value;
+  }
+
+  RuleStats& stats(const std::string& name) {
+    auto it = stats_.find(name);
+    if (it == stats_.end())
+      it = stats_.emplace(name, RuleStats{0, 0, 0, default_match_limit_, default_ban_length_}).first;
+    return it->second;
+  }
+
+  std::size_t default_match_limit_;
+  std::size_t default_ban_length_;
+  std::unordered_map<std::string, RuleStats> stats_;
+};
+
+}  // namespace v0
+}  // namespace tensat
+
+#endif  // TENSAT_CORE_SCHEDULER_H

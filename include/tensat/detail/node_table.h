@@ -1,0 +1,112 @@
+// Private: the e-graph's hashcons, an open-addressing table of e-node ids keyed by node content.
+#ifndef TENSAT_DETAIL_NODE_TABLE_H
+#define TENSAT_DETAIL_NODE_TABLE_H
+
+#include <cstdint>
+#include <vector>
+
+#include "tensat/core/id.h"
+
+namespace tensat {
+inline namespace v0 {
+namespace detail {
+
+/// Folds a language's 64-bit hash to the table's 32 bits so that every input bit reaches the
+/// low bits that pick the slot (splitmix64's finalizer, high half).
+[[nodiscard]] constexpr std::uint32_t mix_hash(std::uint64_t h) noexcept {
+  h ^= h >> 31;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 29;
+  return static_cast<std::uint32_t>(h >> 32);
+}
+
+/// Hash set of node ids whose keys live elsewhere (the e-graph's node arena). Each 8-byte slot
+/// holds a 32-bit hash, which both picks the home slot and skips most unequal nodes without
+/// touching the arena, and the node id.
+/// Capacity is limited to 2^32 slots. Linear probing, power-of-two capacity, load at most 3/4, backward-shift deletion (no
+/// tombstones, so lookups never slow down after many erasures).
+class NodeTable {
+ public:
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] std::size_t memory_bytes() const noexcept { return slots_.capacity() * sizeof(Slot); }
+
+  /// The id of a stored node equal to the probe (`equals(id)` decides), or kInvalidId.
+  template <class Equals>
+  [[nodiscard]] Id find(std::uint32_t hash, Equals&& equals) const {
+    if (slots_.empty()) return kInvalidId;
+    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      const Slot& slot = slots_[i];
+      if (slot.id == kEmpty) return kInvalidId;
+      if (slot.hash == hash && equals(Id(slot.id))) return Id(slot.id);
+    }
+  }
+
+  /// Inserts `id` under `hash`. The caller guarantees no equal node is stored.
+  void insert(std::uint32_t hash, Id id) {
+    if ((size_ + 1) * 4 > slots_.size() * 3) grow();
+    place(hash, id.value);
+    ++size_;
+  }
+
+  /// Removes `id`, stored under `hash`. Returns false if it is not there.
+  bool erase(std::uint32_t hash, Id id) {
+    if (slots_.empty()) return false;
+    std::size_t i = hash & mask_;
+    for (;; i = (i + 1) & mask_) {
+      if (slots_[i].id == kEmpty) return false;
+      if (slots_[i].id == id.value) break;
+    }
+    // Backward shift: pull later members of the probe run into the hole.
+    std::size_t hole = i;
+    for (std::size_t j = (hole + 1) & mask_; slots_[j].id != kEmpty; j = (j + 1) & mask_) {
+      const std::size_t home = slots_[j].hash & mask_;
+      // Move slot j into the hole if its home is not in the cyclic range (hole, j].
+      const bool home_in_range = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+      if (!home_in_range) {
+        slots_[hole] = slots_[j];
+        hole = j;
+      }
+    }
+    slots_[hole] = Slot{};
+    --size_;
+    return true;
+  }
+
+  void clear() noexcept {
+    slots_.assign(slots_.size(), Slot{});
+    size_ = 0;
+  }
+
+ private:
+  static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
+  struct Slot {
+    std::uint32_t hash = 0;
+    std::uint32_t id = kEmpty;
+  };
+
+  void place(std::uint32_t hash, std::uint32_t id) {
+    std::size_t i = hash & mask_;
+    while (slots_[i].id != kEmpty) i = (i + 1) & mask_;
+    slots_[i] = Slot{hash, id};
+  }
+
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    const std::size_t capacity = old.empty() ? 64 : old.size() * 2;
+    slots_.assign(capacity, Slot{});
+    mask_ = capacity - 1;
+    for (const Slot& slot : old)
+      if (slot.id != kEmpty)
+        place(slot.hash, slot.id);
+  }
+
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0;
+  std::size_t size_ = 0;
+};
+
+}  // namespace detail
+}  // namespace v0
+}  // namespace tensat
+
+#endif  // TENSAT_DETAIL_NODE_TABLE_H
