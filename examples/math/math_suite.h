@@ -25,28 +25,35 @@ struct SuiteCase {
 
 /// The test_fn! cases of tests/math.rs that use `rules()` and the default Backoff scheduler.
 inline std::vector<SuiteCase> suite_cases() {
+  auto make = [](std::string name, std::string start, std::vector<std::string> goals) {
+    SuiteCase c;
+    c.name = std::move(name);
+    c.start = std::move(start);
+    c.goals = std::move(goals);
+    return c;
+  };
   std::vector<SuiteCase> cases = {
-      {"math_fail", "(+ x y)", {"(/ x y)"}},
-      {"math_simplify_add", "(+ x (+ x (+ x x)))", {"(* 4 x)"}},
-      {"math_powers", "(* (pow 2 x) (pow 2 y))", {"(pow 2 (+ x y))"}},
-      {"math_simplify_const", "(+ 1 (- a (* (- 2 1) a)))", {"1"}},
-      {"math_simplify_root",
+      make("math_fail", "(+ x y)", {"(/ x y)"}),
+      make("math_simplify_add", "(+ x (+ x (+ x x)))", {"(* 4 x)"}),
+      make("math_powers", "(* (pow 2 x) (pow 2 y))", {"(pow 2 (+ x y))"}),
+      make("math_simplify_const", "(+ 1 (- a (* (- 2 1) a)))", {"1"}),
+      make("math_simplify_root",
        "(/ 1\n   (- (/ (+ 1 (sqrt five))\n         2)\n      (/ (- 1 (sqrt five))\n         2)))",
-       {"(/ 1 (sqrt five))"}},
-      {"math_simplify_factor", "(* (+ x 3) (+ x 1))", {"(+ (+ (* x x) (* 4 x)) 3)"}},
-      {"math_diff_same", "(d x x)", {"1"}},
-      {"math_diff_different", "(d x y)", {"0"}},
-      {"math_diff_simple1", "(d x (+ 1 (* 2 x)))", {"2"}},
-      {"math_diff_simple2", "(d x (+ 1 (* y x)))", {"y"}},
-      {"math_diff_ln", "(d x (ln x))", {"(/ 1 x)"}},
-      {"diff_power_simple", "(d x (pow x 3))", {"(* 3 (pow x 2))"}},
-      {"diff_power_harder", "(d x (- (pow x 3) (* 7 (pow x 2))))", {"(* x (- (* 3 x) 14))"}},
-      {"integ_one", "(i 1 x)", {"x"}},
-      {"integ_sin", "(i (cos x) x)", {"(sin x)"}},
-      {"integ_x", "(i (pow x 1) x)", {"(/ (pow x 2) 2)"}},
-      {"integ_part1", "(i (* x (cos x)) x)", {"(+ (* x (sin x)) (cos x))"}},
-      {"integ_part2", "(i (* (cos x) x) x)", {"(+ (* x (sin x)) (cos x))"}},
-      {"integ_part3", "(i (ln x) x)", {"(- (* x (ln x)) x)"}},
+       {"(/ 1 (sqrt five))"}),
+      make("math_simplify_factor", "(* (+ x 3) (+ x 1))", {"(+ (+ (* x x) (* 4 x)) 3)"}),
+      make("math_diff_same", "(d x x)", {"1"}),
+      make("math_diff_different", "(d x y)", {"0"}),
+      make("math_diff_simple1", "(d x (+ 1 (* 2 x)))", {"2"}),
+      make("math_diff_simple2", "(d x (+ 1 (* y x)))", {"y"}),
+      make("math_diff_ln", "(d x (ln x))", {"(/ 1 x)"}),
+      make("diff_power_simple", "(d x (pow x 3))", {"(* 3 (pow x 2))"}),
+      make("diff_power_harder", "(d x (- (pow x 3) (* 7 (pow x 2))))", {"(* x (- (* 3 x) 14))"}),
+      make("integ_one", "(i 1 x)", {"x"}),
+      make("integ_sin", "(i (cos x) x)", {"(sin x)"}),
+      make("integ_x", "(i (pow x 1) x)", {"(/ (pow x 2) 2)"}),
+      make("integ_part1", "(i (* x (cos x)) x)", {"(+ (* x (sin x)) (cos x))"}),
+      make("integ_part2", "(i (* (cos x) x) x)", {"(+ (* x (sin x)) (cos x))"}),
+      make("integ_part3", "(i (ln x) x)", {"(- (* x (ln x)) x)"}),
   };
   for (auto& c : cases) {
     if (c.name == "math_fail") c.expect_failure = true;

@@ -284,20 +284,39 @@ class EGraph {
   [[nodiscard]] A& analysis() noexcept { return analysis_; }
   [[nodiscard]] const A& analysis() const noexcept { return analysis_; }
 
-  /// Bytes held by the e-graph's own structures (capacities, not sizes), the number that the
-  /// runner's memory limit checks. Analysis data that allocates is counted by its inline size
-  /// only. O(classes).
-  [[nodiscard]] std::size_t memory_usage() const noexcept {
-    std::size_t bytes = nodes_.capacity() * sizeof(L) + node_heap_bytes_;
-    bytes += uf_.memory_bytes() + dead_.capacity() / 8 + memo_.memory_bytes();
-    bytes += classes_.capacity() * sizeof(EClass) + class_slot_.capacity() * sizeof(std::uint32_t);
-    for (const EClass& c : classes_) bytes += (c.nodes.capacity() + c.parents.capacity()) * sizeof(Id);
-    for (const auto& list : by_op_) bytes += list.capacity() * sizeof(Id);
-    bytes += by_op_.capacity() * sizeof(by_op_[0]);
-    bytes += (pending_.capacity() + analysis_pending_.capacity()) * sizeof(Id);
-    bytes += in_analysis_queue_.capacity() / 8 + dirty_classes_.capacity() * sizeof(Id);
-    return bytes;
+  /// Bytes held by the e-graph's structures, by part (capacities, not sizes).
+  struct MemoryUsage {
+    std::size_t nodes = 0;       ///< node arena (+ heap children) and dead flags
+    std::size_t union_find = 0;  ///< union-find parents and class slots
+    std::size_t hashcons = 0;    ///< hashcons slots
+    std::size_t classes = 0;     ///< class records (with inline analysis data)
+    std::size_t class_lists = 0; ///< member and parent lists of the classes
+    std::size_t by_op = 0;       ///< classes_by_op index
+    std::size_t work = 0;        ///< rebuild work lists
+    [[nodiscard]] std::size_t total() const noexcept {
+      return nodes + union_find + hashcons + classes + class_lists + by_op + work;
+    }
+  };
+
+  /// Bytes held by the e-graph's structures, by part. Analysis data that allocates is counted
+  /// by its inline size only. O(classes).
+  [[nodiscard]] MemoryUsage memory_breakdown() const noexcept {
+    MemoryUsage m;
+    m.nodes = nodes_.capacity() * sizeof(L) + node_heap_bytes_ + dead_.capacity() / 8;
+    m.union_find = uf_.memory_bytes() + class_slot_.capacity() * sizeof(std::uint32_t);
+    m.hashcons = memo_.memory_bytes();
+    m.classes = classes_.capacity() * sizeof(EClass);
+    for (const EClass& c : classes_)
+      m.class_lists += (c.nodes.capacity() + c.parents.capacity()) * sizeof(Id);
+    for (const auto& list : by_op_) m.by_op += list.capacity() * sizeof(Id);
+    m.by_op += by_op_.capacity() * sizeof(by_op_[0]);
+    m.work = (pending_.capacity() + analysis_pending_.capacity() + dirty_classes_.capacity()) * sizeof(Id) +
+             in_analysis_queue_.capacity() / 8;
+    return m;
   }
+
+  /// Total bytes held by the e-graph's structures: what the runner's memory limit checks.
+  [[nodiscard]] std::size_t memory_usage() const noexcept { return memory_breakdown().total(); }
 
   /// A human-readable listing of every class and its nodes, sorted by class id.
   [[nodiscard]] std::string dump() const {

@@ -1,0 +1,221 @@
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include <tensat/tensat.h>
+
+using tensat::EGraph;
+using tensat::Id;
+using tensat::parse_expr;
+using L = tensat::SymbolLang;
+
+TEST_CASE("egraph: union and congruence (egg's doc example)") {
+  EGraph<L> egraph;
+  const Id x = egraph.add(L::leaf("x"));
+  const Id y = egraph.add(L::leaf("y"));
+  const Id a = egraph.add(L::leaf("a"));
+  const Id ax = egraph.add(L("+", {a, x}));
+  const Id ay = egraph.add(L("+", {a, y}));
+  CHECK(egraph.number_of_classes() == 5);
+  CHECK(egraph.unite(x, y));
+  CHECK_FALSE(egraph.unite(x, y));
+  CHECK_FALSE(egraph.is_clean());
+  egraph.rebuild();
+  CHECK(egraph.is_clean());
+  CHECK(egraph.number_of_classes() == 3);
+  CHECK(egraph.find(ax) == egraph.find(ay));
+  CHECK(egraph.total_number_of_nodes() == 4);  // x, y, a, (+ a x) == (+ a y)
+}
+
+TEST_CASE("egraph: add is idempotent and lookup canonicalizes") {
+  EGraph<L> egraph;
+  const Id e1 = egraph.add_expr(parse_expr<L>("(f (g a) b)"));
+  const Id e2 = egraph.add_expr(parse_expr<L>("(f (g a) b)"));
+  CHECK(e1 == e2);
+  CHECK(egraph.total_size() == 4);
+  CHECK(egraph.lookup_expr(parse_expr<L>("(g a)")).has_value());
+  CHECK_FALSE(egraph.lookup_expr(parse_expr<L>("(g b)")).has_value());
+  const Id a = *egraph.lookup(L::leaf("a"));
+  const Id b = *egraph.lookup(L::leaf("b"));
+  egraph.unite(a, b);
+  egraph.rebuild();
+  // (f (g b) a) now exists through congruence.
+  CHECK(egraph.lookup_expr(parse_expr<L>("(f (g b) a)")) == egraph.find(e1));
+  CHECK(egraph.equivs(parse_expr<L>("(g a)"), parse_expr<L>("(g b)")).size() == 1);
+  CHECK(egraph.equivs(parse_expr<L>("(g a)"), parse_expr<L>("(f (g a) b)")).empty());
+}
+
+TEST_CASE("egraph: classes_by_op lists canonical classes per operator after rebuild") {
+  EGraph<L> egraph;
+  egraph.add_expr(parse_expr<L>("(+ (* a b) (* a c))"));
+  const Id b = *egraph.lookup(L::leaf("b"));
+  const Id c = *egraph.lookup(L::leaf("c"));
+  egraph.unite(b, c);
+  egraph.rebuild();
+  const auto muls = egraph.classes_by_op(tensat::Symbol("*").index());
+  REQUIRE(muls.size() == 1);
+  CHECK(egraph.find(muls[0]) == muls[0]);
+  CHECK(egraph[muls[0]].nodes.size() == 1);
+}
+
+TEST_CASE("egraph: dump and memory accounting") {
+  EGraph<L> egraph;
+  egraph.add_expr(parse_expr<L>("(f a b)"));
+  const std::string dump = egraph.dump();
+  CHECK_THAT(dump, Catch::Contains("(f 0 1)"));
+  const auto m = egraph.memory_breakdown();
+  CHECK(m.total() == egraph.memory_usage());
+  CHECK(m.nodes >= 3 * sizeof(L));
+  CHECK(m.hashcons > 0);
+}
+
+namespace {
+// An e-class analysis: the constant value of integer terms over + and * (egg's language.rs doc
+// example with SimpleMath), folding by adding the constant and uniting.
+struct IntFold {
+  using Data = std::optional<long>;
+  static std::optional<long> number(const L& n) {
+    const auto text = n.op().str();
+    if (text.empty() || !n.children().empty()) return std::nullopt;
+    std::size_t i = text[0] == '-' ? 1 : 0;
+    if (i == text.size()) return std::nullopt;
+    for (std::size_t k = i; k < text.size(); ++k)
+      if (text[k] < '0' || text[k] > '9') return std::nullopt;
+    return std::stol(std::string(text));
+  }
+  Data make(const EGraph<L, IntFold>& g, const L& n, Id) const {
+    if (auto v = number(n)) return v;
+    if (n.children().size() != 2) return std::nullopt;
+    const auto& a = g[n.children()[0]].data;
+    const auto& b = g[n.children()[1]].data;
+    if (!a || !b) return std::nullopt;
+    if (n.op() == tensat::Symbol("+")) return *a + *b;
+    if (n.op() == tensat::Symbol("*")) return *a * *b;
+    return std::nullopt;
+  }
+  tensat::DidMerge merge(Data& a, Data b) const {
+    return tensat::merge_option(a, b, [](long&, long) { return tensat::DidMerge{false, false}; });
+  }
+  void modify(EGraph<L, IntFold>& g, Id id) const {
+    if (auto v = g[id].data) g.unite(id, g.add(L::leaf(std::to_string(*v))));
+  }
+};
+}  // namespace
+
+TEST_CASE("egraph: analysis make/merge/modify (egg's language.rs doc example)") {
+  using A = IntFold;
+  std::vector<tensat::Rewrite<L, A>> rules = {
+      tensat::rewrite<L, A>("commute-add", "(+ ?a ?b)", "(+ ?b ?a)"),
+      tensat::rewrite<L, A>("commute-mul", "(* ?a ?b)", "(* ?b ?a)"),
+      tensat::rewrite<L, A>("add-0", "(+ ?a 0)", "?a"),
+      tensat::rewrite<L, A>("mul-0", "(* ?a 0)", "0"),
+      tensat::rewrite<L, A>("mul-1", "(* ?a 1)", "?a"),
+  };
+  tensat::Runner<L, A> runner;
+  runner.with_expr(parse_expr<L>("(+ 0 (* (+ 4 -3) foo))")).run(rules);
+  const auto& egraph = runner.egraph();
+  CHECK(egraph.find(runner.roots()[0]) == *egraph.lookup(L::leaf("foo")));
+  // merge_max / merge_min report which side changed.
+  int a = 3;
+  CHECK(tensat::merge_max(a, 5) == tensat::DidMerge{true, false});
+  CHECK(a == 5);
+  CHECK(tensat::merge_max(a, 2) == tensat::DidMerge{false, true});
+  CHECK(tensat::merge_min(a, 2) == tensat::DidMerge{true, false});
+  CHECK(tensat::merge_min(a, 2) == tensat::DidMerge{false, false});
+}
+
+TEST_CASE("egraph: analysis data propagates to parents when a child's data changes") {
+  using A = IntFold;
+  EGraph<L, A> egraph;
+  const Id sum = egraph.add_expr(parse_expr<L>("(+ x 2)"));
+  const Id prod = egraph.add_expr(parse_expr<L>("(* (+ x 2) 10)"));
+  CHECK_FALSE(egraph[sum].data.has_value());
+  egraph.unite(*egraph.lookup(L::leaf("x")), egraph.add(L::leaf("5")));
+  egraph.rebuild();
+  REQUIRE(egraph[sum].data.has_value());
+  CHECK(*egraph[sum].data == 7);
+  REQUIRE(egraph[prod].data.has_value());
+  CHECK(*egraph[prod].data == 70);
+  CHECK(egraph.find(prod) == *egraph.lookup(L::leaf("70")));
+}
+
+// Independent oracle: congruence closure by brute force over the original terms.
+TEST_CASE("egraph: random unions agree with a brute-force congruence closure") {
+  std::mt19937 rng(12345);
+  for (int round = 0; round < 30; ++round) {
+    EGraph<L> egraph;
+    struct Term {
+      std::string op;
+      std::vector<std::size_t> kids;  // indices of earlier terms
+    };
+    std::vector<Term> terms;
+    std::vector<Id> ids;
+    const char* leaves[] = {"a", "b", "c", "d"};
+    const int n_terms = 20 + round * 3;
+    for (int i = 0; i < n_terms; ++i) {
+      Term t;
+      const int kind = terms.size() < 4 ? 0 : int(rng() % 3);
+      if (kind == 0) {
+        t.op = leaves[rng() % 4];
+      } else {
+        t.op = kind == 1 ? "g" : "f";
+        for (int k = 0; k < kind; ++k) t.kids.push_back(rng() % terms.size());
+      }
+      tensat::SymbolLang::Children children;
+      for (auto k : t.kids) children.push_back(ids[k]);
+      ids.push_back(egraph.add(L(t.op, children)));
+      terms.push_back(t);
+    }
+    // Oracle union-find over term indices.
+    std::vector<std::size_t> parent(terms.size());
+    for (std::size_t i = 0; i < parent.size(); ++i) parent[i] = i;
+    std::function<std::size_t(std::size_t)> find = [&](std::size_t i) {
+      return parent[i] == i ? i : parent[i] = find(parent[i]);
+    };
+    const int n_unions = 1 + round / 3;
+    for (int u = 0; u < n_unions; ++u) {
+      const auto i = rng() % terms.size();
+      const auto j = rng() % terms.size();
+      egraph.unite(ids[i], ids[j]);
+      parent[find(i)] = find(j);
+      if (u % 2 == 0) egraph.rebuild();  // interleave rebuilds with pending unions
+    }
+    egraph.rebuild();
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (std::size_t i = 0; i < terms.size(); ++i)
+        for (std::size_t j = i + 1; j < terms.size(); ++j) {
+          if (find(i) == find(j) || terms[i].op != terms[j].op || terms[i].kids.size() != terms[j].kids.size())
+            continue;
+          bool congruent = true;
+          for (std::size_t k = 0; k < terms[i].kids.size(); ++k)
+            congruent = congruent && find(terms[i].kids[k]) == find(terms[j].kids[k]);
+          if (congruent) {
+            parent[find(i)] = find(j);
+            changed = true;
+          }
+        }
+    }
+    for (std::size_t i = 0; i < terms.size(); ++i)
+      for (std::size_t j = 0; j < terms.size(); ++j)
+        REQUIRE((find(i) == find(j)) == (egraph.find(ids[i]) == egraph.find(ids[j])));
+    // Invariants: every member node is canonical, unique, and found by lookup in its class.
+    std::set<std::string> distinct_classes;
+    std::size_t members = 0;
+    for (const auto& cls : egraph.classes()) {
+      CHECK(egraph.find(cls.id) == cls.id);
+      for (Id nid : cls.nodes) {
+        const L& n = egraph.node(nid);
+        for (Id c : n.children()) CHECK(egraph.find(c) == c);
+        CHECK(egraph.lookup(n) == cls.id);
+        ++members;
+      }
+    }
+    CHECK(members == egraph.total_size());
+    std::set<std::size_t> oracle_classes;
+    for (std::size_t i = 0; i < terms.size(); ++i) oracle_classes.insert(find(i));
+    CHECK(oracle_classes.size() == egraph.number_of_classes());
+  }
+}
