@@ -5,6 +5,9 @@
 namespace tensat {
 inline namespace v0 {
 
+// Default template arguments live here, in the first declaration, so that every header that
+// defines one of these classes includes this file and `Rewrite<L>` means `Rewrite<L, NoAnalysis>`.
+
 struct Id;
 class Symbol;
 class SymbolLang;
@@ -17,25 +20,25 @@ template <class N>
 class RecExpr;
 template <class L>
 class ENodeOrVar;
-template <class L, class A>
+template <class L, class A = NoAnalysis>
 class EGraph;
 template <class L>
 class Pattern;
 template <class L>
 class MultiPattern;
-template <class L, class A>
+template <class L, class A = NoAnalysis>
 class Searcher;
-template <class L, class A>
+template <class L, class A = NoAnalysis>
 class Applier;
-template <class L, class A>
+template <class L, class A = NoAnalysis>
 class Condition;
-template <class L, class A>
+template <class L, class A = NoAnalysis>
 class Rewrite;
-template <class L, class A>
+template <class L, class A = NoAnalysis>
 class RuleSet;
-template <class L, class A>
+template <class L, class A = NoAnalysis>
 class Scheduler;
-template <class L, class A>
+template <class L, class A = NoAnalysis>
 class Runner;
 struct StopReason;
 struct Iteration;

@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "tensat/fwd.h"
 #include "tensat/core/id.h"
 
 namespace tensat {

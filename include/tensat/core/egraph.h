@@ -12,11 +12,13 @@
 
 #include <fmt/format.h>
 
+#include "tensat/fwd.h"
 #include "tensat/core/analysis.h"
 #include "tensat/core/error.h"
 #include "tensat/core/id.h"
 #include "tensat/core/language.h"
 #include "tensat/core/recexpr.h"
+#include "tensat/core/small_vector.h"
 #include "tensat/core/span.h"
 #include "tensat/core/union_find.h"
 #include "tensat/detail/node_table.h"
@@ -38,7 +40,7 @@ inline namespace v0 {
 /// nodes are equal (congruence closure); every class's data is the merge of `make` over its nodes
 /// (up to `modify`'s changes). Between `add`/`unite` and `rebuild()` the e-graph is "dirty":
 /// unions are visible through `find` but congruence and analysis may lag, and searching is refused.
-template <class L, class A = NoAnalysis>
+template <class L, class A>
 class EGraph {
   static_assert(is_language_v<L>,
                 "L does not meet the Language requirements (see tensat/core/language.h)");
@@ -48,15 +50,19 @@ class EGraph {
   using Analysis = A;
   using Data = typename A::Data;
 
+  /// A list of ids that stores up to two inline (most classes are small).
+  using IdList = SmallVector<Id, 2>;
+
   /// An equivalence class of e-nodes.
   struct EClass {
     /// The canonical id of this class.
     Id id;
     /// Ids of the member e-nodes; `EGraph::node(nid)` gives the node. Sorted by `op_key` after
-    /// `rebuild()`. `modify` may shrink it (`EGraph::retain_nodes`), e.g. to prune folded terms.
-    std::vector<Id> nodes;
-    /// Ids of e-nodes that have this class as a child (possibly repeated or stale).
-    std::vector<Id> parents;
+    /// `rebuild()` when the class is large. `modify` may shrink it (`EGraph::retain_nodes`), e.g.
+    /// to prune folded terms.
+    IdList nodes;
+    /// Ids of e-nodes that have this class as a child (deduplicated by `rebuild()`).
+    IdList parents;
     /// The analysis data.
     Data data;
 
@@ -70,29 +76,11 @@ class EGraph {
 
   /// Adds `node` (children are canonicalized first) and returns the canonical id of its class:
   /// the existing class if an equal node is present, else a new class. O(arity) expected.
-  Id add(L node) {
-    canonicalize(node);
-    const std::uint32_t hash = detail::mix_hash(node.hash());
-    const Id existing = memo_.find(hash, [&](Id other) { return nodes_[other.index()] == node; });
-    if (existing != kInvalidId) return uf_.find(existing);
-
-    const Id id = uf_.make_set();
-    nodes_.push_back(std::move(node));
-    dead_.push_back(false);
-    node_heap_bytes_ += detail::NodeHeapBytes<L>::of(nodes_.back());
-    memo_.insert(hash, id);
-    Data data = analysis_.make(static_cast<const EGraph&>(*this), nodes_[id.index()], id);
-    class_slot_.push_back(static_cast<std::uint32_t>(classes_.size()));
-    classes_.push_back(EClass{id, {id}, {}, std::move(data)});
-    Id previous = kInvalidId;
-    for (Id child : nodes_[id.index()].children()) {
-      if (child != previous) eclass_mut(child).parents.push_back(id);
-      previous = child;
-    }
-    by_op(nodes_[id.index()].op_key()).push_back(id);
-    clean_ = false;
-    call_modify(id);
-    return uf_.find(id);
+  Id add(const L& node) {
+    if (is_canonical(node)) return add_canonical(node);
+    L copy = node;
+    canonicalize(copy);
+    return add_canonical(copy);
   }
 
   /// Adds every node of `expr` and returns the canonical id of its root.
@@ -106,12 +94,18 @@ class EGraph {
   }
 
   /// The class containing a node equal to `node` (children canonicalized first), if any.
-  [[nodiscard]] std::optional<Id> lookup(L node) const {
-    canonicalize(node);
-    const std::uint32_t hash = detail::mix_hash(node.hash());
-    const Id found = memo_.find(hash, [&](Id other) { return nodes_[other.index()] == node; });
+  [[nodiscard]] std::optional<Id> lookup(const L& node) const {
+    const Id found = lookup_id(node);
     if (found == kInvalidId) return std::nullopt;
-    return uf_.find(found);
+    return found;
+  }
+
+  /// `lookup` without the optional: the canonical class id, or `kInvalidId`.
+  [[nodiscard]] Id lookup_id(const L& node) const {
+    if (is_canonical(node)) return find_canonical(node);
+    L copy = node;
+    canonicalize(copy);
+    return find_canonical(copy);
   }
 
   /// The class of `expr`'s root if every node of `expr` is present, else nothing.
@@ -188,6 +182,7 @@ class EGraph {
     }
     clean_classes();
     if (by_op_dirty_) normalize_by_op();
+    release_work_lists();
     clean_ = true;
     const std::size_t n = unions_since_rebuild_ - unions_before;
     unions_since_rebuild_ = 0;
@@ -202,10 +197,7 @@ class EGraph {
   /// and `add` still find the class through them; e-matching and extraction no longer see them.
   template <class Pred>
   void retain_nodes(Id id, Pred&& keep) {
-    auto& members = eclass_mut(id).nodes;
-    members.erase(std::remove_if(members.begin(), members.end(),
-                                 [&](Id nid) { return !keep(nodes_[nid.index()]); }),
-                  members.end());
+    eclass_mut(id).nodes.erase_if([&](Id nid) { return !keep(nodes_[nid.index()]); });
   }
 
   // ------------------------------------------------------------------ queries
@@ -227,12 +219,12 @@ class EGraph {
   }
 
   /// The member node ids of class `id` whose operator key is `op_key` (by binary search in large
-  /// classes, which `rebuild()` sorts by operator). Precondition: the e-graph is clean.
+  /// classes, which `rebuild()` sorts by operator). On a dirty e-graph: all member ids.
   [[nodiscard]] Span<const Id> nodes_with_op(Id id, std::uint32_t op_key) const {
     const auto& members = eclass(id).nodes;
     const Id* first = members.data();
     const Id* last = first + members.size();
-    if (members.size() < kBinarySearchThreshold) return {first, members.size()};
+    if (members.size() < kBinarySearchThreshold || !clean_) return {first, members.size()};
     first = std::lower_bound(first, last, op_key, [&](Id nid, std::uint32_t k) {
       return nodes_[nid.index()].op_key() < k;
     });
@@ -307,11 +299,11 @@ class EGraph {
     m.hashcons = memo_.memory_bytes();
     m.classes = classes_.capacity() * sizeof(EClass);
     for (const EClass& c : classes_)
-      m.class_lists += (c.nodes.capacity() + c.parents.capacity()) * sizeof(Id);
+      m.class_lists += c.nodes.heap_bytes() + c.parents.heap_bytes();
     for (const auto& list : by_op_) m.by_op += list.capacity() * sizeof(Id);
     m.by_op += by_op_.capacity() * sizeof(by_op_[0]);
     m.work = (pending_.capacity() + analysis_pending_.capacity() + dirty_classes_.capacity()) * sizeof(Id) +
-             in_analysis_queue_.capacity() / 8;
+             (in_analysis_queue_.capacity() + seen_.capacity()) / 8;
     return m;
   }
 
@@ -356,18 +348,57 @@ class EGraph {
     for (Id& child : node.children()) child = uf_.find(child);
   }
 
+  // Nodes are usually canonical already (instantiation builds them from canonical ids), so the
+  // check below spares a copy. A copy right after the caller wrote the children one by one
+  // would also be a wide load over narrow stores, which stalls store-to-load forwarding.
+  [[nodiscard]] bool is_canonical(const L& node) const noexcept {
+    for (Id child : node.children())
+      if (uf_.find(child) != child) return false;
+    return true;
+  }
+
+  [[nodiscard]] Id find_canonical(const L& node) const {
+    const std::uint32_t hash = detail::mix_hash(node.hash());
+    const Id found = memo_.find(hash, [&](Id other) { return nodes_[other.index()] == node; });
+    return found == kInvalidId ? kInvalidId : uf_.find(found);
+  }
+
+  Id add_canonical(const L& node) {
+    const std::uint32_t hash = detail::mix_hash(node.hash());
+    const Id existing = memo_.find(hash, [&](Id other) { return nodes_[other.index()] == node; });
+    if (existing != kInvalidId) return uf_.find(existing);
+
+    const Id id = uf_.make_set();
+    nodes_.push_back(node);
+    dead_.push_back(false);
+    node_heap_bytes_ += detail::NodeHeapBytes<L>::of(nodes_.back());
+    memo_.insert(hash, id);
+    Data data = analysis_.make(static_cast<const EGraph&>(*this), nodes_[id.index()], id);
+    class_slot_.push_back(static_cast<std::uint32_t>(classes_.size()));
+    classes_.push_back(EClass{id, IdList{id}, IdList{}, std::move(data)});
+    Id previous = kInvalidId;
+    for (Id child : nodes_[id.index()].children()) {
+      if (child != previous) eclass_mut(child).parents.push_back(id);
+      previous = child;
+    }
+    by_op(nodes_[id.index()].op_key()).push_back(id);
+    clean_ = false;
+    call_modify(id);
+    return uf_.find(id);
+  }
+
   std::vector<Id>& by_op(std::uint32_t key) {
     if (key >= by_op_.size()) by_op_.resize(key + 1);
     return by_op_[key];
   }
 
-  static void append(std::vector<Id>& into, std::vector<Id>& from) {
+  static void append(IdList& into, IdList& from) {
     if (into.size() < from.size()) std::swap(into, from);
-    into.insert(into.end(), from.begin(), from.end());
-    std::vector<Id>().swap(from);
+    into.append(from.data(), from.size());
+    from = IdList();
   }
 
-  void enqueue_analysis(const std::vector<Id>& parents) {
+  void enqueue_analysis(const IdList& parents) {
     if (in_analysis_queue_.size() < nodes_.size()) in_analysis_queue_.resize(nodes_.size(), false);
     for (Id p : parents) {
       if (in_analysis_queue_[p.index()]) continue;
@@ -405,33 +436,67 @@ class EGraph {
     unite(p, twin);
   }
 
-  /// Drops dead duplicates from touched classes and sorts their nodes by operator.
+  /// Drops dead duplicates from the node and parent lists of touched classes, dedups their
+  /// parents, and sorts the nodes of large ones by operator (for `nodes_with_op`).
   void clean_classes() {
-    for (Id& id : dirty_classes_) id = uf_.find_mut(id);
-    std::sort(dirty_classes_.begin(), dirty_classes_.end());
-    dirty_classes_.erase(std::unique(dirty_classes_.begin(), dirty_classes_.end()),
-                         dirty_classes_.end());
+    seen_.resize(nodes_.size(), false);
+    std::size_t kept = 0;
+    for (Id id : dirty_classes_) {  // dedup the canonical ids with the scratch bitset
+      const Id root = uf_.find_mut(id);
+      if (seen_[root.index()]) continue;
+      seen_[root.index()] = true;
+      dirty_classes_[kept++] = root;
+    }
+    dirty_classes_.resize(kept);
+    for (Id id : dirty_classes_) seen_[id.index()] = false;
+
     for (Id id : dirty_classes_) {
-      auto& members = classes_[class_slot_[id.index()]].nodes;
-      members.erase(std::remove_if(members.begin(), members.end(),
-                                   [&](Id nid) { return bool(dead_[nid.index()]); }),
-                    members.end());
-      std::sort(members.begin(), members.end(), [&](Id x, Id y) {
-        const auto kx = nodes_[x.index()].op_key();
-        const auto ky = nodes_[y.index()].op_key();
-        return kx != ky ? kx < ky : x < y;
+      EClass& c = classes_[class_slot_[id.index()]];
+      c.nodes.erase_if([&](Id nid) { return bool(dead_[nid.index()]); });
+      if (c.nodes.size() >= kBinarySearchThreshold)
+        std::sort(c.nodes.begin(), c.nodes.end(), [&](Id x, Id y) {
+          const auto kx = nodes_[x.index()].op_key();
+          const auto ky = nodes_[y.index()].op_key();
+          return kx != ky ? kx < ky : x < y;
+        });
+      c.parents.erase_if([&](Id p) {
+        if (dead_[p.index()] || seen_[p.index()]) return true;
+        seen_[p.index()] = true;
+        return false;
       });
+      for (Id p : c.parents) seen_[p.index()] = false;
+      if (c.parents.capacity() > 2 * c.parents.size() + 8) c.parents.shrink_to_fit();
+      if (c.nodes.capacity() > 2 * c.nodes.size() + 8) c.nodes.shrink_to_fit();
     }
     dirty_classes_.clear();
+    if (classes_.capacity() > 2 * classes_.size() + 64) classes_.shrink_to_fit();
   }
 
+  /// Canonicalizes and dedups the per-operator class lists after unions. O(entries), with no
+  /// sorting: entries are deduplicated with the scratch bitset.
   void normalize_by_op() {
+    seen_.resize(nodes_.size(), false);
     for (auto& list : by_op_) {
-      for (Id& id : list) id = uf_.find(id);
-      std::sort(list.begin(), list.end());
-      list.erase(std::unique(list.begin(), list.end()), list.end());
+      std::size_t kept = 0;
+      for (Id id : list) {
+        const Id root = uf_.find_mut(id);
+        if (seen_[root.index()]) continue;
+        seen_[root.index()] = true;
+        list[kept++] = root;
+      }
+      list.resize(kept);
+      for (Id id : list) seen_[id.index()] = false;
+      if (list.capacity() > 2 * list.size() + 16) list.shrink_to_fit();
     }
     by_op_dirty_ = false;
+  }
+
+  /// Work lists can grow large during a rebuild; give the memory back once done.
+  void release_work_lists() {
+    constexpr std::size_t kKeep = 1024;
+    if (pending_.capacity() > kKeep) std::vector<Id>().swap(pending_);
+    if (analysis_pending_.capacity() > kKeep) std::vector<Id>().swap(analysis_pending_);
+    if (dirty_classes_.capacity() > kKeep) std::vector<Id>().swap(dirty_classes_);
   }
 
   void call_modify(Id id) {
@@ -449,7 +514,8 @@ class EGraph {
   std::vector<EClass> classes_;   // live classes, dense
   std::vector<std::uint32_t> class_slot_;  // class id -> index in classes_ (kNoSlot if merged)
   std::vector<std::vector<Id>> by_op_;     // op key -> classes having that operator
-  bool by_op_dirty_ = false;
+  bool by_op_dirty_ = false;               // by_op_ may hold merged-away class ids
+  std::vector<bool> seen_;                 // scratch bitset over ids, all false between uses
   std::vector<Id> pending_;                // node ids to re-canonicalize
   std::vector<Id> analysis_pending_;       // node ids whose class data must be re-made
   std::vector<bool> in_analysis_queue_;

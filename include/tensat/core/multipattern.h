@@ -79,7 +79,7 @@ class MultiPattern {
                                                                       std::size_t limit) const {
     if (!egraph.is_clean()) throw Error("cannot search a dirty e-graph: call rebuild() first");
     SearchMatches matches{egraph.find(id), {}};
-    program_.run(egraph, matches.eclass, limit, [&](const Subst& s) { matches.substs.push_back(s); });
+    program_.run(egraph, matches.eclass, limit, [&]() -> Subst& { return matches.substs.emplace_back(); });
     if (matches.substs.empty()) return std::nullopt;
     return matches;
   }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "tensat/fwd.h"
 #include "tensat/core/egraph.h"
 #include "tensat/core/error.h"
 #include "tensat/core/language.h"
@@ -52,18 +53,27 @@ class Subst {
     Id id;
   };
 
-  /// The class bound to `var`, if any. O(number of variables).
-  [[nodiscard]] std::optional<Id> get(Var var) const noexcept {
+  /// The class bound to `var`, or `kInvalidId`. O(number of variables).
+  [[nodiscard]] Id find(Var var) const noexcept {
     for (const Binding& b : bindings_)
       if (b.var == var) return b.id;
-    return std::nullopt;
+    return kInvalidId;
+  }
+  /// The class bound to `var`, if any. O(number of variables).
+  [[nodiscard]] std::optional<Id> get(Var var) const noexcept {
+    const Id id = find(var);
+    if (id == kInvalidId) return std::nullopt;
+    return id;
   }
   /// The class bound to `var`; throws `Error` if it is unbound.
   [[nodiscard]] Id operator[](Var var) const {
-    if (auto id = get(var)) return *id;
-    throw Error(fmt::format("variable {} is not bound in this substitution", var.name()));
+    const Id id = find(var);
+    if (id == kInvalidId) unbound(var);
+    return id;
   }
   [[nodiscard]] Id operator[](std::string_view var) const { return (*this)[Var(var)]; }
+  /// Binds `var`, which must not be bound yet, to `id` (no search: for building substitutions).
+  void push(Var var, Id id) { bindings_.push_back(Binding{var, id}); }
   /// Binds `var` to `id`, replacing an earlier binding.
   void insert(Var var, Id id) {
     for (Binding& b : bindings_)
@@ -78,6 +88,9 @@ class Subst {
   [[nodiscard]] const Binding* end() const noexcept { return bindings_.end(); }
 
  private:
+  [[noreturn]] static void unbound(Var var) {
+    throw Error(fmt::format("variable {} is not bound in this substitution", var.name()));
+  }
   SmallVector<Binding, 4> bindings_;
 };
 
@@ -147,7 +160,14 @@ std::vector<Var> pattern_vars(const PatternAst<L>& ast) {
 /// its class (egg's `add_instantiation`). Throws `Error` if a variable is unbound.
 template <class L, class A>
 Id instantiate(EGraph<L, A>& egraph, const PatternAst<L>& ast, Id root, const Subst& subst) {
-  std::vector<Id> ids(root.index() + 1);
+  constexpr std::size_t kStack = 64;
+  Id stack_ids[kStack];
+  std::vector<Id> heap_ids;
+  Id* ids = stack_ids;
+  if (root.index() >= kStack) {
+    heap_ids.resize(root.index() + 1);
+    ids = heap_ids.data();
+  }
   for (std::size_t i = 0; i <= root.index(); ++i) {
     const auto& n = ast[Id(i)];
     if (n.is_var()) {
@@ -213,8 +233,9 @@ class Program {
     return program;
   }
 
-  /// Runs the program with register 0 = `root`, calling `yield(const Subst&)` per match until it
-  /// has produced `limit` matches. Returns the number produced.
+  /// Runs the program with register 0 = `root` until it has produced `limit` matches; for each,
+  /// `yield()` returns an empty `Subst&` (e.g. a new vector element) that the match fills.
+  /// Returns the number produced.
   template <class A, class Yield>
   std::size_t run(const EGraph<L, A>& egraph, Id root, std::size_t limit, Yield&& yield) const {
     if (limit == 0) return 0;
@@ -242,9 +263,8 @@ class Program {
     // Returns false once the limit is reached, to unwind.
     bool step(std::size_t pc) {
       if (pc == program.instructions_.size()) {
-        Subst subst;
-        for (const auto& [var, reg] : program.var_regs_) subst.insert(var, egraph.find(regs[reg]));
-        yield(subst);
+        Subst& subst = yield();
+        for (const auto& [var, reg] : program.var_regs_) subst.push(var, egraph.find(regs[reg]));
         return ++produced < limit;
       }
       const Instruction& ins = program.instructions_[pc];
@@ -264,8 +284,8 @@ class Program {
           if (egraph.find(regs[ins.reg]) != egraph.find(regs[ins.arg])) return true;
           return step(pc + 1);
         case OpCode::Lookup: {
-          const auto found = lookup(program.terms_[ins.arg]);
-          if (!found || *found != egraph.find(regs[ins.reg])) return true;
+          const Id found = lookup(program.terms_[ins.arg]);
+          if (found == kInvalidId || found != egraph.find(regs[ins.reg])) return true;
           return step(pc + 1);
         }
         case OpCode::Scan:
@@ -278,16 +298,16 @@ class Program {
       return true;
     }
 
-    std::optional<Id> lookup(const std::vector<TermEntry>& term) const {
+    Id lookup(const std::vector<TermEntry>& term) const {
       SmallVector<Id, 8> ids;
       for (const TermEntry& entry : term) {
         if (!entry.node) {
           ids.push_back(egraph.find(regs[entry.reg]));
           continue;
         }
-        auto found = egraph.lookup(map_children(*entry.node, [&](Id c) { return ids[c.index()]; }));
-        if (!found) return std::nullopt;
-        ids.push_back(*found);
+        const Id found = egraph.lookup_id(map_children(*entry.node, [&](Id c) { return ids[c.index()]; }));
+        if (found == kInvalidId) return kInvalidId;
+        ids.push_back(found);
       }
       return ids.back();
     }
@@ -436,7 +456,7 @@ class Pattern {
                                                                       std::size_t limit) const {
     require_clean(egraph);
     SearchMatches matches{egraph.find(id), {}};
-    program_.run(egraph, matches.eclass, limit, [&](const Subst& s) { matches.substs.push_back(s); });
+    program_.run(egraph, matches.eclass, limit, [&]() -> Subst& { return matches.substs.emplace_back(); });
     if (matches.substs.empty()) return std::nullopt;
     return matches;
   }
@@ -454,7 +474,7 @@ class Pattern {
     std::vector<SearchMatches> result;
     auto visit = [&](Id cls) {
       SearchMatches matches{cls, {}};
-      limit -= program_.run(egraph, cls, limit, [&](const Subst& s) { matches.substs.push_back(s); });
+      limit -= program_.run(egraph, cls, limit, [&]() -> Subst& { return matches.substs.emplace_back(); });
       if (!matches.substs.empty()) result.push_back(std::move(matches));
       return limit > 0;
     };

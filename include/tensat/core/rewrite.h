@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "tensat/fwd.h"
 #include "tensat/core/egraph.h"
 #include "tensat/core/error.h"
 #include "tensat/core/pattern.h"

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "tensat/fwd.h"
 #include "tensat/core/rewrite.h"
 
 namespace tensat {
@@ -63,7 +64,7 @@ class RuleObjectApplier final : public Applier<L, A> {
 /// An ordered collection of rewrites. `add<R1, R2, ...>(args...)` constructs each rule class
 /// from `args`; a class may derive from `RewriteRule<L, A>` or be convertible to `Rewrite<L, A>`.
 /// `rewrites()` lists rules by descending priority, ties in insertion order.
-template <class L, class A = NoAnalysis>
+template <class L, class A>
 class RuleSet {
  public:
   RuleSet& add(Rewrite<L, A> rule) {

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "tensat/fwd.h"
 #include "tensat/core/egraph.h"
 #include "tensat/core/rewrite.h"
 #include "tensat/core/scheduler.h"
@@ -96,7 +97,7 @@ struct Report {
 ///
 /// Defaults are egg's: 30 iterations, 10,000 nodes, 5 seconds, `BackoffScheduler(1000, 5)`,
 /// plus a memory limit (off by default) on `EGraph::memory_usage()`.
-template <class L, class A = NoAnalysis>
+template <class L, class A>
 class Runner {
  public:
   using Hook = std::function<std::optional<std::string>(Runner&)>;

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tensat/fwd.h"
 #include "tensat/core/egraph.h"
 #include "tensat/core/rewrite.h"
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <new>
+#include <stdexcept>
 #include <type_traits>
 
 #include "tensat/core/span.h"
@@ -40,7 +41,15 @@ class SmallVector {
     for (std::size_t i = 0; i < count; ++i) data()[i] = value;
     size_ = static_cast<std::uint32_t>(count);
   }
-  SmallVector(const SmallVector& other) { assign(other.data(), other.size()); }
+  SmallVector(const SmallVector& other) {
+    if (other.is_inline()) {
+      std::memcpy(static_cast<void*>(storage_.inline_values), other.storage_.inline_values,
+                  sizeof(storage_.inline_values));
+      size_ = other.size_;
+    } else {
+      assign(other.data(), other.size());
+    }
+  }
   SmallVector(SmallVector&& other) noexcept { steal(other); }
   SmallVector& operator=(const SmallVector& other) {
     if (this != &other) {
@@ -95,6 +104,26 @@ class SmallVector {
     }
     data()[size_++] = value;
   }
+  /// Appends `count` values (which must not live in this vector).
+  void append(const T* values, std::size_t count) {
+    reserve(size_ + count);
+    if (count != 0) std::memcpy(static_cast<void*>(data() + size_), values, count * sizeof(T));
+    size_ += static_cast<std::uint32_t>(count);
+  }
+  /// Removes the elements for which `pred` holds, keeping the others in order. O(size).
+  template <class Pred>
+  void erase_if(Pred&& pred) {
+    T* out = data();
+    for (T* in = data(); in != data() + size_; ++in)
+      if (!pred(*in)) *out++ = *in;
+    size_ = static_cast<std::uint32_t>(out - data());
+  }
+  /// Releases heap storage beyond the size (moves back inline when the elements fit).
+  void shrink_to_fit() {
+    if (is_inline() || capacity_ == size_) return;
+    SmallVector fresh(data(), size_);
+    *this = std::move(fresh);
+  }
   void pop_back() noexcept {
     assert(size_ > 0);
     --size_;
@@ -121,12 +150,20 @@ class SmallVector {
   [[nodiscard]] bool is_inline() const noexcept { return capacity_ == 0; }
 
   void assign(const T* values, std::size_t count) {
+    if (count <= N) {
+      // A fixed-size copy of the whole inline buffer compiles to a few moves, not a call.
+      release();
+      std::memcpy(static_cast<void*>(storage_.inline_values), values, count * sizeof(T));
+      size_ = static_cast<std::uint32_t>(count);
+      return;
+    }
     reserve(count);
     if (count != 0) std::memcpy(static_cast<void*>(data()), values, count * sizeof(T));
     size_ = static_cast<std::uint32_t>(count);
   }
   void grow(std::size_t new_capacity) {
     if (new_capacity <= N) return;
+    if (new_capacity > 0xFFFFFFFFu) throw std::length_error("SmallVector: too many elements");
     T* fresh = static_cast<T*>(std::malloc(new_capacity * sizeof(T)));
     if (fresh == nullptr) throw std::bad_alloc();
     if (size_ != 0) std::memcpy(static_cast<void*>(fresh), data(), size_ * sizeof(T));
