@@ -146,3 +146,15 @@ TEST_CASE("the Math language rejects unknown operators and wrong arity with a po
   CHECK(tensat::parse_expr<Math>("five")[tensat::Id(0)].kind() == math::Op::Symbol);
   CHECK(tensat::parse_expr<Math>("nan")[tensat::Id(0)].kind() == math::Op::Symbol);
 }
+
+TEST_CASE("compact() keeps pruned nodes findable and analysis data in place") {
+  math::EGraph egraph;
+  const auto root = egraph.add_expr(tensat::parse_expr<math::Math>("(* x (+ 1 (* 2 3)))"));
+  egraph.rebuild();
+  const auto mapping = egraph.compact();
+  const auto seven = egraph.lookup_expr(tensat::parse_expr<math::Math>("(+ 1 (* 2 3))"));
+  REQUIRE(seven.has_value());
+  REQUIRE(egraph[*seven].data.has_value());
+  CHECK(*egraph[*seven].data == 7.0);
+  CHECK(egraph.lookup_expr(tensat::parse_expr<math::Math>("(* x 7)")) == mapping[root.index()]);
+}

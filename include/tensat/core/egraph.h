@@ -189,6 +189,87 @@ class EGraph {
     return n;
   }
 
+  /// Garbage-collects the e-graph: renumbers e-nodes and classes densely, dropping the ids of
+  /// congruent duplicates merged away by `rebuild()` (in a saturated e-graph typically as many
+  /// as live nodes) and releasing spare capacity. Classes, nodes (pruned ones included, so
+  /// `lookup` behaves as before), analysis data and `classes_by_op` are preserved; ids change.
+  /// Returns, for every old id, its class's new canonical id (kInvalidId for none), so callers
+  /// can translate the ids they hold. Rebuilds first if dirty. O(nodes).
+  std::vector<Id> compact() {
+    rebuild();
+    const std::size_t old_count = nodes_.size();
+    // New node ids, members first so that a class's first member becomes its id.
+    std::vector<Id> new_node(old_count, kInvalidId);
+    std::vector<Id> keep;  // old node ids in new order
+    keep.reserve(memo_.size());
+    for (const EClass& c : classes_)
+      for (Id nid : c.nodes) {
+        new_node[nid.index()] = Id(keep.size());
+        keep.push_back(nid);
+      }
+    for (std::size_t i = 0; i < old_count; ++i)  // pruned nodes: still in the hashcons
+      if (!dead_[i] && new_node[i] == kInvalidId) {
+        new_node[i] = Id(keep.size());
+        keep.push_back(Id(i));
+      }
+    // A class's new id: its first member, else (all pruned) its first pruned node.
+    std::vector<Id> new_class(old_count, kInvalidId);
+    for (Id old : keep) {
+      const Id cls = uf_.find(old);
+      if (new_class[cls.index()] == kInvalidId) new_class[cls.index()] = new_node[old.index()];
+    }
+    std::vector<Id> mapping(old_count, kInvalidId);
+    for (std::size_t i = 0; i < old_count; ++i) mapping[i] = new_class[uf_.find(Id(i)).index()];
+
+    std::vector<L> nodes;
+    nodes.reserve(keep.size());
+    UnionFind uf;
+    for (Id old : keep) {
+      nodes.push_back(map_children(nodes_[old.index()], [&](Id c) { return mapping[c.index()]; }));
+      uf.make_set();
+    }
+    for (std::size_t i = 0; i < keep.size(); ++i) {
+      const Id cls = mapping[keep[i].index()];
+      if (cls != Id(i)) uf.union_roots(cls, Id(i));
+    }
+    detail::NodeTable memo;
+    memo.reserve(keep.size());
+    for (std::size_t i = 0; i < nodes.size(); ++i) memo.insert(detail::mix_hash(nodes[i].hash()), Id(i));
+
+    std::vector<std::uint32_t> class_slot(keep.size(), kNoSlot);
+    std::vector<EClass> classes;
+    classes.reserve(classes_.size());
+    auto remap_list = [&](const IdList& list, bool drop_dead) {
+      IdList out;
+      out.reserve(list.size());
+      for (Id nid : list)
+        if (!(drop_dead && dead_[nid.index()])) out.push_back(new_node[nid.index()]);
+      return out;
+    };
+    for (EClass& c : classes_) {
+      const Id id = mapping[c.id.index()];
+      class_slot[id.index()] = static_cast<std::uint32_t>(classes.size());
+      classes.push_back(EClass{id, remap_list(c.nodes, false), remap_list(c.parents, true), std::move(c.data)});
+    }
+    for (auto& list : by_op_) {
+      for (Id& id : list) id = mapping[id.index()];
+      list.shrink_to_fit();
+    }
+
+    nodes_ = std::move(nodes);
+    uf_ = std::move(uf);
+    memo_ = std::move(memo);
+    class_slot_ = std::move(class_slot);
+    classes_ = std::move(classes);
+    dead_.assign(nodes_.size(), false);
+    node_heap_bytes_ = 0;
+    for (const L& n : nodes_) node_heap_bytes_ += detail::NodeHeapBytes<L>::of(n);
+    std::vector<bool>().swap(in_analysis_queue_);
+    std::vector<bool>().swap(seen_);
+    // Member lists keep their order, so large classes stay sorted by operator.
+    return mapping;
+  }
+
   /// True when no `add`/`unite` happened since the last `rebuild()`.
   [[nodiscard]] bool is_clean() const noexcept { return clean_; }
 

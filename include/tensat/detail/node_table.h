@@ -72,6 +72,18 @@ class NodeTable {
     return true;
   }
 
+  /// Sizes the table for `count` entries without growing.
+  void reserve(std::size_t count) {
+    std::size_t capacity = 64;
+    while (capacity * 3 < count * 4) capacity *= 2;
+    if (capacity <= slots_.size()) return;
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(capacity, Slot{});
+    mask_ = capacity - 1;
+    for (const Slot& slot : old)
+      if (slot.id != kEmpty) place(slot.hash, slot.id);
+  }
+
   void clear() noexcept {
     slots_.assign(slots_.size(), Slot{});
     size_ = 0;
@@ -90,15 +102,7 @@ class NodeTable {
     slots_[i] = Slot{hash, id};
   }
 
-  void grow() {
-    std::vector<Slot> old = std::move(slots_);
-    const std::size_t capacity = old.empty() ? 64 : old.size() * 2;
-    slots_.assign(capacity, Slot{});
-    mask_ = capacity - 1;
-    for (const Slot& slot : old)
-      if (slot.id != kEmpty)
-        place(slot.hash, slot.id);
-  }
+  void grow() { reserve(slots_.empty() ? 1 : slots_.size()); }
 
   std::vector<Slot> slots_;
   std::size_t mask_ = 0;
