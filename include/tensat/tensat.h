@@ -16,6 +16,8 @@
 #include "tensat/core/union_find.h"
 #include "tensat/core/analysis.h"
 #include "tensat/core/egraph.h"
+#include "tensat/core/subst.h"
+#include "tensat/core/pattern_ast.h"
 #include "tensat/core/pattern.h"
 #include "tensat/core/multipattern.h"
 #include "tensat/core/rewrite.h"

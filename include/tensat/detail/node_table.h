@@ -2,6 +2,10 @@
 #ifndef TENSAT_DETAIL_NODE_TABLE_H
 #define TENSAT_DETAIL_NODE_TABLE_H
 
+#ifndef TENSAT_CORE_EGRAPH_H
+#error "tensat/detail/node_table.h is private: include tensat/core/egraph.h"
+#endif
+
 #include <cstdint>
 #include <vector>
 
