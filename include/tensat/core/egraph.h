@@ -102,10 +102,19 @@ class EGraph {
 
   /// `lookup` without the optional: the canonical class id, or `kInvalidId`.
   [[nodiscard]] Id lookup_id(const L& node) const {
-    if (is_canonical(node)) return find_canonical(node);
+    if (is_canonical(node)) return find_canonical(node, false);
     L copy = node;
     canonicalize(copy);
-    return find_canonical(copy);
+    return find_canonical(copy, false);
+  }
+
+  /// Like `lookup_id`, but a node pruned from its class (`retain_nodes`) counts as absent:
+  /// what e-matching sees.
+  [[nodiscard]] Id lookup_member_id(const L& node) const {
+    if (is_canonical(node)) return find_canonical(node, true);
+    L copy = node;
+    canonicalize(copy);
+    return find_canonical(copy, true);
   }
 
   /// The class of `expr`'s root if every node of `expr` is present, else nothing.
@@ -207,8 +216,9 @@ class EGraph {
         new_node[nid.index()] = Id(keep.size());
         keep.push_back(nid);
       }
+    const std::size_t members = keep.size();
     for (std::size_t i = 0; i < old_count; ++i)  // pruned nodes: still in the hashcons
-      if (!dead_[i] && new_node[i] == kInvalidId) {
+      if (!dead_[i] && new_node[i] == kInvalidId) {  // then pruned_[i]
         new_node[i] = Id(keep.size());
         keep.push_back(Id(i));
       }
@@ -262,6 +272,8 @@ class EGraph {
     class_slot_ = std::move(class_slot);
     classes_ = std::move(classes);
     dead_.assign(nodes_.size(), false);
+    pruned_.assign(nodes_.size(), false);
+    for (std::size_t i = members; i < nodes_.size(); ++i) pruned_[i] = true;
     node_heap_bytes_ = 0;
     for (const L& n : nodes_) node_heap_bytes_ += detail::NodeHeapBytes<L>::of(n);
     std::vector<bool>().swap(in_analysis_queue_);
@@ -275,10 +287,16 @@ class EGraph {
 
   /// Keeps only the member nodes of class `id` for which `keep(node)` holds (egg's
   /// `egraph[id].nodes.retain(..)`). Pruned nodes stay in the hashcons, as in egg, so `lookup`
-  /// and `add` still find the class through them; e-matching and extraction no longer see them.
+  /// and `add` still find the class through them. E-matching and extraction no longer see them
+  /// at all: unlike egg, whose ground-term lookups still match pruned nodes (so that its match
+  /// sets depend on the order its pattern compiler picks), `lookup_member_id` skips them.
   template <class Pred>
   void retain_nodes(Id id, Pred&& keep) {
-    eclass_mut(id).nodes.erase_if([&](Id nid) { return !keep(nodes_[nid.index()]); });
+    eclass_mut(id).nodes.erase_if([&](Id nid) {
+      if (keep(nodes_[nid.index()])) return false;
+      pruned_[nid.index()] = true;
+      return true;
+    });
   }
 
   // ------------------------------------------------------------------ queries
@@ -375,7 +393,7 @@ class EGraph {
   /// by its inline size only. O(classes).
   [[nodiscard]] MemoryUsage memory_breakdown() const noexcept {
     MemoryUsage m;
-    m.nodes = nodes_.capacity() * sizeof(L) + node_heap_bytes_ + dead_.capacity() / 8;
+    m.nodes = nodes_.capacity() * sizeof(L) + node_heap_bytes_ + (dead_.capacity() + pruned_.capacity()) / 8;
     m.union_find = uf_.memory_bytes() + class_slot_.capacity() * sizeof(std::uint32_t);
     m.hashcons = memo_.memory_bytes();
     m.classes = classes_.capacity() * sizeof(EClass);
@@ -438,10 +456,11 @@ class EGraph {
     return true;
   }
 
-  [[nodiscard]] Id find_canonical(const L& node) const {
+  [[nodiscard]] Id find_canonical(const L& node, bool members_only) const {
     const std::uint32_t hash = detail::mix_hash(node.hash());
     const Id found = memo_.find(hash, [&](Id other) { return nodes_[other.index()] == node; });
-    return found == kInvalidId ? kInvalidId : uf_.find(found);
+    if (found == kInvalidId || (members_only && pruned_[found.index()])) return kInvalidId;
+    return uf_.find(found);
   }
 
   Id add_canonical(const L& node) {
@@ -452,6 +471,7 @@ class EGraph {
     const Id id = uf_.make_set();
     nodes_.push_back(node);
     dead_.push_back(false);
+    pruned_.push_back(false);
     node_heap_bytes_ += detail::NodeHeapBytes<L>::of(nodes_.back());
     memo_.insert(hash, id);
     Data data = analysis_.make(static_cast<const EGraph&>(*this), nodes_[id.index()], id);
@@ -590,6 +610,7 @@ class EGraph {
   UnionFind uf_;
   std::vector<L> nodes_;          // node arena, by node id
   std::vector<bool> dead_;        // node id -> merged away as a congruent duplicate
+  std::vector<bool> pruned_;      // node id -> removed from its class by retain_nodes
   std::size_t node_heap_bytes_ = 0;
   detail::NodeTable memo_;        // hashcons: canonical node -> node id
   std::vector<EClass> classes_;   // live classes, dense

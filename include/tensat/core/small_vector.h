@@ -2,6 +2,7 @@
 #ifndef TENSAT_CORE_SMALL_VECTOR_H
 #define TENSAT_CORE_SMALL_VECTOR_H
 
+#include <algorithm>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -106,7 +107,7 @@ class SmallVector {
   }
   /// Appends `count` values (which must not live in this vector).
   void append(const T* values, std::size_t count) {
-    reserve(size_ + count);
+    if (size_ + count > capacity()) grow(std::max<std::size_t>(size_ + count, 2 * capacity()));
     if (count != 0) std::memcpy(static_cast<void*>(data() + size_), values, count * sizeof(T));
     size_ += static_cast<std::uint32_t>(count);
   }

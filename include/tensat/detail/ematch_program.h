@@ -145,7 +145,7 @@ class Program {
           ids.push_back(egraph.find(regs[entry.reg]));
           continue;
         }
-        const Id found = egraph.lookup_id(map_children(*entry.node, [&](Id c) { return ids[c.index()]; }));
+        const Id found = egraph.lookup_member_id(map_children(*entry.node, [&](Id c) { return ids[c.index()]; }));
         if (found == kInvalidId) return kInvalidId;
         ids.push_back(found);
       }
@@ -179,19 +179,34 @@ class Program {
     return free;
   }
 
+  static std::size_t subterm_size(const PatternAst<L>& ast, Id id) {
+    std::size_t size = 0;
+    std::vector<Id> stack{id};
+    while (!stack.empty()) {
+      const auto& n = ast[stack.back()];
+      stack.pop_back();
+      ++size;
+      for (Id c : n.children()) stack.push_back(c);
+    }
+    return size;
+  }
+
   void compile_pattern(const PatternAst<L>& ast, std::uint32_t root_reg) {
     if (ast.empty()) throw Error("empty pattern");
     std::vector<std::pair<Id, std::uint32_t>> todo{{ast.root(), root_reg}};
     while (!todo.empty()) {
       // Variables first (free), then ground subterms (a lookup, no search), then the subterm
-      // with the fewest unbound variables (the most constrained search).
+      // with the fewest unbound variables (the most constrained search), smaller ones first.
       std::size_t pick = 0;
       std::size_t best = static_cast<std::size_t>(-1);
+      std::size_t best_size = 0;
       for (std::size_t i = 0; i < todo.size(); ++i) {
         const auto& n = ast[todo[i].first];
         const std::size_t score = n.is_var() ? 0 : count_free(ast, todo[i].first) + 1;
-        if (score < best) {
+        const std::size_t size = subterm_size(ast, todo[i].first);
+        if (score < best || (score == best && size < best_size)) {
           best = score;
+          best_size = size;
           pick = i;
         }
       }
