@@ -94,3 +94,18 @@ TEST_CASE("rewrite: custom appliers report what they changed") {
   CHECK(egraph.find(root) == *egraph.lookup(L::leaf("42")));
   CHECK(fold.run(egraph).empty());  // already equal: did nothing
 }
+
+TEST_CASE("rewrite: a lambda applier needs no explicit analysis type") {
+  const auto rule = tensat::rewrite<L>(
+      "to-g", "(f ?x)",
+      [](EGraph<L>& g, Id eclass, const tensat::Subst& s) -> std::vector<Id> {
+        return g.unite(eclass, g.add(L("g", {s["?x"]}))) ? std::vector<Id>{eclass} : std::vector<Id>{};
+      },
+      {tensat::Var("?x")});
+  EGraph<L> egraph;
+  const Id f = egraph.add_expr(parse_expr<L>("(f a)"));
+  egraph.rebuild();
+  CHECK(rule.run(egraph).size() == 1);
+  egraph.rebuild();
+  CHECK(egraph.lookup_expr(parse_expr<L>("(g a)")) == egraph.find(f));
+}

@@ -132,3 +132,21 @@ TEST_CASE("scheduler: ban arithmetic follows egg (threshold doubles, ban length 
   per_rule.rule_match_limit("comm", 3);
   CHECK_FALSE(per_rule.search_rewrite(0, egraph, rule).empty());
 }
+
+TEST_CASE("runner: hooks that edit the e-graph are rebuilt after and prevent saturation") {
+  tensat::Runner<L> runner;
+  int added = 0;
+  runner.with_hook([&](tensat::Runner<L>& r) -> std::optional<std::string> {
+    // Adds a fresh term (without rebuilding) in the first three iterations.
+    if (added < 3) r.egraph().add_expr(parse_expr<L>("(f " + std::to_string(added++) + ")"));
+    return std::nullopt;
+  });
+  runner.with_scheduler(tensat::SimpleScheduler<L>{});  // default A = NoAnalysis
+  runner.with_expr(parse_expr<L>("(+ a b)")).run(ac_rules());
+  CHECK(runner.stop_reason()->kind == Kind::Saturated);
+  // Not before the hook stopped adding: iterations 0..2 add, iteration 3 is the quiet one.
+  CHECK(runner.iterations().size() == 4);
+  CHECK(runner.egraph().lookup_expr(parse_expr<L>("(f 2)")).has_value());
+  CHECK(runner.scheduler_as<tensat::SimpleScheduler<L>>() != nullptr);
+  CHECK(runner.scheduler_as<tensat::BackoffScheduler<L>>() == nullptr);
+}

@@ -40,6 +40,14 @@ template <class L, class A = NoAnalysis>
 class Scheduler;
 template <class L, class A = NoAnalysis>
 class Runner;
+template <class L, class A = NoAnalysis>
+class SimpleScheduler;
+template <class L, class A = NoAnalysis>
+class BackoffScheduler;
+template <class L, class A = NoAnalysis>
+class RewriteRule;
+template <class L, class A = NoAnalysis>
+class ConditionEqual;
 struct StopReason;
 struct Iteration;
 struct Report;

@@ -357,8 +357,9 @@ class EGraph {
   /// Node ids handed out so far (live, pruned and merged duplicates).
   [[nodiscard]] std::size_t number_of_node_ids() const noexcept { return nodes_.size(); }
 
-  /// Canonical ids of the classes having a node with operator key `op_key`, sorted. Exact after
-  /// `rebuild()`; may include classes whose matching nodes were pruned.
+  /// Canonical ids of the classes having a node with operator key `op_key`, each once, in no
+  /// particular order. Exact after `rebuild()`, except that it may include classes whose nodes
+  /// with that operator were pruned.
   [[nodiscard]] Span<const Id> classes_by_op(std::uint32_t op_key) const noexcept {
     if (op_key >= by_op_.size()) return {};
     return {by_op_[op_key].data(), by_op_[op_key].size()};

@@ -333,9 +333,18 @@ Rewrite<L, A> rewrite(std::string name, std::string_view lhs, std::shared_ptr<co
   return Rewrite<L, A>(std::move(name), std::move(searcher), std::move(applier));
 }
 
-/// `lhs => callable applier` reading `vars`.
+namespace detail {
+template <class T>
+struct TypeIdentity {
+  using type = T;
+};
+}  // namespace detail
+
+/// `lhs => callable applier` reading `vars`. The callable takes `(EGraph<L, A>&, Id eclass,
+/// const Subst&)` and returns the ids it changed; `A` is not deduced from it.
 template <class L, class A = NoAnalysis>
-Rewrite<L, A> rewrite(std::string name, std::string_view lhs, ApplierFn<L, A> applier,
+Rewrite<L, A> rewrite(std::string name, std::string_view lhs,
+                      typename detail::TypeIdentity<ApplierFn<L, A>>::type applier,
                       std::vector<Var> vars = {}) {
   return rewrite<L, A>(std::move(name), lhs,
                        std::make_shared<FnApplier<L, A>>(std::move(applier), std::move(vars)));

@@ -89,9 +89,11 @@ struct Report {
 
 /// Runs equality saturation (egg's `Runner`).
 ///
-/// Each iteration: check limits, run hooks, search every rule (through the scheduler), apply
-/// all matches, rebuild, record an `Iteration`. The run stops at saturation (nothing applied,
-/// the scheduler agrees, hooks changed nothing), at a limit, or when a hook returns a message.
+/// Each iteration: check limits, run hooks (then rebuild if a hook changed the e-graph), search
+/// every rule (through the scheduler), apply all matches, rebuild, record an `Iteration`. The
+/// run stops at saturation (nothing applied, the scheduler agrees, the e-graph's size unchanged
+/// from before the hooks to after the rebuild),
+/// at a limit, or when a hook returns a message.
 /// Limits are also checked after each rule's search and apply; whatever stops the run, the
 /// e-graph is rebuilt, so it is always valid and holds everything found so far.
 ///
@@ -171,6 +173,11 @@ class Runner {
   /// Why the run stopped (empty before `run`).
   [[nodiscard]] const std::optional<StopReason>& stop_reason() const noexcept { return stop_reason_; }
   [[nodiscard]] Scheduler<L, A>& scheduler() noexcept { return *scheduler_; }
+  /// The scheduler as its concrete type `S`, or nullptr if it is another type.
+  template <class S>
+  [[nodiscard]] S* scheduler_as() noexcept {
+    return dynamic_cast<S*>(scheduler_.get());
+  }
 
   [[nodiscard]] Report report() const {
     Report r;
@@ -219,6 +226,10 @@ class Runner {
     const std::size_t i = iterations_.size();
     std::optional<StopReason> result = check_limits();
 
+    // Saturation needs the e-graph unchanged from before the hooks to after the rebuild (as in
+    // egg 0.11): neither hooks nor applications that added nodes without a union count as quiet.
+    const std::size_t nodes_before_hooks = egraph_.total_size();
+    const std::size_t classes_before_hooks = egraph_.number_of_classes();
     const auto hook_start = Clock::now();
     if (!result)
       for (auto& hook : hooks_)
@@ -226,9 +237,8 @@ class Runner {
           result = StopReason::other(std::move(*message));
           break;
         }
+    if (!egraph_.is_clean()) egraph_.rebuild();  // a hook may add or unite; search needs clean
     it.hook_time = seconds_since(hook_start);
-    const std::size_t nodes_before = egraph_.total_size();
-    const std::size_t classes_before = egraph_.number_of_classes();
 
     const auto search_start = Clock::now();
     std::vector<std::vector<SearchMatches>> matches;
@@ -255,8 +265,9 @@ class Runner {
     it.n_rebuilds = egraph_.rebuild();
     it.rebuild_time = seconds_since(rebuild_start);
 
-    if (!result && it.applied.empty() && scheduler_->can_stop(i) &&
-        nodes_before == egraph_.total_size() && classes_before == egraph_.number_of_classes())
+    const bool unchanged = nodes_before_hooks == egraph_.total_size() &&
+                           classes_before_hooks == egraph_.number_of_classes();
+    if (!result && it.applied.empty() && scheduler_->can_stop(i) && unchanged)
       result = StopReason::saturated();
 
     it.egraph_nodes = egraph_.total_number_of_nodes();
