@@ -39,7 +39,7 @@ class MultiPattern {
   [[nodiscard]] const std::vector<Clause>& clauses() const noexcept { return clauses_; }
 
   /// Every variable a match binds: the clause variables and the patterns' variables.
-  [[nodiscard]] std::vector<Var> bound_vars() const {
+  [[nodiscard]] std::vector<Var> vars() const {
     std::vector<Var> vars;
     auto add = [&](Var v) {
       if (std::find(vars.begin(), vars.end(), v) == vars.end()) vars.push_back(v);
@@ -77,32 +77,14 @@ class MultiPattern {
   template <class A>
   [[nodiscard]] std::optional<SearchMatches> search_eclass_with_limit(const EGraph<L, A>& egraph, Id id,
                                                                       std::size_t limit) const {
-    if (!egraph.is_clean()) throw Error("cannot search a dirty e-graph: call rebuild() first");
-    SearchMatches matches{egraph.find(id), {}};
-    program_.run(egraph, matches.eclass, limit, [&]() -> Subst& { return matches.substs.emplace_back(); });
-    if (matches.substs.empty()) return std::nullopt;
-    return matches;
+    return program_.search_eclass(egraph, id, limit);
   }
-
+  /// Matches with the first clause's pattern rooted in any class (prefiltered by its root
+  /// operator), at most `limit` substitutions in all.
   template <class A>
   [[nodiscard]] std::vector<SearchMatches> search_with_limit(const EGraph<L, A>& egraph,
                                                              std::size_t limit) const {
-    std::vector<SearchMatches> result;
-    auto visit = [&](Id cls) {
-      if (auto m = search_eclass_with_limit(egraph, cls, limit)) {
-        limit -= m->substs.size();
-        result.push_back(std::move(*m));
-      }
-      return limit > 0;
-    };
-    if (auto key = program_.root_op_key()) {
-      for (Id cls : egraph.classes_by_op(*key))
-        if (!visit(cls)) break;
-    } else {
-      for (const auto& c : egraph.classes())
-        if (!visit(c.id)) break;
-    }
-    return result;
+    return program_.search(egraph, limit);
   }
   template <class A>
   [[nodiscard]] std::vector<SearchMatches> search(const EGraph<L, A>& egraph) const {
@@ -195,22 +177,7 @@ class MultiPattern {
 
 /// A `MultiPattern` as a rewrite searcher.
 template <class L, class A>
-class MultiPatternSearcher final : public Searcher<L, A> {
- public:
-  explicit MultiPatternSearcher(MultiPattern<L> pattern) : pattern_(std::move(pattern)) {}
-  std::optional<SearchMatches> search_eclass_with_limit(const EGraph<L, A>& egraph, Id id,
-                                                        std::size_t limit) const override {
-    return pattern_.search_eclass_with_limit(egraph, id, limit);
-  }
-  std::vector<SearchMatches> search_with_limit(const EGraph<L, A>& egraph, std::size_t limit) const override {
-    return pattern_.search_with_limit(egraph, limit);
-  }
-  std::vector<Var> vars() const override { return pattern_.bound_vars(); }
-  std::string to_string() const override { return pattern_.to_string(); }
-
- private:
-  MultiPattern<L> pattern_;
-};
+using MultiPatternSearcher = PatternLikeSearcher<L, A, MultiPattern<L>>;
 
 /// A `MultiPattern` as a rewrite applier.
 template <class L, class A>

@@ -53,11 +53,7 @@ class Pattern {
   template <class A>
   [[nodiscard]] std::optional<SearchMatches> search_eclass_with_limit(const EGraph<L, A>& egraph, Id id,
                                                                       std::size_t limit) const {
-    require_clean(egraph);
-    SearchMatches matches{egraph.find(id), {}};
-    program_.run(egraph, matches.eclass, limit, [&]() -> Subst& { return matches.substs.emplace_back(); });
-    if (matches.substs.empty()) return std::nullopt;
-    return matches;
+    return program_.search_eclass(egraph, id, limit);
   }
   template <class A>
   [[nodiscard]] std::optional<SearchMatches> search_eclass(const EGraph<L, A>& egraph, Id id) const {
@@ -69,22 +65,7 @@ class Pattern {
   template <class A>
   [[nodiscard]] std::vector<SearchMatches> search_with_limit(const EGraph<L, A>& egraph,
                                                              std::size_t limit) const {
-    require_clean(egraph);
-    std::vector<SearchMatches> result;
-    auto visit = [&](Id cls) {
-      SearchMatches matches{cls, {}};
-      limit -= program_.run(egraph, cls, limit, [&]() -> Subst& { return matches.substs.emplace_back(); });
-      if (!matches.substs.empty()) result.push_back(std::move(matches));
-      return limit > 0;
-    };
-    if (auto key = program_.root_op_key()) {
-      for (Id cls : egraph.classes_by_op(*key))
-        if (!visit(cls)) break;
-    } else {
-      for (const auto& c : egraph.classes())
-        if (!visit(c.id)) break;
-    }
-    return result;
+    return program_.search(egraph, limit);
   }
   template <class A>
   [[nodiscard]] std::vector<SearchMatches> search(const EGraph<L, A>& egraph) const {
@@ -105,11 +86,6 @@ class Pattern {
   }
 
  private:
-  template <class A>
-  static void require_clean(const EGraph<L, A>& egraph) {
-    if (!egraph.is_clean()) throw Error("cannot search a dirty e-graph: call rebuild() first");
-  }
-
   PatternAst<L> ast_;
   std::vector<Var> vars_;
   detail::Program<L> program_;

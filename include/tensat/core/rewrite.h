@@ -136,11 +136,12 @@ class ConditionEqual final : public Condition<L, A> {
   Pattern<L> rhs_;
 };
 
-/// Searches with a `Pattern`: only classes with the root operator are visited.
-template <class L, class A>
-class PatternSearcher final : public Searcher<L, A> {
+/// Adapts a pattern-like type `P` (`Pattern<L>`, `MultiPattern<L>`: anything with
+/// `search_eclass_with_limit`, `search_with_limit`, `vars` and `to_string`) to `Searcher`.
+template <class L, class A, class P>
+class PatternLikeSearcher final : public Searcher<L, A> {
  public:
-  explicit PatternSearcher(Pattern<L> pattern) : pattern_(std::move(pattern)) {}
+  explicit PatternLikeSearcher(P pattern) : pattern_(std::move(pattern)) {}
   std::optional<SearchMatches> search_eclass_with_limit(const EGraph<L, A>& egraph, Id id,
                                                         std::size_t limit) const override {
     return pattern_.search_eclass_with_limit(egraph, id, limit);
@@ -150,11 +151,15 @@ class PatternSearcher final : public Searcher<L, A> {
   }
   std::vector<Var> vars() const override { return pattern_.vars(); }
   std::string to_string() const override { return pattern_.to_string(); }
-  [[nodiscard]] const Pattern<L>& pattern() const noexcept { return pattern_; }
+  [[nodiscard]] const P& pattern() const noexcept { return pattern_; }
 
  private:
-  Pattern<L> pattern_;
+  P pattern_;
 };
+
+/// Searches with a `Pattern`: only classes with the root operator are visited.
+template <class L, class A>
+using PatternSearcher = PatternLikeSearcher<L, A, Pattern<L>>;
 
 /// Instantiates a `Pattern` and unites it with the matched class.
 template <class L, class A>

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tensat/core/egraph.h"
+#include "tensat/core/error.h"
 #include "tensat/core/pattern_ast.h"
 #include "tensat/core/small_vector.h"
 #include "tensat/core/subst.h"
@@ -85,12 +86,49 @@ class Program {
     return machine.produced;
   }
 
+  /// The matches in class `id`, at most `limit`, or nothing. Throws `Error` if `egraph` is dirty.
+  template <class A>
+  std::optional<SearchMatches> search_eclass(const EGraph<L, A>& egraph, Id id, std::size_t limit) const {
+    require_clean(egraph);
+    SearchMatches matches{egraph.find(id), {}};
+    run(egraph, matches.eclass, limit, [&]() -> Subst& { return matches.substs.emplace_back(); });
+    if (matches.substs.empty()) return std::nullopt;
+    return matches;
+  }
+
+  /// The matches in every candidate class (those with the root operator, or all classes for a
+  /// variable root), at most `limit` substitutions in all. Throws `Error` if `egraph` is dirty.
+  template <class A>
+  std::vector<SearchMatches> search(const EGraph<L, A>& egraph, std::size_t limit) const {
+    require_clean(egraph);
+    std::vector<SearchMatches> result;
+    auto visit = [&](Id cls) {
+      SearchMatches matches{cls, {}};
+      limit -= run(egraph, cls, limit, [&]() -> Subst& { return matches.substs.emplace_back(); });
+      if (!matches.substs.empty()) result.push_back(std::move(matches));
+      return limit > 0;
+    };
+    if (root_op_key_) {
+      for (Id cls : egraph.classes_by_op(*root_op_key_))
+        if (!visit(cls)) break;
+    } else {
+      for (const auto& c : egraph.classes())
+        if (!visit(c.id)) break;
+    }
+    return result;
+  }
+
   /// The operator key of the first pattern's root if it is an e-node (classes to visit can be
   /// taken from `classes_by_op`), else nothing (a variable root: every class is a candidate).
   [[nodiscard]] std::optional<std::uint32_t> root_op_key() const noexcept { return root_op_key_; }
   [[nodiscard]] std::size_t num_instructions() const noexcept { return instructions_.size(); }
 
  private:
+  template <class A>
+  static void require_clean(const EGraph<L, A>& egraph) {
+    if (!egraph.is_clean()) throw Error("cannot search a dirty e-graph: call rebuild() first");
+  }
+
   template <class A, class Yield>
   struct Machine {
     const Program& program;
