@@ -80,7 +80,16 @@ class Program {
   template <class A, class Yield>
   std::size_t run(const EGraph<L, A>& egraph, Id root, std::size_t limit, Yield&& yield) const {
     if (limit == 0) return 0;
-    Machine<A, Yield> machine{*this, egraph, std::vector<Id>(num_regs_), limit, 0, yield};
+    // Registers on the stack for all but huge patterns: no allocation per visited class.
+    constexpr std::size_t kStackRegs = 32;
+    Id stack_regs[kStackRegs];
+    std::vector<Id> heap_regs;
+    Id* regs = stack_regs;
+    if (num_regs_ > kStackRegs) {
+      heap_regs.resize(num_regs_);
+      regs = heap_regs.data();
+    }
+    Machine<A, Yield> machine{*this, egraph, regs, limit, 0, yield};
     machine.regs[0] = root;
     machine.step(0);
     return machine.produced;
@@ -133,7 +142,7 @@ class Program {
   struct Machine {
     const Program& program;
     const EGraph<L, A>& egraph;
-    std::vector<Id> regs;
+    Id* regs;
     std::size_t limit;
     std::size_t produced;
     Yield& yield;
