@@ -14,6 +14,7 @@
 
 #include "tensat/fwd.h"
 #include "tensat/core/analysis.h"
+#include "tensat/core/config.h"
 #include "tensat/core/error.h"
 #include "tensat/core/id.h"
 #include "tensat/core/language.h"
@@ -78,9 +79,7 @@ class EGraph {
   /// the existing class if an equal node is present, else a new class. O(arity) expected.
   Id add(const L& node) {
     if (is_canonical(node)) return add_canonical(node);
-    L copy = node;
-    canonicalize(copy);
-    return add_canonical(copy);
+    return add_copy(node);
   }
 
   /// Adds every node of `expr` and returns the canonical id of its root.
@@ -103,18 +102,14 @@ class EGraph {
   /// `lookup` without the optional: the canonical class id, or `kInvalidId`.
   [[nodiscard]] Id lookup_id(const L& node) const {
     if (is_canonical(node)) return find_canonical(node, false);
-    L copy = node;
-    canonicalize(copy);
-    return find_canonical(copy, false);
+    return find_copy(node, false);
   }
 
   /// Like `lookup_id`, but a node pruned from its class (`retain_nodes`) counts as absent:
   /// what e-matching sees.
   [[nodiscard]] Id lookup_member_id(const L& node) const {
     if (is_canonical(node)) return find_canonical(node, true);
-    L copy = node;
-    canonicalize(copy);
-    return find_canonical(copy, true);
+    return find_copy(node, true);
   }
 
   /// The class of `expr`'s root if every node of `expr` is present, else nothing.
@@ -455,6 +450,20 @@ class EGraph {
     for (Id child : node.children())
       if (uf_.find(child) != child) return false;
     return true;
+  }
+
+  // The copying paths stay out of line: inlined, the compiler would copy the node on the common
+  // canonical path too (one copy serving both), as a wide load right after the caller stored
+  // the children, which stalls store-to-load forwarding.
+  TENSAT_NOINLINE Id add_copy(const L& node) {
+    L copy = node;
+    canonicalize(copy);
+    return add_canonical(copy);
+  }
+  TENSAT_NOINLINE Id find_copy(const L& node, bool members_only) const {
+    L copy = node;
+    canonicalize(copy);
+    return find_canonical(copy, members_only);
   }
 
   [[nodiscard]] Id find_canonical(const L& node, bool members_only) const {

@@ -67,9 +67,12 @@ void update_children(L& node, F&& f) {
 
 /// Returns a copy of `node` whose children are `f(c)` for each child `c`.
 template <class L, class F>
-[[nodiscard]] L map_children(L node, F&& f) {
-  update_children(node, std::forward<F>(f));
-  return node;
+[[nodiscard]] L map_children(const L& node, F&& f) {
+  // A named local is returned in place (NRVO); returning a by-value parameter would copy the
+  // node once more, as a wide load of freshly stored children, which stalls store forwarding.
+  L copy = node;
+  update_children(copy, std::forward<F>(f));
+  return copy;
 }
 
 /// The generic untyped language: an interned operator symbol and any number of children.

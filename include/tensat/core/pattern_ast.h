@@ -14,6 +14,7 @@
 #include "tensat/core/language.h"
 #include "tensat/core/recexpr.h"
 #include "tensat/core/subst.h"
+#include "tensat/detail/id_buffer.h"
 #include "tensat/io/sexpr.h"
 
 namespace tensat {
@@ -79,14 +80,10 @@ std::vector<Var> pattern_vars(const PatternAst<L>& ast) {
 /// its class (egg's `add_instantiation`). Throws `Error` if a variable is unbound.
 template <class L, class A>
 Id instantiate(EGraph<L, A>& egraph, const PatternAst<L>& ast, Id root, const Subst& subst) {
+  // Uninitialized stack storage for the usual small pattern (an `Id` array would be zeroed).
   constexpr std::size_t kStack = 64;
-  Id stack_ids[kStack];
-  std::vector<Id> heap_ids;
-  Id* ids = stack_ids;
-  if (root.index() >= kStack) {
-    heap_ids.resize(root.index() + 1);
-    ids = heap_ids.data();
-  }
+  detail::IdBuffer<kStack> buffer(root.index() + 1);
+  Id* ids = buffer.data();
   for (std::size_t i = 0; i <= root.index(); ++i) {
     const auto& n = ast[Id(i)];
     if (n.is_var()) {

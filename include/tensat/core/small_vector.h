@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "tensat/core/config.h"
 #include "tensat/core/span.h"
 
 namespace tensat {
@@ -97,12 +98,7 @@ class SmallVector {
   operator Span<const T>() const noexcept { return {data(), size_}; }
 
   void push_back(const T& value) {
-    if (size_ == capacity()) {
-      const T copy = value;  // `value` may live in this vector
-      grow(capacity() * 2);
-      data()[size_++] = copy;
-      return;
-    }
+    if (size_ == capacity()) return grow_and_push(value);  // rare: keep the fast path small
     data()[size_++] = value;
   }
   /// Appends `count` values (which must not live in this vector).
@@ -162,6 +158,12 @@ class SmallVector {
     if (count != 0) std::memcpy(static_cast<void*>(data()), values, count * sizeof(T));
     size_ = static_cast<std::uint32_t>(count);
   }
+  TENSAT_NOINLINE void grow_and_push(const T& value) {
+    const T copy = value;  // `value` may live in this vector
+    grow(capacity() * 2);
+    data()[size_++] = copy;
+  }
+
   void grow(std::size_t new_capacity) {
     if (new_capacity <= N) return;
     if (new_capacity > 0xFFFFFFFFu) throw std::length_error("SmallVector: too many elements");

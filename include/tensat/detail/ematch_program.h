@@ -17,6 +17,7 @@
 #include "tensat/core/pattern_ast.h"
 #include "tensat/core/small_vector.h"
 #include "tensat/core/subst.h"
+#include "tensat/detail/id_buffer.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -81,15 +82,8 @@ class Program {
   std::size_t run(const EGraph<L, A>& egraph, Id root, std::size_t limit, Yield&& yield) const {
     if (limit == 0) return 0;
     // Registers on the stack for all but huge patterns: no allocation per visited class.
-    constexpr std::size_t kStackRegs = 32;
-    Id stack_regs[kStackRegs];
-    std::vector<Id> heap_regs;
-    Id* regs = stack_regs;
-    if (num_regs_ > kStackRegs) {
-      heap_regs.resize(num_regs_);
-      regs = heap_regs.data();
-    }
-    Machine<A, Yield> machine{*this, egraph, regs, limit, 0, yield};
+    IdBuffer<32> regs(num_regs_);
+    Machine<A, Yield> machine{*this, egraph, regs.data(), limit, 0, yield};
     machine.regs[0] = root;
     machine.step(0);
     return machine.produced;
