@@ -188,14 +188,26 @@ def memory():
     if ctx is None:
         return
     print("### Memory\n")
-    print("| e-graph | iterations | stop | nodes | classes | node ids | bytes / node (memory_usage) | bytes / node id | malloc'd bytes / node | sizeof node | sizeof EClass |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("`bytes / node` = memory_usage() / total_number_of_nodes() on the e-graph as saturation leaves it; "
+          "`after compact()`: the same e-graph after `EGraph::compact()` (ids of merged-away congruent "
+          "duplicates collected, spare capacity released), divided by the same live-node count.\n")
+    print("| e-graph | iterations | stop | nodes | classes | node ids | bytes / node (memory_usage) | bytes / node id | "
+          "malloc'd bytes / node | node ids after compact() | bytes / node after compact() | sizeof node | sizeof EClass |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+    def opt(b, key, spec):  # counters added later are absent from older JSON
+        return format(b[key], spec) if key in b else "–"
+
     for run, aggs in runs.items():
         b = aggs.get("single") or next(iter(aggs.values()))
         print(f"| {run.replace('/iterations:1', '')} | {int(b['iterations'])} | {b.get('label', '')} | {int(b['nodes'])} | "
               f"{int(b['classes'])} | {int(b['node_ids'])} | {b['bytes_per_node']:.1f} | {b['bytes_per_node_id']:.1f} | "
-              f"{b['heap_bytes_per_node']:.1f} | {int(b['sizeof_node'])} | {int(b['sizeof_eclass'])} |")
-    print("\nBreakdown of memory_usage() per live node (bytes):\n")
+              f"{b['heap_bytes_per_node']:.1f} | {opt(b, 'node_ids_compacted', '.0f')} | "
+              f"{opt(b, 'bytes_per_node_compacted', '.1f')} | {int(b['sizeof_node'])} | {int(b['sizeof_eclass'])} |")
+    print("\nBreakdown of memory_usage() per live node (bytes), before compact(), from memory_bench's b_* counters: "
+          "arena_min = node ids × sizeof node; union_find = union-find parents only; class lists = capacities, "
+          "inline slots included; other = the rest of memory_usage() (arena spare capacity, class-slot table, "
+          "hashcons, by-op index, flag bits, work lists; the inline list slots counted twice are taken off here).\n")
     keys = ["b_arena_min", "b_union_find", "b_eclass_structs", "b_class_node_lists", "b_class_parent_lists", "b_other"]
     print("| e-graph | " + " | ".join(k[2:] for k in keys) + " |")
     print("|---|" + "---|" * len(keys))

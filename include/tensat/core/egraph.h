@@ -56,14 +56,17 @@ class EGraph {
 
   /// An equivalence class of e-nodes.
   struct EClass {
-    /// The canonical id of this class.
-    Id id;
+    // Field order keeps the record small: the two lists, then the id beside a small `Data`
+    // (48 bytes with NoAnalysis in the other order, 40 in this one).
+
     /// Ids of the member e-nodes; `EGraph::node(nid)` gives the node. Sorted by `op_key` after
     /// `rebuild()` when the class is large. `modify` may shrink it (`EGraph::retain_nodes`), e.g.
     /// to prune folded terms.
     IdList nodes;
     /// Ids of e-nodes that have this class as a child (deduplicated by `rebuild()`).
     IdList parents;
+    /// The canonical id of this class.
+    Id id;
     /// The analysis data.
     Data data;
 
@@ -254,7 +257,7 @@ class EGraph {
     for (EClass& c : classes_) {
       const Id id = mapping[c.id.index()];
       class_slot[id.index()] = static_cast<std::uint32_t>(classes.size());
-      classes.push_back(EClass{id, remap_list(c.nodes, false), remap_list(c.parents, true), std::move(c.data)});
+      classes.push_back(EClass{remap_list(c.nodes, false), remap_list(c.parents, true), id, std::move(c.data)});
     }
     for (auto& list : by_op_) {
       for (Id& id : list) id = mapping[id.index()];
@@ -486,7 +489,7 @@ class EGraph {
     memo_.insert(hash, id);
     Data data = analysis_.make(static_cast<const EGraph&>(*this), nodes_[id.index()], id);
     class_slot_.push_back(static_cast<std::uint32_t>(classes_.size()));
-    classes_.push_back(EClass{id, IdList{id}, IdList{}, std::move(data)});
+    classes_.push_back(EClass{IdList{id}, IdList{}, id, std::move(data)});
     Id previous = kInvalidId;
     for (Id child : nodes_[id.index()].children()) {
       if (child != previous) eclass_mut(child).parents.push_back(id);
