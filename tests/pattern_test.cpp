@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <thread>
+
 #include <tensat/tensat.h>
 
 using tensat::EGraph;
@@ -108,4 +110,29 @@ TEST_CASE("pattern: malformed patterns give ParseError with the offset") {
   }
   CHECK_THROWS_AS(Pattern<L>("(f ?x"), tensat::ParseError);
   CHECK_THROWS_AS(tensat::Var("x"), tensat::Error);
+}
+
+TEST_CASE("pattern: concurrent searches of one clean e-graph agree (search is read-only)") {
+  std::vector<tensat::Rewrite<L, tensat::NoAnalysis>> rules = {
+      tensat::rewrite<L>("comm", "(+ ?x ?y)", "(+ ?y ?x)"),
+      tensat::rewrite<L>("assoc", "(+ ?x (+ ?y ?z))", "(+ (+ ?x ?y) ?z)"),
+  };
+  tensat::Runner<L> runner;
+  runner.with_expr(parse_expr<L>("(+ 1 (+ 2 (+ 3 (+ 4 (+ 5 6)))))")).run(rules);
+  const auto& egraph = runner.egraph();
+  const std::vector<Pattern<L>> patterns = {Pattern<L>("(+ ?x (+ ?y ?z))"), Pattern<L>("(+ (+ ?x ?y) ?z)"),
+                                            Pattern<L>("(+ ?x ?x)"), Pattern<L>("(+ 1 ?x)")};
+  std::vector<std::size_t> expected;
+  for (const auto& p : patterns) expected.push_back(p.n_matches(egraph));
+  CHECK(expected[0] == 2100);
+  std::vector<std::vector<std::size_t>> got(4);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < got.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 20; ++round)
+        for (const auto& p : patterns) got[t].push_back(p.n_matches(egraph));
+    });
+  for (auto& th : threads) th.join();
+  for (const auto& counts : got)
+    for (std::size_t k = 0; k < counts.size(); ++k) REQUIRE(counts[k] == expected[k % patterns.size()]);
 }
