@@ -36,14 +36,16 @@ void set_time_counters(benchmark::State& state, double search, double apply, dou
   state.counters["wall_s"] = Counter(wall, Counter::kAvgIterations);
 }
 
-void BM_case(benchmark::State& state, const math::SuiteCase& c) {
-  const auto& rules = suite_rules();
-  math::SuiteResult last;
+// Times `run()` (a case returning a result with `report` and `proved`): manual time = the
+// report's total_time; `as_expected(result)` says whether the outcome is egg's.
+template <class Run, class AsExpected>
+void time_case(benchmark::State& state, Run&& run, AsExpected&& as_expected) {
+  decltype(run()) last{};
   double search = 0, apply = 0, rebuild = 0, wall = 0;
   std::vector<double> samples;
   for (auto _ : state) {
     const auto start = Clock::now();
-    math::SuiteResult r = math::run_case(c, rules);
+    auto r = run();
     wall += seconds_since(start);
     state.SetIterationTime(r.report.total_time);
     samples.push_back(r.report.total_time);
@@ -54,34 +56,23 @@ void BM_case(benchmark::State& state, const math::SuiteCase& c) {
   }
   bench::set_report_counters(state, last.report);
   state.counters["proved"] = last.proved ? 1 : 0;
-  state.counters["as_expected"] = last.proved != c.expect_failure ? 1 : 0;
+  state.counters["as_expected"] = as_expected(last) ? 1 : 0;
   set_time_counters(state, search, apply, rebuild, wall);
   bench::set_sample_counters(state, samples);
   state.SetLabel(last.report.stop_reason.to_string());
 }
 
+void BM_case(benchmark::State& state, const math::SuiteCase& c) {
+  time_case(
+      state, [&] { return math::run_case(c, suite_rules()); },
+      [&](const math::SuiteResult& r) { return r.proved != c.expect_failure; });
+}
+
 void BM_associate_adds(benchmark::State& state) {
-  math::AssociateAddsResult last;
-  double search = 0, apply = 0, rebuild = 0, wall = 0;
-  std::vector<double> samples;
-  for (auto _ : state) {
-    const auto start = Clock::now();
-    math::AssociateAddsResult r = math::run_associate_adds();
-    wall += seconds_since(start);
-    state.SetIterationTime(r.report.total_time);
-    samples.push_back(r.report.total_time);
-    search += r.report.search_time;
-    apply += r.report.apply_time;
-    rebuild += r.report.rebuild_time;
-    last = std::move(r);
-  }
-  bench::set_report_counters(state, last.report);
-  state.counters["proved"] = last.proved ? 1 : 0;
   // egg's @check: number_of_classes() == 127.
-  state.counters["as_expected"] = last.report.egraph_classes == 127 ? 1 : 0;
-  set_time_counters(state, search, apply, rebuild, wall);
-  bench::set_sample_counters(state, samples);
-  state.SetLabel(last.report.stop_reason.to_string());
+  time_case(
+      state, [] { return math::run_associate_adds(); },
+      [](const math::AssociateAddsResult& r) { return r.report.egraph_classes == 127; });
 }
 
 // All 20 cases once per iteration. The reported (manual) time is the sum of report total_time
