@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <memory>
 #include <thread>
 
 #include <tensat/tensat.h>
@@ -9,6 +10,19 @@ using tensat::Id;
 using tensat::parse_expr;
 using tensat::Pattern;
 using L = tensat::SymbolLang;
+
+namespace {
+// egg's pattern.rs search_with_limit set-up: (+ 1 (+ 2 ... 6)) under comm and assoc, default runner.
+std::unique_ptr<tensat::Runner<L>> saturated_sum_of_six() {
+  std::vector<tensat::Rewrite<L, tensat::NoAnalysis>> rules = {
+      tensat::rewrite<L>("comm", "(+ ?x ?y)", "(+ ?y ?x)"),
+      tensat::rewrite<L>("assoc", "(+ ?x (+ ?y ?z))", "(+ (+ ?x ?y) ?z)"),
+  };
+  auto runner = std::make_unique<tensat::Runner<L>>();
+  runner->with_expr(parse_expr<L>("(+ 1 (+ 2 (+ 3 (+ 4 (+ 5 6)))))")).run(rules);
+  return runner;
+}
+}  // namespace
 
 TEST_CASE("pattern: simple_match (egg pattern.rs)") {
   EGraph<L> egraph;
@@ -42,14 +56,9 @@ TEST_CASE("pattern: nonlinear_patterns (egg pattern.rs)") {
 }
 
 TEST_CASE("pattern: search_with_limit (egg pattern.rs): 2100 and 540 matches") {
-  std::vector<tensat::Rewrite<L, tensat::NoAnalysis>> rules = {
-      tensat::rewrite<L>("comm", "(+ ?x ?y)", "(+ ?y ?x)"),
-      tensat::rewrite<L>("assoc", "(+ ?x (+ ?y ?z))", "(+ (+ ?x ?y) ?z)"),
-  };
-  tensat::Runner<L> runner;
-  runner.with_expr(parse_expr<L>("(+ 1 (+ 2 (+ 3 (+ 4 (+ 5 6)))))")).run(rules);
-  const auto& egraph = runner.egraph();
-  const Id root = runner.roots()[0];
+  const auto runner = saturated_sum_of_six();
+  const auto& egraph = runner->egraph();
+  const Id root = runner->roots()[0];
   const Pattern<L> pattern("(+ ?x (+ ?y ?z))");
   auto count = [](const std::vector<tensat::SearchMatches>& ms) {
     std::size_t n = 0;
@@ -113,13 +122,8 @@ TEST_CASE("pattern: malformed patterns give ParseError with the offset") {
 }
 
 TEST_CASE("pattern: concurrent searches of one clean e-graph agree (search is read-only)") {
-  std::vector<tensat::Rewrite<L, tensat::NoAnalysis>> rules = {
-      tensat::rewrite<L>("comm", "(+ ?x ?y)", "(+ ?y ?x)"),
-      tensat::rewrite<L>("assoc", "(+ ?x (+ ?y ?z))", "(+ (+ ?x ?y) ?z)"),
-  };
-  tensat::Runner<L> runner;
-  runner.with_expr(parse_expr<L>("(+ 1 (+ 2 (+ 3 (+ 4 (+ 5 6)))))")).run(rules);
-  const auto& egraph = runner.egraph();
+  const auto runner = saturated_sum_of_six();
+  const auto& egraph = runner->egraph();
   const std::vector<Pattern<L>> patterns = {Pattern<L>("(+ ?x (+ ?y ?z))"), Pattern<L>("(+ (+ ?x ?y) ?z)"),
                                             Pattern<L>("(+ ?x ?x)"), Pattern<L>("(+ 1 ?x)")};
   std::vector<std::size_t> expected;
