@@ -5,7 +5,6 @@
 #include "tensat/version.h"
 #include "tensat/fwd.h"
 
-#include "tensat/core/config.h"
 #include "tensat/core/id.h"
 #include "tensat/core/span.h"
 #include "tensat/core/small_vector.h"
