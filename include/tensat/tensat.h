@@ -26,6 +26,8 @@
 #include "tensat/core/runner.h"
 #include "tensat/io/sexpr.h"
 #include "tensat/extract/cost.h"
+#include "tensat/extract/graph.h"
+#include "tensat/extract/extraction.h"
 #include "tensat/extract/tree.h"
 
 #endif  // TENSAT_TENSAT_H

@@ -3,6 +3,8 @@
 #define TENSAT_EXTRACT_TREE_H
 
 #include <algorithm>
+#include <chrono>
+#include <limits>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -17,6 +19,8 @@
 #include "tensat/core/error.h"
 #include "tensat/core/recexpr.h"
 #include "tensat/extract/cost.h"
+#include "tensat/extract/extraction.h"
+#include "tensat/extract/graph.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -156,6 +160,137 @@ class TreeExtractor {
 /// Deduction guide: `TreeExtractor extractor(egraph, AstSize{});`.
 template <class L, class A, class CF>
 TreeExtractor(const EGraph<L, A>&, CF) -> TreeExtractor<L, A, CF>;
+
+namespace detail {
+
+/// Knuth's algorithm on an ExtractionGraph with additive costs: best[c] and the chosen node.
+/// Exact when no cost is negative. Ties go to the lower node index.
+inline void knuth_tree(const ExtractionGraph& g, std::vector<double>& best, std::vector<std::uint32_t>& choice) {
+  const auto n_nodes = static_cast<std::uint32_t>(g.num_nodes());
+  std::vector<std::uint32_t> remaining(n_nodes);
+  std::vector<std::uint32_t> user_offsets(g.num_classes() + 1, 0);
+  std::vector<std::uint32_t> distinct;
+  auto distinct_children = [&](std::uint32_t n) {
+    distinct.assign(g.children(n).begin(), g.children(n).end());
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  };
+  for (std::uint32_t n = 0; n < n_nodes; ++n) {
+    if (g.subsumed(n)) continue;
+    distinct_children(n);
+    remaining[n] = static_cast<std::uint32_t>(distinct.size());
+    for (std::uint32_t c : distinct) ++user_offsets[c + 1];
+  }
+  for (std::size_t c = 0; c < g.num_classes(); ++c) user_offsets[c + 1] += user_offsets[c];
+  std::vector<std::uint32_t> users(user_offsets.back());
+  std::vector<std::uint32_t> fill(user_offsets.begin(), user_offsets.end() - 1);
+  for (std::uint32_t n = 0; n < n_nodes; ++n) {
+    if (g.subsumed(n)) continue;
+    distinct_children(n);
+    for (std::uint32_t c : distinct) users[fill[c]++] = n;
+  }
+  using Entry = std::pair<double, std::uint32_t>;  // cost, node
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
+  auto push = [&](std::uint32_t n) {
+    double cost = g.node_cost(n);
+    for (std::uint32_t c : g.children(n)) cost += best[c];
+    queue.emplace(cost, n);
+  };
+  best.assign(g.num_classes(), std::numeric_limits<double>::infinity());
+  choice.assign(g.num_classes(), ExtractionGraph::kNone);
+  for (std::uint32_t n = 0; n < n_nodes; ++n)
+    if (!g.subsumed(n) && remaining[n] == 0) push(n);
+  while (!queue.empty()) {
+    const auto [cost, n] = queue.top();
+    queue.pop();
+    const std::uint32_t c = g.node_class(n);
+    if (choice[c] != ExtractionGraph::kNone) continue;
+    best[c] = cost;
+    choice[c] = n;
+    for (std::uint32_t k = user_offsets[c]; k < user_offsets[c + 1]; ++k)
+      if (--remaining[users[k]] == 0) push(users[k]);
+  }
+}
+
+/// Exact tree costs by dynamic programming in topological order, if the class graph (over
+/// non-subsumed nodes) is acyclic; returns false otherwise. Handles negative costs.
+inline bool topological_tree(const ExtractionGraph& g, std::vector<double>& best, std::vector<std::uint32_t>& choice) {
+  // Kahn on the reversed class graph: a class is ready once every child class of every one of
+  // its nodes is done.
+  const std::size_t n_classes = g.num_classes();
+  std::vector<std::uint32_t> pending(n_classes, 0);
+  std::vector<std::vector<std::uint32_t>> parents(n_classes);
+  for (std::uint32_t c = 0; c < n_classes; ++c)
+    for (std::uint32_t n : g.class_nodes(c)) {
+      if (g.subsumed(n)) continue;
+      for (std::uint32_t child : g.children(n)) {
+        ++pending[c];
+        parents[child].push_back(c);
+      }
+    }
+  std::vector<std::uint32_t> ready;
+  for (std::uint32_t c = 0; c < n_classes; ++c)
+    if (pending[c] == 0) ready.push_back(c);
+  best.assign(n_classes, std::numeric_limits<double>::infinity());
+  choice.assign(n_classes, ExtractionGraph::kNone);
+  std::size_t done = 0;
+  while (!ready.empty()) {
+    const std::uint32_t c = ready.back();
+    ready.pop_back();
+    ++done;
+    for (std::uint32_t n : g.class_nodes(c)) {
+      if (g.subsumed(n)) continue;
+      double cost = g.node_cost(n);
+      for (std::uint32_t child : g.children(n)) cost += best[child];
+      if (cost < best[c]) {
+        best[c] = cost;
+        choice[c] = n;
+      }
+    }
+    for (std::uint32_t p : parents[c])
+      if (--pending[p] == 0) ready.push_back(p);
+  }
+  return done == n_classes;
+}
+
+}  // namespace detail
+
+/// The tree-optimal extraction of `graph` (additive node costs, shared terms paid per use).
+/// Knuth's algorithm, exact when no cost is negative (status Optimal). With negative costs the
+/// tree optimum of a cyclic e-graph can be unbounded (a cycle of negative cost unrolled), so:
+/// an acyclic class graph is solved exactly by dynamic programming in topological order; a
+/// cyclic one gets Knuth's answer with status Feasible. Throws `Error` if a root has no finite term.
+inline Extraction extract_tree(const ExtractionGraph& graph) {
+  const auto start = std::chrono::steady_clock::now();
+  bool negative = false;
+  for (std::uint32_t n = 0; n < graph.num_nodes(); ++n) negative = negative || graph.node_cost(n) < 0;
+  std::vector<double> best;
+  Extraction result;
+  result.status = ExtractionStatus::Optimal;
+  if (!negative || !detail::topological_tree(graph, best, result.choice)) {
+    detail::knuth_tree(graph, best, result.choice);
+    if (negative) result.status = ExtractionStatus::Feasible;
+  }
+  for (std::uint32_t root : graph.roots())
+    if (result.choice[root] == ExtractionGraph::kNone)
+      throw Error(fmt::format("extract_tree: root class {} has no finite term", root));
+  // Keep only the choices reachable from the roots (the others are not part of the extraction).
+  std::vector<std::uint32_t> reachable(graph.num_classes(), ExtractionGraph::kNone);
+  std::vector<std::uint32_t> stack(graph.roots().begin(), graph.roots().end());
+  while (!stack.empty()) {
+    const std::uint32_t c = stack.back();
+    stack.pop_back();
+    if (reachable[c] != ExtractionGraph::kNone) continue;
+    reachable[c] = result.choice[c];
+    for (std::uint32_t child : graph.children(result.choice[c])) stack.push_back(child);
+  }
+  result.choice = std::move(reachable);
+  result.tree_cost = 0;
+  for (std::uint32_t root : graph.roots()) result.tree_cost += best[root];
+  result.dag_cost = dag_cost(graph, result.choice);
+  result.micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
 
 }  // namespace v0
 }  // namespace tensat

@@ -20,6 +20,7 @@
 
 #include "tensat/core/egraph.h"
 #include "tensat/core/error.h"
+#include "tensat/extract/graph.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -222,6 +223,34 @@ inline std::string to_egraph_json(const SerializedEGraph& egraph, int indent = 2
   for (const auto& [id, value] : egraph.class_data) data[id] = nlohmann::ordered_json::parse(value.dump());
   doc["class_data"] = std::move(data);
   return doc.dump(indent);
+}
+
+/// The extraction view of a serialized e-graph: classes numbered in order of first appearance,
+/// nodes in `egraph.nodes` order, children resolved to their classes, subsumed nodes flagged.
+inline ExtractionGraph to_extraction_graph(const SerializedEGraph& egraph) {
+  std::unordered_map<std::string, std::uint32_t> class_index;
+  for (const auto& n : egraph.nodes) class_index.emplace(n.eclass, static_cast<std::uint32_t>(class_index.size()));
+  std::vector<std::uint32_t> node_class, offsets{0}, children, roots;
+  std::vector<double> costs;
+  std::vector<bool> subsumed;
+  for (const auto& n : egraph.nodes) {
+    node_class.push_back(class_index.at(n.eclass));
+    costs.push_back(n.cost);
+    subsumed.push_back(n.subsumed);
+    for (const auto& child : n.children) {
+      const std::size_t i = egraph.find_node(child);
+      if (i == SerializedEGraph::npos) throw Error(fmt::format("node '{}' has a dangling child '{}'", n.id, child));
+      children.push_back(class_index.at(egraph.nodes[i].eclass));
+    }
+    offsets.push_back(static_cast<std::uint32_t>(children.size()));
+  }
+  for (const auto& root : egraph.root_eclasses) {
+    auto it = class_index.find(root);
+    if (it == class_index.end()) throw Error(fmt::format("root '{}' names no class", root));
+    roots.push_back(it->second);
+  }
+  return ExtractionGraph(class_index.size(), std::move(node_class), std::move(costs), std::move(offsets),
+                         std::move(children), std::move(roots), std::move(subsumed));
 }
 
 /// Exports a (clean) tensat e-graph: node ids `"<class>.<index>"`, children pointing at the first

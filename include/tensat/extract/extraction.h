@@ -1,0 +1,121 @@
+// Extraction: a choice of one node per class, its tree and DAG costs, and its validity.
+#ifndef TENSAT_EXTRACT_EXTRACTION_H
+#define TENSAT_EXTRACT_EXTRACTION_H
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tensat/extract/graph.h"
+
+namespace tensat {
+inline namespace v0 {
+
+/// Whether an extractor proved its result optimal for its objective.
+enum class ExtractionStatus { Optimal, Feasible };
+
+/// An extraction: `choice[c]` is the chosen node of class `c`, or `ExtractionGraph::kNone` for
+/// classes that need none (unreachable from the roots).
+struct Extraction {
+  std::vector<std::uint32_t> choice;
+  double tree_cost = 0;  ///< Σ over the listed roots of the chosen term's cost (shared terms repaid)
+  double dag_cost = 0;   ///< Σ over classes reachable from the roots of the chosen node's cost
+  ExtractionStatus status = ExtractionStatus::Feasible;
+  std::int64_t micros = 0;  ///< time the extractor took
+};
+
+/// Why `choice` is not a valid extraction of `graph`, or nothing if it is: every root and every
+/// class reachable from the roots through chosen nodes has a chosen node, that node belongs to
+/// the class and is not subsumed, and no chosen cycle is reachable. O(nodes + edges).
+inline std::optional<std::string> check_extraction(const ExtractionGraph& graph,
+                                                   const std::vector<std::uint32_t>& choice) {
+  if (choice.size() != graph.num_classes())
+    return fmt::format("choice has {} entries for {} classes", choice.size(), graph.num_classes());
+  if (graph.roots().empty()) return std::string("no root");
+  // Iterative DFS with colours: 0 unvisited, 1 on the stack, 2 done.
+  std::vector<std::uint8_t> colour(graph.num_classes(), 0);
+  std::vector<std::pair<std::uint32_t, std::size_t>> stack;
+  for (std::uint32_t root : graph.roots()) {
+    if (colour[root] != 0) continue;
+    stack.emplace_back(root, 0);
+    while (!stack.empty()) {
+      auto& [c, next] = stack.back();
+      const std::uint32_t n = choice[c];
+      if (next == 0) {
+        colour[c] = 1;
+        if (n == ExtractionGraph::kNone) return fmt::format("class {} is reachable but has no chosen node", c);
+        if (n >= graph.num_nodes() || graph.node_class(n) != c)
+          return fmt::format("the node chosen for class {} is not one of its nodes", c);
+        if (graph.subsumed(n)) return fmt::format("the node chosen for class {} is subsumed", c);
+      }
+      const auto kids = graph.children(n);
+      if (next == kids.size()) {
+        colour[c] = 2;
+        stack.pop_back();
+        continue;
+      }
+      const std::uint32_t child = kids[next++];
+      if (colour[child] == 1) return fmt::format("the chosen nodes form a cycle through class {}", child);
+      if (colour[child] == 0) stack.emplace_back(child, 0);
+    }
+  }
+  return std::nullopt;
+}
+
+/// DAG cost of a valid choice: each class reachable from the roots is paid once. O(reachable).
+inline double dag_cost(const ExtractionGraph& graph, const std::vector<std::uint32_t>& choice) {
+  std::vector<bool> seen(graph.num_classes(), false);
+  std::vector<std::uint32_t> stack(graph.roots().begin(), graph.roots().end());
+  double total = 0;
+  while (!stack.empty()) {
+    const std::uint32_t c = stack.back();
+    stack.pop_back();
+    if (seen[c]) continue;
+    seen[c] = true;
+    total += graph.node_cost(choice[c]);
+    for (std::uint32_t child : graph.children(choice[c]))
+      if (!seen[child]) stack.push_back(child);
+  }
+  return total;
+}
+
+/// Tree cost of a valid choice: Σ over the listed roots (repeats counted) of the chosen term's
+/// cost, each use of a shared subterm paid again. Computed per class once (memoized). O(reachable).
+inline double tree_cost(const ExtractionGraph& graph, const std::vector<std::uint32_t>& choice) {
+  constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> value(graph.num_classes(), kUnset);
+  std::vector<std::pair<std::uint32_t, bool>> stack;
+  auto term = [&](std::uint32_t root) {
+    stack.emplace_back(root, false);
+    while (!stack.empty()) {
+      const auto [c, expanded] = stack.back();
+      stack.pop_back();
+      if (!std::isnan(value[c])) continue;
+      const auto kids = graph.children(choice[c]);
+      if (!expanded) {
+        stack.emplace_back(c, true);
+        for (std::uint32_t child : kids)
+          if (std::isnan(value[child])) stack.emplace_back(child, false);
+        continue;
+      }
+      double v = graph.node_cost(choice[c]);
+      for (std::uint32_t child : kids) v += value[child];
+      value[c] = v;
+    }
+    return value[root];
+  };
+  double total = 0;
+  for (std::uint32_t root : graph.roots()) total += term(root);
+  return total;
+}
+
+}  // namespace v0
+}  // namespace tensat
+
+#endif  // TENSAT_EXTRACT_EXTRACTION_H
