@@ -25,6 +25,42 @@
 namespace tensat {
 inline namespace v0 {
 
+namespace detail {
+
+/// For Knuth's algorithm: `remaining[i]` = number of distinct child classes of item (node) `i`,
+/// and, per class, the items that have it as a child (CSR: `users[offsets[c] .. offsets[c+1])`).
+/// `child_classes(i, out)` fills `out` with item i's child classes (repeats allowed) and returns
+/// false for items to leave out (they keep remaining = 0 and are never users).
+struct ChildUsers {
+  std::vector<std::uint32_t> remaining, offsets, users;
+
+  template <class ChildClasses>
+  ChildUsers(std::size_t num_classes, std::size_t num_items, ChildClasses&& child_classes)
+      : remaining(num_items, 0), offsets(num_classes + 1, 0) {
+    std::vector<std::uint32_t> buf;
+    auto distinct = [&](std::size_t i) {
+      buf.clear();
+      if (!child_classes(i, buf)) return false;
+      std::sort(buf.begin(), buf.end());
+      buf.erase(std::unique(buf.begin(), buf.end()), buf.end());
+      return true;
+    };
+    for (std::size_t i = 0; i < num_items; ++i) {
+      if (!distinct(i)) continue;
+      remaining[i] = static_cast<std::uint32_t>(buf.size());
+      for (std::uint32_t c : buf) ++offsets[c + 1];
+    }
+    for (std::size_t c = 0; c < num_classes; ++c) offsets[c + 1] += offsets[c];
+    users.resize(offsets.back());
+    std::vector<std::uint32_t> fill(offsets.begin(), offsets.end() - 1);
+    for (std::size_t i = 0; i < num_items; ++i)
+      if (distinct(i))
+        for (std::uint32_t c : buf) users[fill[c]++] = static_cast<std::uint32_t>(i);
+  }
+};
+
+}  // namespace detail
+
 /// Finds, for every e-class, a cheapest term under the tree cost `CF` (a shared subterm is paid
 /// at every use, as in egg's `Extractor`).
 ///
@@ -74,32 +110,15 @@ class TreeExtractor {
     for (std::size_t i = 0; i < classes.size(); ++i) dense_of_[classes[i].id.index()] = static_cast<std::uint32_t>(i);
     best_.assign(classes.size(), std::nullopt);
 
-    // Members: (class, node id) pairs; remaining[m] = distinct child classes not yet final.
-    // users: CSR from a class to the members that have it as a child.
+    // Members: (class, node id) pairs, numbered densely for the user lists.
     std::vector<std::pair<std::uint32_t, Id>> members;
-    std::vector<std::uint32_t> remaining;
-    std::vector<std::uint32_t> user_count(classes.size() + 1, 0);
-    std::vector<std::uint32_t> child_buf;
-    auto distinct_children = [&](const L& node) {
-      child_buf.clear();
-      for (Id c : node.children()) child_buf.push_back(static_cast<std::uint32_t>(dense(c)));
-      std::sort(child_buf.begin(), child_buf.end());
-      child_buf.erase(std::unique(child_buf.begin(), child_buf.end()), child_buf.end());
-    };
     for (std::size_t i = 0; i < classes.size(); ++i)
-      for (Id nid : classes[i].nodes) {
-        distinct_children(egraph_.node(nid));
-        members.emplace_back(static_cast<std::uint32_t>(i), nid);
-        remaining.push_back(static_cast<std::uint32_t>(child_buf.size()));
-        for (auto c : child_buf) ++user_count[c + 1];
-      }
-    for (std::size_t i = 1; i < user_count.size(); ++i) user_count[i] += user_count[i - 1];
-    std::vector<std::uint32_t> users(user_count.back());
-    std::vector<std::uint32_t> fill(user_count.begin(), user_count.end() - 1);
-    for (std::size_t m = 0; m < members.size(); ++m) {
-      distinct_children(egraph_.node(members[m].second));
-      for (auto c : child_buf) users[fill[c]++] = static_cast<std::uint32_t>(m);
-    }
+      for (Id nid : classes[i].nodes) members.emplace_back(static_cast<std::uint32_t>(i), nid);
+    detail::ChildUsers users(classes.size(), members.size(), [&](std::size_t m, std::vector<std::uint32_t>& out) {
+      for (Id c : egraph_.node(members[m].second).children()) out.push_back(static_cast<std::uint32_t>(dense(c)));
+      return true;
+    });
+    auto& remaining = users.remaining;
 
     using Entry = std::tuple<Cost, std::uint32_t, std::uint32_t>;  // cost, node id, member
     auto greater = [](const Entry& a, const Entry& b) {
@@ -121,8 +140,8 @@ class TreeExtractor {
       const std::uint32_t cls = members[m].first;
       if (best_[cls]) continue;
       best_[cls] = std::make_pair(std::move(cost), Id(nid));
-      for (std::uint32_t k = user_count[cls]; k < user_count[cls + 1]; ++k)
-        if (--remaining[users[k]] == 0) push(users[k]);
+      for (std::uint32_t k = users.offsets[cls]; k < users.offsets[cls + 1]; ++k)
+        if (--remaining[users.users[k]] == 0) push(users.users[k]);
     }
   }
 
@@ -167,28 +186,13 @@ namespace detail {
 /// Exact when no cost is negative. Ties go to the lower node index.
 inline void knuth_tree(const ExtractionGraph& g, std::vector<double>& best, std::vector<std::uint32_t>& choice) {
   const auto n_nodes = static_cast<std::uint32_t>(g.num_nodes());
-  std::vector<std::uint32_t> remaining(n_nodes);
-  std::vector<std::uint32_t> user_offsets(g.num_classes() + 1, 0);
-  std::vector<std::uint32_t> distinct;
-  auto distinct_children = [&](std::uint32_t n) {
-    distinct.assign(g.children(n).begin(), g.children(n).end());
-    std::sort(distinct.begin(), distinct.end());
-    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  };
-  for (std::uint32_t n = 0; n < n_nodes; ++n) {
-    if (g.subsumed(n)) continue;
-    distinct_children(n);
-    remaining[n] = static_cast<std::uint32_t>(distinct.size());
-    for (std::uint32_t c : distinct) ++user_offsets[c + 1];
-  }
-  for (std::size_t c = 0; c < g.num_classes(); ++c) user_offsets[c + 1] += user_offsets[c];
-  std::vector<std::uint32_t> users(user_offsets.back());
-  std::vector<std::uint32_t> fill(user_offsets.begin(), user_offsets.end() - 1);
-  for (std::uint32_t n = 0; n < n_nodes; ++n) {
-    if (g.subsumed(n)) continue;
-    distinct_children(n);
-    for (std::uint32_t c : distinct) users[fill[c]++] = n;
-  }
+  ChildUsers users(g.num_classes(), n_nodes, [&](std::size_t n, std::vector<std::uint32_t>& out) {
+    const auto n32 = static_cast<std::uint32_t>(n);
+    if (g.subsumed(n32)) return false;
+    out.assign(g.children(n32).begin(), g.children(n32).end());
+    return true;
+  });
+  auto& remaining = users.remaining;
   using Entry = std::pair<double, std::uint32_t>;  // cost, node
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
   auto push = [&](std::uint32_t n) {
@@ -207,8 +211,8 @@ inline void knuth_tree(const ExtractionGraph& g, std::vector<double>& best, std:
     if (choice[c] != ExtractionGraph::kNone) continue;
     best[c] = cost;
     choice[c] = n;
-    for (std::uint32_t k = user_offsets[c]; k < user_offsets[c + 1]; ++k)
-      if (--remaining[users[k]] == 0) push(users[k]);
+    for (std::uint32_t k = users.offsets[c]; k < users.offsets[c + 1]; ++k)
+      if (--remaining[users.users[k]] == 0) push(users.users[k]);
   }
 }
 
