@@ -12,7 +12,7 @@ out="$repo/bench/results"
 mkdir -p "$out"
 
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTENSAT_BUILD_TESTS=OFF >/dev/null
-ninja -C "$build" math_suite_bench ematching_bench memory_bench
+ninja -C "$build" math_suite_bench ematching_bench memory_bench extraction_bench
 
 # Which engine was measured (no git here: a digest of the headers and examples the programs include).
 ( cd "$repo" && find include examples/math -type f \( -name '*.h' -o -name '*.hpp' \) | sort | xargs sha256sum | sha256sum | cut -c1-16 ) > "$out/headers.sha256"
@@ -25,5 +25,16 @@ common=(--benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benc
 # script runs under chrt -f: they are not timings. Set TENSAT_BENCH_LARGE=1 to add the 3.4M-node
 # e-graphs.
 chrt -o 0 "$build/bench/memory_bench" --benchmark_out_format=json --benchmark_out="$out/memory.json"
+# Extraction over extraction-gym (issue 4): the heuristics' passes are timings (5 repetitions,
+# like the rest); the ILP sweeps run once (each file once per backend and time limit; the limit is
+# TENSAT_ILP_LIMIT, default 30 s, so this takes tens of minutes; set TENSAT_BENCH_SKIP_ILP=1 to
+# leave them out). They run at normal priority (chrt -o 0): CBC uses a thread per core, and
+# SCHED_FIFO threads on both cores would starve the machine for that long. Per-file rows go to
+# extraction_ilp.csv beside the JSON.
+"$build/bench/extraction_bench" "${common[@]}" --benchmark_filter='^BM_(tree|greedy)' --benchmark_out="$out/extraction.json"
+if [[ "${TENSAT_BENCH_SKIP_ILP:-0}" != 1 ]]; then
+  chrt -o 0 "$build/bench/extraction_bench" --benchmark_filter='^BM_ilp/' --benchmark_out_format=json \
+    --benchmark_out="$out/extraction_ilp.json"
+fi
 
 python3 "$repo/bench/summarize.py" "$out"

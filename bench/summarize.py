@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints bench/RESULTS.md's comparison tables from the Google Benchmark JSON files in a results
-folder (math_suite.json, ematching.json, memory.json) and egg's figures, read from
+folder (math_suite.json, ematching.json, memory.json, extraction.json, extraction_ilp.json) and egg's figures, read from
 ../shared/data/egg/egg-baseline.md beside the checkout (egg columns are left out if it is absent).
 
 Usage: bench/summarize.py [results-dir] [egg-baseline.md]
@@ -218,11 +218,51 @@ def memory():
     print()
 
 
+def extraction():
+    ctx, runs = load("extraction.json")
+    if ctx is not None:
+        print("### Extraction heuristics (extraction-gym)\n")
+        print(context_line(ctx) + "\n")
+        print("Time of one pass over all files (median over the repetitions); gaps are to the proven "
+              "optimum (`ilp_best` on `proven` rows), `= opt` counts those rows reached within 1e-6.\n")
+        print("| extractor | pass time | files | DAG cost sum | gap geo-mean | = opt (of proven) | worst gap | worst file | below opt |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for run, aggs in runs.items():
+            b = aggs.get("median") or aggs.get("single") or next(iter(aggs.values()))
+            if "error_occurred" in b and b["error_occurred"]:
+                print(f"| {run.split('/')[0]} | error: {b.get('error_message', '')} |||||||")
+                continue
+            print(f"| {run.split('/')[0]} | {fmt_time(seconds(b))} | {int(b['files'])} | {b['dag_cost_sum']:.6g} | "
+                  f"{b['gap_geomean_pct']:.3f} % | {int(b['equal_opt'])} of {int(b['proven_files'])} | "
+                  f"{b['worst_gap_pct']:.2f} % | `{b.get('label', '').replace('worst: ', '')}` | {int(b['below_opt'])} |")
+        print()
+    ctx, runs = load("extraction_ilp.json")
+    if ctx is not None:
+        print("### Exact extraction (extract_ilp) sweeps\n")
+        print(context_line(ctx) + "\n")
+        print("One run per backend and time limit, each file once; `seconds` = sum of the per-file wall times. "
+              "`wrong` must be 0. Per-file rows: extraction_ilp.csv beside the JSON.\n")
+        print("| backend / limit | files | proven | proven (oracle proven) | proven, nodes ≥ 500 | wrong | at oracle best | improves a feasible row | seconds | DAG cost sum |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for run, aggs in runs.items():
+            b = aggs.get("single") or aggs.get("median") or next(iter(aggs.values()))
+            name = "/".join(run.split("/")[1:3])
+            if b.get("error_occurred"):
+                print(f"| {name} | error: {b.get('error_message', '')} |||||||||")
+                continue
+            print(f"| {name}{' (' + b['label'] + ')' if b.get('label') else ''} | {int(b['files'])} | {int(b['proven'])} | "
+                  f"{int(b['proven_and_oracle_proven'])} of {int(b['oracle_proven'])} | "
+                  f"{int(b['proven_large'])} of {int(b['large_files'])} | {int(b['wrong'])} | {int(b['at_oracle_best'])} | "
+                  f"{int(b['improved'])} | {b['seconds']:.2f} | {b['dag_cost_sum']:.6g} |")
+        print()
+
+
 def main():
     egg_tests, egg_patterns = parse_baseline()
     suite(egg_tests)
     ematching(egg_patterns)
     memory()
+    extraction()
 
 
 if __name__ == "__main__":

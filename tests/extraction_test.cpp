@@ -7,42 +7,16 @@
 #include <fstream>
 #include <sstream>
 
+#include "gym_oracles.h"
+
 #include <tensat/extract/extraction.h>
+#include <tensat/extract/ilp.h>
 #include <tensat/io/json.h>
 #include <tensat/tensat.h>
 
-namespace fs = std::filesystem;
 using tensat::ExtractionGraph;
 
 namespace {
-
-const fs::path kGym = fs::path(TENSAT_SHARED_DATA_DIR) / "extraction-gym";
-
-struct Row {
-  std::string path, status;
-  double tree_opt = 0, ilp_best = 0;
-};
-
-std::vector<Row> rows() {
-  std::vector<Row> result;
-  std::ifstream in(kGym / "oracles.csv");
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) cells.push_back(cell);
-    cells.resize(14);
-    Row r{cells[0], cells[11]};
-    if (!cells[7].empty()) r.tree_opt = std::stod(cells[7]);
-    if (!cells[10].empty()) r.ilp_best = std::stod(cells[10]);
-    result.push_back(r);
-  }
-  return result;
-}
-
-bool approx(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(b)); }
 
 // A small view: classes 0 (root) = {f(1, 1) cost 1, g(2) cost 10}, 1 = {a cost 3}, 2 = {b cost 1}.
 ExtractionGraph small() {
@@ -52,26 +26,26 @@ ExtractionGraph small() {
 }  // namespace
 
 TEST_CASE("extraction: tree-optimal equals tree_opt on every extraction-gym file, valid and never below the DAG optimum") {
-  if (!fs::exists(kGym / "oracles.csv")) {
-    WARN("skipped: " << kGym << " is absent (shared/ is not beside the checkout)");
+  if (!gym::available()) {
+    WARN("skipped: " << gym::kDir << " is absent (shared/ is not beside the checkout)");
     return;
   }
   std::size_t checked = 0;
-  for (const auto& row : rows()) {
+  for (const auto& row : gym::rows()) {
     if (row.status == "none") continue;  // no usable root (tests the reader, see json_test)
     INFO(row.path);
-    const auto serialized = tensat::read_egraph_json((kGym / row.path).string());
+    const auto serialized = tensat::read_egraph_json((gym::kDir / row.path).string());
     const ExtractionGraph graph = tensat::to_extraction_graph(serialized);
     const auto result = tensat::extract_tree(graph);
-    CHECK(approx(result.tree_cost, row.tree_opt));
+    CHECK(gym::approx(result.tree_cost, row.tree_opt));
     CHECK(result.status == tensat::ExtractionStatus::Optimal);
     const auto problem = tensat::check_extraction(graph, result.choice);
     CHECK_FALSE(problem.has_value());
     if (!problem) {
-      CHECK(approx(tensat::tree_cost(graph, result.choice), result.tree_cost));
-      CHECK(approx(tensat::dag_cost(graph, result.choice), result.dag_cost));
+      CHECK(gym::approx(tensat::tree_cost(graph, result.choice), result.tree_cost));
+      CHECK(gym::approx(tensat::dag_cost(graph, result.choice), result.dag_cost));
       if (row.status == "proven")
-        CHECK(result.dag_cost >= row.ilp_best - 1e-6 * std::max(1.0, std::abs(row.ilp_best)));
+        CHECK(gym::at_least(result.dag_cost, row.ilp_best));
     }
     ++checked;
   }
@@ -120,4 +94,34 @@ TEST_CASE("extraction: the view of an EGraph extracts what TreeExtractor finds")
   const auto [cost, best] = tensat::TreeExtractor(egraph, tensat::AstSize{}).find_best(runner.roots()[0]);
   CHECK(result.tree_cost == static_cast<double>(cost));
   CHECK(best.to_string() == "a");
+}
+
+TEST_CASE("extraction: a DAG extraction of an EGraph back as a RecExpr, shared subterms stored once") {
+  using L = tensat::SymbolLang;
+  tensat::Runner<L> runner;
+  runner.with_expr(tensat::parse_expr<L>("(* (f a) 2)")).run({tensat::rewrite<L>("double", "(* ?x 2)", "(+ ?x ?x)")});
+  const auto& egraph = runner.egraph();
+  std::size_t calls = 0;
+  // The two-argument form sees the class (here only to count calls; a tensor cost reads shapes).
+  auto cost = [&](const L& node, const tensat::EGraph<L>::EClass& eclass) {
+    ++calls;
+    CHECK(egraph.find(eclass.id) == eclass.id);
+    const std::string op = node.op_name();
+    return op == "*" ? 10.0 : op == "+" ? 1.0 : op == "f" ? 20.0 : 1.0;
+  };
+  std::vector<tensat::Id> node_ids;
+  const auto graph = ExtractionGraph::from_egraph(egraph, runner.roots(), cost, &node_ids);
+  CHECK(calls == egraph.total_number_of_nodes());
+  // Tree cost: (* (f a) 2) = 32 < (+ (f a) (f a)) = 43. DAG cost: 22 (f a paid once) < 32.
+  const auto tree = tensat::extract_tree(graph);
+  CHECK(tree.tree_cost == 32.0);
+  CHECK(tensat::to_recexpr(egraph, graph, node_ids, tree).to_string() == "(* (f a) 2)");
+  const auto dag = tensat::extract_ilp(graph);
+  CHECK(dag.dag_cost == 22.0);
+  CHECK(dag.status == tensat::ExtractionStatus::Optimal);
+  const auto expr = tensat::to_recexpr(egraph, graph, node_ids, dag);
+  CHECK(expr.to_string() == "(+ (f a) (f a))");
+  CHECK(expr.size() == 3);  // a, (f a), + : the shared (f a) once
+  CHECK_THROWS_AS(tensat::to_recexpr(egraph, graph, node_ids, dag, 1), tensat::Error);
+  CHECK_THROWS_AS(tensat::to_recexpr(egraph, graph, {}, dag), tensat::Error);
 }

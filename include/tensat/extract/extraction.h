@@ -12,6 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "tensat/core/error.h"
+#include "tensat/core/language.h"
+#include "tensat/core/recexpr.h"
 #include "tensat/extract/graph.h"
 
 namespace tensat {
@@ -28,6 +31,9 @@ struct Extraction {
   double dag_cost = 0;   ///< Σ over classes reachable from the roots of the chosen node's cost
   ExtractionStatus status = ExtractionStatus::Feasible;
   std::int64_t micros = 0;  ///< time the extractor took
+  /// A proven lower bound on the optimum of the extractor's objective (equal to the cost when
+  /// Optimal; -infinity when the extractor proves nothing, as heuristics do).
+  double lower_bound = -std::numeric_limits<double>::infinity();
 };
 
 /// Why `choice` is not a valid extraction of `graph`, or nothing if it is: every root and every
@@ -113,6 +119,41 @@ inline double tree_cost(const ExtractionGraph& graph, const std::vector<std::uin
   double total = 0;
   for (std::uint32_t root : graph.roots()) total += term(root);
   return total;
+}
+
+/// The term `extraction` chose for the root at `root_position` in `graph.roots()`, as a RecExpr
+/// of the e-graph's nodes in which a shared class appears once (the DAG the DAG cost pays for),
+/// children before parents. `graph` must be `ExtractionGraph::from_egraph(egraph, …,
+/// &node_ids)`. Throws `Error` if the extraction is not valid for `graph`.
+template <class L, class A>
+RecExpr<L> to_recexpr(const EGraph<L, A>& egraph, const ExtractionGraph& graph, const std::vector<Id>& node_ids,
+                      const Extraction& extraction, std::size_t root_position = 0) {
+  if (node_ids.size() != graph.num_nodes()) throw Error("to_recexpr: node_ids does not match the view");
+  if (root_position >= graph.roots().size()) throw Error("to_recexpr: no such root");
+  if (auto problem = check_extraction(graph, extraction.choice)) throw Error("to_recexpr: " + *problem);
+  RecExpr<L> expr;
+  constexpr std::uint32_t kUnset = ExtractionGraph::kNone;
+  std::vector<std::uint32_t> index(graph.num_classes(), kUnset);
+  std::vector<std::pair<std::uint32_t, bool>> stack{{graph.roots()[root_position], false}};
+  while (!stack.empty()) {
+    const auto [c, expanded] = stack.back();
+    stack.pop_back();
+    if (index[c] != kUnset) continue;
+    const std::uint32_t n = extraction.choice[c];
+    if (!expanded) {
+      stack.emplace_back(c, true);
+      for (std::uint32_t child : graph.children(n))
+        if (index[child] == kUnset) stack.emplace_back(child, false);
+      continue;
+    }
+    // The e-graph node's children are class ids in its own order; the view's children of n
+    // are the same classes in the same order, so position i maps to the view's child i.
+    const auto kids = graph.children(n);
+    std::size_t i = 0;
+    L node = map_children(egraph.node(node_ids[n]), [&](Id) { return Id(index[kids[i++]]); });
+    index[c] = expr.add(std::move(node)).value;
+  }
+  return expr;
 }
 
 }  // namespace v0

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -63,7 +64,10 @@ class ExtractionGraph {
   }
 
   /// The view of a clean tensat e-graph: classes numbered in `classes()` order, nodes in member
-  /// order; `cost(const L&)` gives each node's additive cost (a double).
+  /// order; `cost` gives each node's additive cost (a double), called as `cost(node, eclass)`
+  /// when it accepts the class too (to read the analysis data, e.g. tensor shapes), else as
+  /// `cost(node)`. `node_ids`, if given, receives the e-graph id of each view node (for
+  /// `to_recexpr`). Throws `Error` on a NaN cost.
   template <class L, class A, class NodeCost>
   static ExtractionGraph from_egraph(const EGraph<L, A>& egraph, const std::vector<Id>& roots, NodeCost&& cost,
                                      std::vector<Id>* node_ids = nullptr) {
@@ -78,7 +82,10 @@ class ExtractionGraph {
       for (Id nid : cls.nodes) {
         const L& node = egraph.node(nid);
         node_class.push_back(class_index.at(cls.id.value));
-        costs.push_back(static_cast<double>(cost(node)));
+        if constexpr (std::is_invocable_v<NodeCost&, const L&, const typename EGraph<L, A>::EClass&>)
+          costs.push_back(static_cast<double>(cost(node, cls)));
+        else
+          costs.push_back(static_cast<double>(cost(node)));
         for (Id child : node.children()) children.push_back(class_index.at(egraph.find(child).value));
         offsets.push_back(static_cast<std::uint32_t>(children.size()));
         if (node_ids) node_ids->push_back(nid);

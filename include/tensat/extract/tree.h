@@ -291,6 +291,7 @@ inline Extraction extract_tree(const ExtractionGraph& graph) {
   result.choice = std::move(reachable);
   result.tree_cost = 0;
   for (std::uint32_t root : graph.roots()) result.tree_cost += best[root];
+  if (result.status == ExtractionStatus::Optimal) result.lower_bound = result.tree_cost;
   result.dag_cost = dag_cost(graph, result.choice);
   result.micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
   return result;

@@ -1,0 +1,365 @@
+// Greedy DAG extraction: a sharing-aware heuristic for the DAG cost (each class paid once),
+// polished by a local search over one-class node swaps.
+#ifndef TENSAT_EXTRACT_GREEDY_DAG_H
+#define TENSAT_EXTRACT_GREEDY_DAG_H
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tensat/core/error.h"
+#include "tensat/extract/extraction.h"
+#include "tensat/extract/graph.h"
+#include "tensat/extract/tree.h"
+
+namespace tensat {
+inline namespace v0 {
+
+/// Knobs of `extract_greedy_dag`.
+struct GreedyDagOptions {
+  /// Polish the better of the two starting points by one-class node swaps until no swap lowers
+  /// the DAG cost (or `local_search_work` is spent).
+  bool local_search = true;
+  /// Budget of the local search, in class visits (each visit is a few nanoseconds). The search
+  /// stops with the best choice so far when it is spent; the result stays valid.
+  std::uint64_t local_search_work = 200'000'000;
+};
+
+namespace detail {
+
+/// Distinct child classes of every node (CSR), and whether a node may be extracted at all: not
+/// subsumed and not its own child (a node that needs its own class can never be in an acyclic
+/// extraction).
+struct DistinctChildren {
+  std::vector<std::uint32_t> offsets, classes;
+  std::vector<bool> usable;
+
+  explicit DistinctChildren(const ExtractionGraph& g) : offsets{0}, usable(g.num_nodes(), false) {
+    std::vector<std::uint32_t> buf;
+    for (std::uint32_t n = 0; n < g.num_nodes(); ++n) {
+      buf.assign(g.children(n).begin(), g.children(n).end());
+      std::sort(buf.begin(), buf.end());
+      buf.erase(std::unique(buf.begin(), buf.end()), buf.end());
+      usable[n] = !g.subsumed(n) && !std::binary_search(buf.begin(), buf.end(), g.node_class(n));
+      classes.insert(classes.end(), buf.begin(), buf.end());
+      offsets.push_back(static_cast<std::uint32_t>(classes.size()));
+    }
+  }
+  [[nodiscard]] Span<const std::uint32_t> of(std::uint32_t n) const {
+    return {classes.data() + offsets[n], offsets[n + 1] - offsets[n]};
+  }
+};
+
+/// Keeps only the choices reachable from the roots (the rest is not part of an extraction).
+inline std::vector<std::uint32_t> reachable_choice(const ExtractionGraph& g, const std::vector<std::uint32_t>& choice) {
+  std::vector<std::uint32_t> result(g.num_classes(), ExtractionGraph::kNone);
+  std::vector<std::uint32_t> stack(g.roots().begin(), g.roots().end());
+  while (!stack.empty()) {
+    const std::uint32_t c = stack.back();
+    stack.pop_back();
+    if (result[c] != ExtractionGraph::kNone || choice[c] == ExtractionGraph::kNone) continue;
+    result[c] = choice[c];
+    for (std::uint32_t child : g.children(choice[c])) stack.push_back(child);
+  }
+  return result;
+}
+
+/// Greedy over cost sets, in Dijkstra order: a node becomes a candidate once all its child
+/// classes are final; its DAG total is its own cost plus the costs of the union of its children's
+/// class sets (each shared class once); the cheapest candidate finalizes its class, whose set is
+/// that union plus itself. With non-negative costs a class's total is at least each child's, so
+/// a class is final at its first pop and never revisited (the FIFO variant of extraction-gym
+/// re-evaluates long chains over and over). Classes never finalized keep kNone.
+inline std::vector<std::uint32_t> cost_set_greedy(const ExtractionGraph& g, const DistinctChildren& dc) {
+  const auto n_nodes = static_cast<std::uint32_t>(g.num_nodes());
+  const std::size_t n_classes = g.num_classes();
+  ChildUsers users(n_classes, n_nodes, [&](std::size_t n, std::vector<std::uint32_t>& out) {
+    const auto n32 = static_cast<std::uint32_t>(n);
+    if (!dc.usable[n32]) return false;
+    out.assign(dc.of(n32).begin(), dc.of(n32).end());
+    return true;
+  });
+  std::vector<std::uint32_t> choice(n_classes, ExtractionGraph::kNone);
+  std::vector<std::vector<std::uint32_t>> sets(n_classes);
+  std::vector<std::uint32_t> stamp(n_classes, 0);
+  std::uint32_t epoch = 0;
+  std::vector<std::uint32_t> merged;
+  // The union of the children's sets of `n` (into `merged`) and its cost.
+  auto merge = [&](std::uint32_t n) {
+    ++epoch;
+    merged.clear();
+    double total = g.node_cost(n);
+    for (std::uint32_t child : dc.of(n))
+      for (std::uint32_t k : sets[child])
+        if (stamp[k] != epoch) {
+          stamp[k] = epoch;
+          merged.push_back(k);
+          total += g.node_cost(choice[k]);
+        }
+    return total;
+  };
+  using Entry = std::pair<double, std::uint32_t>;  // DAG total, node
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
+  for (std::uint32_t n = 0; n < n_nodes; ++n)
+    if (dc.usable[n] && users.remaining[n] == 0) queue.emplace(g.node_cost(n), n);
+  while (!queue.empty()) {
+    const std::uint32_t n = queue.top().second;
+    queue.pop();
+    const std::uint32_t c = g.node_class(n);
+    if (choice[c] != ExtractionGraph::kNone) continue;
+    merge(n);
+    choice[c] = n;
+    merged.push_back(c);
+    sets[c] = merged;
+    for (std::uint32_t k = users.offsets[c]; k < users.offsets[c + 1]; ++k) {
+      const std::uint32_t user = users.users[k];
+      if (--users.remaining[user] == 0) queue.emplace(merge(user), user);
+    }
+  }
+  return choice;
+}
+
+/// Local search over one-class swaps. The state is a choice for every class that has a finite
+/// term, acyclic over all classes (not only the reachable ones), with reference counts: ref[c]
+/// = number of live classes whose chosen node has c as a child, plus one for a root; a class is
+/// live (part of the extraction, paid) iff ref[c] > 0. Swapping the node of a live class adds the
+/// new node's children (classes going 0 → 1 come alive with their whole chosen subgraph) and
+/// removes the old node's (classes going 1 → 0 die likewise), so the cost change of a move is
+/// computed in time proportional to the part of the DAG that changes, not to the DAG.
+class DagLocalSearch {
+ public:
+  DagLocalSearch(const ExtractionGraph& g, const DistinctChildren& dc, const ChildUsers& users,
+                 std::vector<std::uint32_t> choice)
+      : g_(g), dc_(dc), users_(users), choice_(std::move(choice)), ref_(g.num_classes(), 0), seen_(g.num_classes(), 0) {
+    for (std::uint32_t root : g_.roots())
+      if (ref_[root] == 0) {
+        ref_[root] = 1;  // the root's own reference, never removed
+        total_ += enliven(root);
+      }
+  }
+
+  [[nodiscard]] double total() const noexcept { return total_; }
+  [[nodiscard]] const std::vector<std::uint32_t>& choice() const noexcept { return choice_; }
+
+  /// Descends until no move improves or `work` class visits are spent; returns true if it ran
+  /// to a local optimum. Two kinds of move: a single swap, and when single swaps are exhausted,
+  /// a compound one: a swap that makes new classes live (paying for them, so it may cost more
+  /// than it saves on its own) followed by every improving swap of a class that has a node
+  /// using those newly live classes; kept only if the sum improves. This is what finds shared
+  /// subterms that pay off only once several classes use them (choosing `f(x, S)` over `g(x)`
+  /// everywhere, where S is expensive but shared).
+  bool run(std::uint64_t work) {
+    work_left_ = work;
+    for (;;) {
+      bool improved = false;
+      for (std::uint32_t c = 0; c < g_.num_classes() && work_left_ > 0; ++c)
+        if (ref_[c] > 0 && improve_class(c)) improved = true;
+      if (work_left_ == 0) return false;
+      if (improved) continue;
+      for (std::uint32_t c = 0; c < g_.num_classes() && work_left_ > 0; ++c)
+        if (ref_[c] > 0 && compound_move(c)) improved = true;
+      if (work_left_ == 0) return false;
+      if (!improved) return true;
+    }
+  }
+
+ private:
+  // Tries every alternative node of live class c; keeps the best improving acyclic one.
+  bool improve_class(std::uint32_t c) {
+    const std::uint32_t original = choice_[c];
+    std::uint32_t best = original;
+    double best_delta = -threshold();
+    for (std::uint32_t m : g_.class_nodes(c)) {
+      if (m == original || !dc_.usable[m] || !has_terms(m)) continue;
+      const double delta = swap(c, m);
+      swap(c, original);
+      if (delta < best_delta && !reaches(m, c)) {
+        best_delta = delta;
+        best = m;
+      }
+      if (work_left_ == 0) break;
+    }
+    if (best == original) return false;
+    total_ += swap(c, best);
+    return true;
+  }
+
+  // Swaps live class c to m even at a loss, then applies every improving swap among the users
+  // of the classes that came alive; undoes everything unless the total improves.
+  bool compound_move(std::uint32_t c) {
+    const std::uint32_t original = choice_[c];
+    for (std::uint32_t m : g_.class_nodes(c)) {
+      if (m == original || !dc_.usable[m] || !has_terms(m) || reaches(m, c)) continue;
+      born_.clear();
+      log_.assign(1, {c, original});
+      recording_ = true;
+      double delta = swap(c, m);
+      recording_ = false;
+      const std::vector<std::uint32_t> born = born_;
+      for (std::size_t i = 0; i < born.size() && work_left_ > 0; ++i)
+        for (std::uint32_t k = users_.offsets[born[i]]; k < users_.offsets[born[i] + 1]; ++k) {
+          const std::uint32_t user = users_.users[k];
+          const std::uint32_t p = g_.node_class(user);
+          const std::uint32_t before = choice_[p];
+          if (ref_[p] == 0 || user == before || p == c || !has_terms(user)) continue;
+          const double step = swap(p, user);
+          if (step < -threshold() && !reaches(user, p)) {
+            delta += step;
+            log_.emplace_back(p, before);
+          } else {
+            swap(p, before);
+          }
+        }
+      if (delta < -threshold()) {
+        total_ += delta;
+        return true;
+      }
+      for (auto it = log_.rbegin(); it != log_.rend(); ++it) swap(it->first, it->second);
+      if (work_left_ == 0) return false;
+    }
+    return false;
+  }
+
+  [[nodiscard]] double threshold() const { return 1e-9 * std::max(1.0, std::abs(total_)); }
+
+  [[nodiscard]] bool has_terms(std::uint32_t m) const {
+    for (std::uint32_t k : dc_.of(m))
+      if (choice_[k] == ExtractionGraph::kNone) return false;
+    return true;
+  }
+
+  void spend(std::uint64_t amount) { work_left_ = work_left_ > amount ? work_left_ - amount : 0; }
+
+  // Sets choice[c] = m for a live class c; returns the change of the DAG cost.
+  double swap(std::uint32_t c, std::uint32_t m) {
+    const std::uint32_t old = choice_[c];
+    choice_[c] = m;
+    double delta = g_.node_cost(m) - g_.node_cost(old);
+    for (std::uint32_t k : dc_.of(m))
+      if (ref_[k]++ == 0) delta += enliven(k);
+    for (std::uint32_t k : dc_.of(old))
+      if (--ref_[k] == 0) delta -= kill(k);
+    return delta;
+  }
+
+  // Class c just became live: pay it and reference its chosen children. Returns the cost added.
+  double enliven(std::uint32_t c) {
+    double added = 0;
+    stack_.assign(1, c);
+    while (!stack_.empty()) {
+      const std::uint32_t k = stack_.back();
+      stack_.pop_back();
+      const std::uint32_t n = choice_[k];
+      added += g_.node_cost(n);
+      if (recording_) born_.push_back(k);
+      spend(1);
+      for (std::uint32_t child : dc_.of(n))
+        if (ref_[child]++ == 0) stack_.push_back(child);
+    }
+    return added;
+  }
+
+  // Class c just died: the mirror of enliven. Returns the cost removed.
+  double kill(std::uint32_t c) {
+    double removed = 0;
+    stack_.assign(1, c);
+    while (!stack_.empty()) {
+      const std::uint32_t k = stack_.back();
+      stack_.pop_back();
+      const std::uint32_t n = choice_[k];
+      removed += g_.node_cost(n);
+      spend(1);
+      for (std::uint32_t child : dc_.of(n))
+        if (--ref_[child] == 0) stack_.push_back(child);
+    }
+    return removed;
+  }
+
+  // Whether class `target` is reachable from node m's children through chosen nodes (the swap
+  // to m would close a cycle).
+  bool reaches(std::uint32_t m, std::uint32_t target) {
+    ++epoch_;
+    stack_.assign(dc_.of(m).begin(), dc_.of(m).end());
+    while (!stack_.empty()) {
+      const std::uint32_t k = stack_.back();
+      stack_.pop_back();
+      if (k == target) return true;
+      if (seen_[k] == epoch_) continue;
+      seen_[k] = epoch_;
+      spend(1);
+      for (std::uint32_t child : dc_.of(choice_[k])) stack_.push_back(child);
+    }
+    return false;
+  }
+
+  const ExtractionGraph& g_;
+  const DistinctChildren& dc_;
+  const ChildUsers& users_;
+  std::vector<std::uint32_t> choice_;
+  std::vector<std::uint32_t> ref_;
+  std::vector<std::uint32_t> seen_;
+  std::uint32_t epoch_ = 0;
+  std::vector<std::uint32_t> stack_;
+  double total_ = 0;
+  std::uint64_t work_left_ = 0;
+  bool recording_ = false;
+  std::vector<std::uint32_t> born_;                          // classes made live by a recorded swap
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> log_;  // (class, previous node) to undo
+};
+
+}  // namespace detail
+
+/// A sharing-aware heuristic for the DAG cost. Computes two starting points, the cost-set greedy
+/// (see `detail::cost_set_greedy`) and the tree-optimal choice (each wins on some inputs), and
+/// polishes the better one with one-class node swaps (`GreedyDagOptions::local_search`), each
+/// accepted only if it lowers the DAG cost and closes no cycle. Status Feasible: the DAG
+/// optimum is NP-hard (use `extract_ilp` for a proof). Throws `Error` if a root has no finite
+/// term. Handles zero and negative costs (a class is paid only if a chosen node uses it).
+inline Extraction extract_greedy_dag(const ExtractionGraph& graph, const GreedyDagOptions& options = {}) {
+  const auto start = std::chrono::steady_clock::now();
+  if (graph.roots().empty()) throw Error("extract_greedy_dag: the e-graph has no root");
+  const detail::DistinctChildren dc(graph);
+  std::vector<double> best;
+  std::vector<std::uint32_t> tree_choice;
+  detail::knuth_tree(graph, best, tree_choice);
+  for (std::uint32_t root : graph.roots())
+    if (tree_choice[root] == ExtractionGraph::kNone)
+      throw Error(fmt::format("extract_greedy_dag: root class {} has no finite term", root));
+  std::vector<std::uint32_t> greedy_choice = detail::cost_set_greedy(graph, dc);
+  // Classes the greedy left out keep their tree choice, so every class with a term has one and
+  // the combined choice stays acyclic (a greedy node's children are all greedy-finalized).
+  bool greedy_complete = true;
+  for (std::uint32_t root : graph.roots()) greedy_complete = greedy_complete && greedy_choice[root] != ExtractionGraph::kNone;
+  for (std::size_t c = 0; c < greedy_choice.size(); ++c)
+    if (greedy_choice[c] == ExtractionGraph::kNone) greedy_choice[c] = tree_choice[c];
+  const detail::ChildUsers users(graph.num_classes(), graph.num_nodes(), [&](std::size_t n, std::vector<std::uint32_t>& out) {
+    const auto n32 = static_cast<std::uint32_t>(n);
+    if (!dc.usable[n32]) return false;
+    out.assign(dc.of(n32).begin(), dc.of(n32).end());
+    return true;
+  });
+  detail::DagLocalSearch from_tree(graph, dc, users, tree_choice);
+  detail::DagLocalSearch from_greedy(graph, dc, users, greedy_choice);
+  detail::DagLocalSearch& search = greedy_complete && from_greedy.total() <= from_tree.total() ? from_greedy : from_tree;
+  if (options.local_search) search.run(options.local_search_work);
+  Extraction result;
+  result.choice = detail::reachable_choice(graph, search.choice());
+  result.dag_cost = dag_cost(graph, result.choice);
+  result.tree_cost = tree_cost(graph, result.choice);
+  result.status = ExtractionStatus::Feasible;
+  result.micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace v0
+}  // namespace tensat
+
+#endif  // TENSAT_EXTRACT_GREEDY_DAG_H

@@ -1,0 +1,110 @@
+// The greedy DAG extractor: validity and quality over extraction-gym, the inputs where plain
+// greedy is known to miss (shared subterms worth paying for once), and random e-graphs against
+// a brute-force optimum.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+#include "gym_oracles.h"
+
+#include <tensat/extract/greedy_dag.h>
+#include <tensat/extract/tree.h>
+#include <tensat/io/json.h>
+
+using tensat::ExtractionGraph;
+
+namespace {
+
+tensat::Extraction greedy_of(const std::string& path, bool local_search = true) {
+  const auto graph = tensat::to_extraction_graph(tensat::read_egraph_json((gym::kDir / path).string()));
+  tensat::GreedyDagOptions options;
+  options.local_search = local_search;
+  return tensat::extract_greedy_dag(graph, options);
+}
+
+}  // namespace
+
+TEST_CASE("greedy_dag: on every extraction-gym file, valid, no worse than the tree choice's DAG cost, never below the optimum") {
+  if (!gym::available()) {
+    WARN("skipped: " << gym::kDir << " is absent (shared/ is not beside the checkout)");
+    return;
+  }
+  std::size_t checked = 0, optimal = 0, proven = 0;
+  double log_gap = 0;
+  for (const auto& row : gym::rows()) {
+    if (row.status == "none") continue;
+    INFO(row.path);
+    const auto graph = tensat::to_extraction_graph(tensat::read_egraph_json((gym::kDir / row.path).string()));
+    const auto greedy = tensat::extract_greedy_dag(graph);
+    const auto tree = tensat::extract_tree(graph);
+    const auto problem = tensat::check_extraction(graph, greedy.choice);
+    REQUIRE_FALSE(problem.has_value());
+    CHECK(gym::approx(tensat::dag_cost(graph, greedy.choice), greedy.dag_cost));
+    CHECK(gym::approx(tensat::tree_cost(graph, greedy.choice), greedy.tree_cost));
+    CHECK(greedy.dag_cost <= tree.dag_cost + 1e-9 * std::max(1.0, std::abs(tree.dag_cost)));
+    CHECK(greedy.status == tensat::ExtractionStatus::Feasible);
+    if (row.status == "proven") {
+      CHECK(gym::at_least(greedy.dag_cost, row.ilp_best));
+      ++proven;
+      optimal += gym::approx(greedy.dag_cost, row.ilp_best);
+      log_gap += std::log1p((greedy.dag_cost - row.ilp_best) / std::max(1.0, std::abs(row.ilp_best)));
+    }
+    ++checked;
+  }
+  CHECK(checked >= 100);
+  // Quality is measured in bench/ (bench/RESULTS.md); this only guards against a collapse of it.
+  const double geomean_gap = std::expm1(log_gap / static_cast<double>(proven));
+  INFO("optimal on " << optimal << " of " << proven << " proven files, geo-mean gap " << geomean_gap * 100 << " %");
+  CHECK(geomean_gap <= 0.005);
+}
+
+TEST_CASE("greedy_dag: the local search finds shared subterms that pay off only when several classes use them") {
+  if (!gym::available()) {
+    WARN("skipped: " << gym::kDir << " is absent");
+    return;
+  }
+  // choice.json: every list element is g(x_i) (2) or f(i, S, B) (1) with S, B shared: 52 vs 37.
+  CHECK(greedy_of("data/dummy_examples/choice.json", false).dag_cost == 52.0);
+  CHECK(greedy_of("data/dummy_examples/choice.json").dag_cost == 37.0);
+  // A 14-node set cover (optimum 2 of 4 sets) and sharing across two roots (10, not 15).
+  CHECK(greedy_of("data/set_covering/test.json").dag_cost == 2.0);
+  CHECK(greedy_of("test_data/crafted/multi_root.json").dag_cost == 10.0);
+}
+
+TEST_CASE("greedy_dag: random e-graphs, never below the brute-force optimum and valid; local search never hurts") {
+  std::mt19937 rng(7);
+  std::size_t solvable = 0, optimal = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const bool negative = trial % 4 == 3;
+    const auto g = gym::random_graph(rng, 2 + trial % 6, negative ? -6 : 0, 10, trial % 3 == 0);
+    const double best = gym::brute_force_dag(g);
+    if (!std::isfinite(best)) {
+      CHECK_THROWS_AS(tensat::extract_greedy_dag(g), tensat::Error);  // a root without a term
+      continue;
+    }
+    ++solvable;
+    INFO("trial " << trial);
+    tensat::GreedyDagOptions plain;
+    plain.local_search = false;
+    const auto without = tensat::extract_greedy_dag(g, plain);
+    const auto with = tensat::extract_greedy_dag(g);
+    REQUIRE_FALSE(tensat::check_extraction(g, with.choice).has_value());
+    REQUIRE_FALSE(tensat::check_extraction(g, without.choice).has_value());
+    CHECK(gym::at_least(with.dag_cost, best));
+    CHECK(with.dag_cost <= without.dag_cost + 1e-9);
+    optimal += gym::approx(with.dag_cost, best);
+  }
+  CHECK(solvable > 200);
+  CHECK(optimal * 10 >= solvable * 9);  // a heuristic, but one that is usually right on tiny graphs
+}
+
+TEST_CASE("greedy_dag: bad input") {
+  const ExtractionGraph rootless(1, {0}, {1}, {0, 0}, {}, {});
+  CHECK_THROWS_AS(tensat::extract_greedy_dag(rootless), tensat::Error);
+  const ExtractionGraph hopeless(1, {0}, {1}, {0, 1}, {0}, {0});  // only a self-loop
+  CHECK_THROWS_AS(tensat::extract_greedy_dag(hopeless), tensat::Error);
+  // A subsumed node is never chosen, even when it is the cheapest.
+  const ExtractionGraph subsumed(1, {0, 0}, {1, 5}, {0, 0, 0}, {}, {0}, {true, false});
+  CHECK(tensat::extract_greedy_dag(subsumed).choice[0] == 1u);
+}
