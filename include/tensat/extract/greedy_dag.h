@@ -250,38 +250,26 @@ class DagLocalSearch {
     return delta;
   }
 
-  // Class c just became live: pay it and reference its chosen children. Returns the cost added.
-  double enliven(std::uint32_t c) {
-    double added = 0;
+  // Class c just became live (`birth`) or dead: pays for it, or refunds it, and passes the change
+  // on to the children of its chosen node whose count crosses zero. Returns the cost paid or
+  // refunded.
+  double cascade(std::uint32_t c, bool birth) {
+    double total = 0;
     stack_.assign(1, c);
     while (!stack_.empty()) {
       const std::uint32_t k = stack_.back();
       stack_.pop_back();
       const std::uint32_t n = choice_[k];
-      added += g_.node_cost(n);
-      if (recording_) born_.push_back(k);
+      total += g_.node_cost(n);
+      if (birth && recording_) born_.push_back(k);
       spend(1);
       for (std::uint32_t child : dc_.of(n))
-        if (ref_[child]++ == 0) stack_.push_back(child);
+        if (birth ? ref_[child]++ == 0 : --ref_[child] == 0) stack_.push_back(child);
     }
-    return added;
+    return total;
   }
-
-  // Class c just died: the mirror of enliven. Returns the cost removed.
-  double kill(std::uint32_t c) {
-    double removed = 0;
-    stack_.assign(1, c);
-    while (!stack_.empty()) {
-      const std::uint32_t k = stack_.back();
-      stack_.pop_back();
-      const std::uint32_t n = choice_[k];
-      removed += g_.node_cost(n);
-      spend(1);
-      for (std::uint32_t child : dc_.of(n))
-        if (--ref_[child] == 0) stack_.push_back(child);
-    }
-    return removed;
-  }
+  double enliven(std::uint32_t c) { return cascade(c, true); }
+  double kill(std::uint32_t c) { return cascade(c, false); }
 
   // Whether class `target` is reachable from node m's children through chosen nodes (the swap
   // to m would close a cycle).
