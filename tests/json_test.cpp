@@ -97,6 +97,24 @@ TEST_CASE("json: lenient defaults and integer ids") {
   CHECK(g.class_data.empty());
 }
 
+TEST_CASE("json: children named by class id are read as that class (lenient input)") {
+  // Integer ids, and children that name classes (10, "20") instead of nodes.
+  const auto g = tensat::parse_egraph_json(R"({"nodes": {
+      "1": {"op": "a", "eclass": 10, "cost": 2}, "4": {"op": "b", "eclass": 10, "cost": 3},
+      "2": {"op": "f", "children": [10, "1"], "eclass": "20"},
+      "3": {"op": "g", "children": ["20"], "eclass": 30}}, "root_eclasses": [30]})");
+  const auto& f = g.nodes[g.find_node("2")];
+  REQUIRE(f.children.size() == 2);
+  CHECK(g.nodes[g.find_node(f.children[0])].eclass == "10");  // class 10, via one of its nodes
+  CHECK(f.children[1] == "1");                                // a node id stays as it is
+  CHECK(g.nodes[g.find_node("3")].children == std::vector<std::string>{"2"});
+  const auto graph = tensat::to_extraction_graph(g);
+  CHECK(tensat::extract_tree(graph).tree_cost == 1 + 1 + 2 + 2);  // g(f(a, a))
+  // And it round-trips in the strict form (children as node ids).
+  const auto back = tensat::parse_egraph_json(tensat::to_egraph_json(g));
+  CHECK(back.nodes[back.find_node("2")].children == f.children);
+}
+
 TEST_CASE("json: malformed input gives JsonError with source, offset and reason") {
   auto error = [](const std::string& text) -> JsonError {
     try {
@@ -114,6 +132,8 @@ TEST_CASE("json: malformed input gives JsonError with source, offset and reason"
   CHECK_FALSE(error(R"({"nodes": {"a": {"op": "f", "children": ["zz"], "eclass": "1"}}})").offset());
   CHECK_THAT(error(R"({"nodes": {"a": {"op": "f", "children": ["zz"], "eclass": "1"}}})").reason(),
              Catch::Contains("dangling child 'zz'"));
+  CHECK_THAT(error(R"({"nodes": {"a": {"op": "f", "children": ["1"], "eclass": "2"}}})").reason(),
+             Catch::Contains("dangling child '1'"));  // names neither a node nor a class
   CHECK_THAT(error(R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "root_eclasses": ["9"]})").reason(),
              Catch::Contains("root '9' names no class"));
   CHECK_THAT(error(R"({"nodes": {"a": {"op": "x", "eclass": "1", "cost": "NaN"}}})").reason(),

@@ -165,10 +165,21 @@ inline SerializedEGraph parse_egraph_json(std::string_view text, const std::stri
       throw JsonError(source, std::nullopt, e.what());
     }
   }
-  for (const auto& node : result.nodes)
-    for (const auto& child : node.children)
-      if (result.find_node(child) == SerializedEGraph::npos)
-        throw JsonError(source, std::nullopt, fmt::format("node '{}' has a dangling child '{}'", node.id, child));
+  // Some producers name child *classes* instead of child nodes. A child id that names no node
+  // but names a class is read as that class, and rewritten to the id of its first node (which
+  // member is named does not matter), so that the result follows the format.
+  std::unordered_map<std::string, std::string> class_member;
+  for (auto& node : result.nodes)
+    for (auto& child : node.children) {
+      if (result.find_node(child) != SerializedEGraph::npos) continue;
+      if (class_member.empty())
+        for (const auto& n : result.nodes) class_member.emplace(n.eclass, n.id);
+      auto member = class_member.find(child);
+      if (member == class_member.end())
+        throw JsonError(source, std::nullopt,
+                        fmt::format("node '{}' has a dangling child '{}' (names no node and no class)", node.id, child));
+      child = member->second;
+    }
 
   std::unordered_map<std::string, bool> classes;
   for (const auto& node : result.nodes) classes.emplace(node.eclass, true);
