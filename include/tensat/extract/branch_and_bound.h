@@ -53,7 +53,7 @@ class DagBranchAndBound {
   }
 
   DagSolution solve() {
-    const double unexplored = search(0);
+    const double unexplored = search();
     DagSolution result;
     result.choice = best_;
     result.cost = best_cost_;
@@ -120,12 +120,20 @@ class DagBranchAndBound {
     return false;
   }
 
-  // Explores the current state; returns the smallest bound of what it left unexplored when the
-  // deadline struck (+infinity when it finished).
-  double search(std::size_t depth) {
-    constexpr double kDone = std::numeric_limits<double>::infinity();
-    if ((++visits_ & 1023) == 0 && Clock::now() >= deadline_) aborted_ = true;
-    if (aborted_) return bound();
+  // One level of the depth-first search (kept on an explicit stack: the depth can reach the
+  // number of classes, too deep for the call stack on large e-graphs). Its branches are
+  // `candidates_[depth]`; `next` is the first one not yet tried; `applied` says whether branch
+  // next - 1 is decided at the moment.
+  struct Frame {
+    std::uint32_t c;
+    std::size_t next;
+    double base;  // the bound before deciding c
+    bool applied;
+  };
+
+  // Opens a level for the current state: a leaf (no required class left) updates the incumbent;
+  // otherwise the fail-first class and its acyclic branches, cheapest bound first.
+  void open_level() {
     if (open_.empty()) {
       double total = 0;  // summed afresh: the running sums drift over a long search
       for (std::uint32_t c = 0; c < p_.num_classes(); ++c)
@@ -134,13 +142,12 @@ class DagBranchAndBound {
         best_cost_ = total;
         best_ = choice_;
       }
-      return kDone;
+      return;
     }
-    // Fail first: the open class with the fewest nodes.
     std::uint32_t c = open_.front();
     for (std::uint32_t k : open_)
       if (p_.nodes(k).size() < p_.nodes(c).size()) c = k;
-    auto& candidates = candidates_[depth];
+    auto& candidates = candidates_[frames_.size()];
     candidates.clear();
     for (std::uint32_t n : p_.nodes(c)) {
       if (closes_cycle(n, c)) continue;
@@ -150,20 +157,42 @@ class DagBranchAndBound {
       candidates.emplace_back(increase, n);
     }
     std::sort(candidates.begin(), candidates.end());
-    const double base = bound();
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      const auto [increase, n] = candidates[i];
-      if (base + increase >= best_cost_ - slack()) break;  // sorted: the rest cannot win either
-      decide(c, n);
-      const double left = search(depth + 1);
-      undo(c, n);
-      if (aborted_) {
-        double unexplored = left;
-        if (i + 1 < candidates.size()) unexplored = std::min(unexplored, base + candidates[i + 1].first);
-        return unexplored;
+    frames_.push_back({c, 0, bound(), false});
+  }
+
+  // Runs the search to its end or the deadline; returns the smallest bound of the branches left
+  // unexplored (+infinity when it finished).
+  double search() {
+    open_level();
+    while (!frames_.empty()) {
+      const std::size_t depth = frames_.size() - 1;
+      Frame& frame = frames_.back();
+      const auto& candidates = candidates_[depth];
+      if (frame.applied) {
+        undo(frame.c, candidates[frame.next - 1].second);
+        frame.applied = false;
       }
+      if ((++visits_ & 1023) == 0 && Clock::now() >= deadline_) {
+        aborted_ = true;
+        break;
+      }
+      // Sorted by bound: once one cannot beat the incumbent, neither can the rest.
+      if (frame.next == candidates.size() || frame.base + candidates[frame.next].first >= best_cost_ - slack()) {
+        frames_.pop_back();
+        continue;
+      }
+      decide(frame.c, candidates[frame.next++].second);
+      frame.applied = true;
+      open_level();  // may push a frame: `frame` is not used after this
     }
-    return kDone;
+    double unexplored = std::numeric_limits<double>::infinity();
+    for (std::size_t depth = 0; depth < frames_.size(); ++depth) {
+      const Frame& frame = frames_[depth];
+      if (frame.next < candidates_[depth].size())
+        unexplored = std::min(unexplored, frame.base + candidates_[depth][frame.next].first);
+    }
+    frames_.clear();
+    return unexplored;
   }
 
   const DagProblem& p_;
@@ -179,6 +208,7 @@ class DagBranchAndBound {
   std::vector<std::uint32_t> seen_, stack_;
   std::uint32_t epoch_ = 0;
   std::vector<std::vector<std::pair<double, std::uint32_t>>> candidates_;  // branches, per depth
+  std::vector<Frame> frames_;
 };
 
 }  // namespace detail

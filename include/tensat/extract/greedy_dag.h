@@ -31,6 +31,11 @@ struct GreedyDagOptions {
   /// Budget of the local search, in class visits (each visit is a few nanoseconds). The search
   /// stops with the best choice so far when it is spent; the result stays valid.
   std::uint64_t local_search_work = 200'000'000;
+  /// Budget of the cost-set greedy, in class-set entries merged (a few nanoseconds each, and at
+  /// most 4 bytes each of memory; the sets of deep e-graphs approach classes²). When it is spent
+  /// the greedy gives up and the local search starts from the tree-optimal choice alone. The
+  /// largest extraction-gym file needs 16 million.
+  std::uint64_t cost_set_work = 64'000'000;
 };
 
 namespace detail {
@@ -77,8 +82,11 @@ inline std::vector<std::uint32_t> reachable_choice(const ExtractionGraph& g, con
 /// class sets (each shared class once); the cheapest candidate finalizes its class, whose set is
 /// that union plus itself. With non-negative costs a class's total is at least each child's, so
 /// a class is final at its first pop and never revisited (the FIFO variant of extraction-gym
-/// re-evaluates long chains over and over). Classes never finalized keep kNone.
-inline std::vector<std::uint32_t> cost_set_greedy(const ExtractionGraph& g, const DistinctChildren& dc) {
+/// re-evaluates long chains over and over). Classes never finalized keep kNone. The sets can
+/// grow to classes × classes on deep e-graphs: once `max_work` set entries have been merged, it
+/// stops, leaving the rest kNone (the caller then starts from the tree choice).
+inline std::vector<std::uint32_t> cost_set_greedy(const ExtractionGraph& g, const DistinctChildren& dc,
+                                                  std::uint64_t max_work) {
   const auto n_nodes = static_cast<std::uint32_t>(g.num_nodes());
   const std::size_t n_classes = g.num_classes();
   ChildUsers users(n_classes, n_nodes, [&](std::size_t n, std::vector<std::uint32_t>& out) {
@@ -93,24 +101,28 @@ inline std::vector<std::uint32_t> cost_set_greedy(const ExtractionGraph& g, cons
   std::uint32_t epoch = 0;
   std::vector<std::uint32_t> merged;
   // The union of the children's sets of `n` (into `merged`) and its cost.
+  std::uint64_t work = 0;
   auto merge = [&](std::uint32_t n) {
     ++epoch;
     merged.clear();
     double total = g.node_cost(n);
-    for (std::uint32_t child : dc.of(n))
+    for (std::uint32_t child : dc.of(n)) {
+      work += sets[child].size();
       for (std::uint32_t k : sets[child])
         if (stamp[k] != epoch) {
           stamp[k] = epoch;
           merged.push_back(k);
           total += g.node_cost(choice[k]);
         }
+    }
     return total;
   };
   using Entry = std::pair<double, std::uint32_t>;  // DAG total, node
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
   for (std::uint32_t n = 0; n < n_nodes; ++n)
     if (dc.usable[n] && users.remaining[n] == 0) queue.emplace(g.node_cost(n), n);
-  while (!queue.empty()) {
+  while (!queue.empty() && work <= max_work) {
+
     const std::uint32_t n = queue.top().second;
     queue.pop();
     const std::uint32_t c = g.node_class(n);
@@ -321,7 +333,7 @@ inline Extraction extract_greedy_dag(const ExtractionGraph& graph, const GreedyD
   for (std::uint32_t root : graph.roots())
     if (tree_choice[root] == ExtractionGraph::kNone)
       throw Error(fmt::format("extract_greedy_dag: root class {} has no finite term", root));
-  std::vector<std::uint32_t> greedy_choice = detail::cost_set_greedy(graph, dc);
+  std::vector<std::uint32_t> greedy_choice = detail::cost_set_greedy(graph, dc, options.cost_set_work);
   // Classes the greedy left out keep their tree choice, so every class with a term has one and
   // the combined choice stays acyclic (a greedy node's children are all greedy-finalized).
   bool greedy_complete = true;
