@@ -48,6 +48,7 @@ constexpr const char* kUsage =
     "  --extractor NAME    tree, greedy-dag or ilp (required)\n"
     "  --time-limit S      seconds for ilp (default 30; a non-negative number)\n"
     "  --backend NAME      ilp solver: auto (default), builtin or cbc\n"
+    "  --unknown-roots P   a root that names no class: reject (default, exit 2) or drop\n"
     "  --out FILE          write the chosen node of each extracted class, {class id: node id}\n"
     "  --dot FILE          write the extracted DAG as GraphViz dot\n"
     "  --help              print this help and exit\n"
@@ -74,6 +75,7 @@ struct Options {
   std::string extractor;
   double time_limit = 30;
   tensat::IlpBackend backend = tensat::IlpBackend::Auto;
+  tensat::UnknownRoots unknown_roots = tensat::UnknownRoots::Reject;
   std::string out_path, dot_path;
   std::string file;
   bool help = false;
@@ -122,7 +124,7 @@ Options parse_args(int argc, char** argv) {
       inline_value = true;
     }
     if (name != "--extractor" && name != "--time-limit" && name != "--backend" && name != "--out" &&
-        name != "--dot")
+        name != "--dot" && name != "--unknown-roots")
       throw BadInput{"unknown option '" + name + "' (see --help)"};
     if (!inline_value) {
       if (i + 1 >= argc) throw BadInput{"option " + name + " needs a value"};
@@ -136,6 +138,10 @@ Options parse_args(int argc, char** argv) {
       options.time_limit = parse_time_limit(value);
     } else if (name == "--backend") {
       options.backend = parse_backend(value);
+    } else if (name == "--unknown-roots") {
+      if (value != "reject" && value != "drop")
+        throw BadInput{"unknown --unknown-roots policy '" + value + "' (expected reject or drop)"};
+      options.unknown_roots = value == "drop" ? tensat::UnknownRoots::Drop : tensat::UnknownRoots::Reject;
     } else if (name == "--out") {
       if (value.empty()) throw BadInput{"--out needs a file name"};
       options.out_path = value;
@@ -194,7 +200,7 @@ std::vector<std::uint32_t> roots_without_term(const tensat::ExtractionGraph& gra
 }
 
 int run(const Options& options) {
-  const tensat::SerializedEGraph egraph = tensat::read_egraph_json(options.file);
+  const tensat::SerializedEGraph egraph = tensat::read_egraph_json(options.file, options.unknown_roots);
   const tensat::ExtractionGraph graph = tensat::to_extraction_graph(egraph);
   if (graph.roots().empty()) throw BadInput{options.file + ": no root (\"root_eclasses\" is empty or absent)"};
   if (const auto stuck = roots_without_term(graph); !stuck.empty()) {
