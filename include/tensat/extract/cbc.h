@@ -251,6 +251,23 @@ inline DagSolution solve_cbc(const DagProblem& p, const DagSolution& start,
     std::vector<std::uint32_t> choice(p.num_classes(), DagProblem::kNone);
     for (std::uint32_t node = 0; node < p.num_nodes(); ++node)
       if (solution[x(node)] > 0.5) choice[p.node_class[node]] = node;
+    // CBC 2.10 can hand back an infeasible iterate after a time-limited stop (coin-or/Cbc#353):
+    // use a solution only if every class it needs has a node.
+    bool complete = true;
+    {
+      std::vector<bool> seen(p.num_classes(), false);
+      std::vector<std::uint32_t> stack(p.roots.begin(), p.roots.end());
+      while (!stack.empty() && complete) {
+        const std::uint32_t c = stack.back();
+        stack.pop_back();
+        if (seen[c]) continue;
+        seen[c] = true;
+        if (choice[c] == DagProblem::kNone) complete = false;
+        else
+          for (std::uint32_t k : p.children(choice[c])) stack.push_back(k);
+      }
+    }
+    if (!complete) break;
     // Cycles among the chosen classes, one per pass: a found cycle's classes are set aside for
     // the next pass so that disjoint cycles are all cut in this round.
     bool acyclic = true;
