@@ -113,19 +113,7 @@ TEST_CASE("greedy_dag: a spent cost-set budget falls back to the tree choice, st
   // A chain of 300 classes, class i = {leaf of cost 100 + i, node(i - 1) of cost 1}: the sets
   // grow to 300 entries, 45,000 merged in all.
   const std::uint32_t n = 300;
-  std::vector<std::uint32_t> node_class, offsets{0}, children;
-  std::vector<double> costs;
-  for (std::uint32_t c = 0; c < n; ++c) {
-    node_class.push_back(c);
-    costs.push_back(100.0 + c);
-    offsets.push_back(static_cast<std::uint32_t>(children.size()));
-    if (c == 0) continue;
-    node_class.push_back(c);
-    costs.push_back(1.0);
-    children.push_back(c - 1);
-    offsets.push_back(static_cast<std::uint32_t>(children.size()));
-  }
-  const ExtractionGraph chain(n, node_class, costs, offsets, children, {n - 1});
+  const ExtractionGraph chain = gym::chain_graph(n);
   tensat::GreedyDagOptions starved;
   starved.cost_set_work = 1000;
   const auto full = tensat::extract_greedy_dag(chain);

@@ -79,6 +79,26 @@ inline tensat::ExtractionGraph random_graph(std::mt19937& rng, std::uint32_t cla
                                  std::move(children), std::move(roots));
 }
 
+/// A chain of `n` classes, class i = {leaf of cost 100 + i, link(i − 1) of cost 1}, rooted at
+/// class n − 1: the DAG optimum is 100 + (n − 1) (the leaf of class 0 and n − 1 links), and
+/// every extractor has to go the whole depth.
+inline tensat::ExtractionGraph chain_graph(std::uint32_t n) {
+  std::vector<std::uint32_t> node_class, offsets{0}, children;
+  std::vector<double> costs;
+  for (std::uint32_t c = 0; c < n; ++c) {
+    node_class.push_back(c);
+    costs.push_back(100.0 + c);
+    offsets.push_back(static_cast<std::uint32_t>(children.size()));
+    if (c == 0) continue;
+    node_class.push_back(c);
+    costs.push_back(1.0);
+    children.push_back(c - 1);
+    offsets.push_back(static_cast<std::uint32_t>(children.size()));
+  }
+  return tensat::ExtractionGraph(n, std::move(node_class), std::move(costs), std::move(offsets), std::move(children),
+                                 {n - 1});
+}
+
 /// The DAG optimum by enumerating every choice of every class (tiny graphs only); +infinity
 /// when no valid extraction exists.
 inline double brute_force_dag(const tensat::ExtractionGraph& g) {

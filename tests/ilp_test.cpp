@@ -121,19 +121,7 @@ TEST_CASE("ilp: the built-in search runs as deep as the e-graph, without the cal
   // A chain of 50,000 classes, class i = {leaf of cost 100 + i, link(i - 1) of cost 1}: every
   // class is decided on the way down, one level each.
   const std::uint32_t n = 50'000;
-  std::vector<std::uint32_t> node_class, offsets{0}, children;
-  std::vector<double> costs;
-  for (std::uint32_t c = 0; c < n; ++c) {
-    node_class.push_back(c);
-    costs.push_back(100.0 + c);
-    offsets.push_back(static_cast<std::uint32_t>(children.size()));
-    if (c == 0) continue;
-    node_class.push_back(c);
-    costs.push_back(1.0);
-    children.push_back(c - 1);
-    offsets.push_back(static_cast<std::uint32_t>(children.size()));
-  }
-  const ExtractionGraph chain(n, node_class, costs, offsets, children, {n - 1});
+  const ExtractionGraph chain = gym::chain_graph(n);
   const auto result = exact(chain, IlpBackend::BuiltIn, 60);
   CHECK(result.status == tensat::ExtractionStatus::Optimal);
   CHECK(result.dag_cost == 100.0 + (n - 1));
