@@ -251,9 +251,11 @@ inline DagSolution solve_cbc(const DagProblem& p, const DagSolution& start,
     std::vector<std::uint32_t> choice(p.num_classes(), DagProblem::kNone);
     for (std::uint32_t node = 0; node < p.num_nodes(); ++node)
       if (solution[x(node)] > 0.5) choice[p.node_class[node]] = node;
-    // CBC 2.10 can hand back an infeasible iterate after a time-limited stop (coin-or/Cbc#353):
-    // use a solution only if every class it needs has a node.
+    // One walk from the roots: the DAG cost of the solution, and whether it is usable at all —
+    // CBC 2.10 can hand back an infeasible iterate after a time-limited stop (coin-or/Cbc#353),
+    // so a solution counts only if every class it needs has a node.
     bool complete = true;
+    double cost = 0;
     {
       std::vector<bool> seen(p.num_classes(), false);
       std::vector<std::uint32_t> stack(p.roots.begin(), p.roots.end());
@@ -262,9 +264,12 @@ inline DagSolution solve_cbc(const DagProblem& p, const DagSolution& start,
         stack.pop_back();
         if (seen[c]) continue;
         seen[c] = true;
-        if (choice[c] == DagProblem::kNone) complete = false;
-        else
-          for (std::uint32_t k : p.children(choice[c])) stack.push_back(k);
+        if (choice[c] == DagProblem::kNone) {
+          complete = false;
+          continue;
+        }
+        cost += p.cost[choice[c]];
+        for (std::uint32_t k : p.children(choice[c])) stack.push_back(k);
       }
     }
     if (!complete) break;
@@ -297,17 +302,6 @@ inline DagSolution solve_cbc(const DagProblem& p, const DagSolution& start,
       trimmed[leaf] = childless;
     }
     if (acyclic) {
-      double cost = 0;
-      std::vector<bool> used(p.num_classes(), false);
-      std::vector<std::uint32_t> stack(p.roots.begin(), p.roots.end());
-      while (!stack.empty()) {
-        const std::uint32_t c = stack.back();
-        stack.pop_back();
-        if (used[c]) continue;
-        used[c] = true;
-        cost += p.cost[choice[c]];
-        for (std::uint32_t k : p.children(choice[c])) stack.push_back(k);
-      }
       if (cost < best_cost) {
         best_cost = cost;
         best = choice;

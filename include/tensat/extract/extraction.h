@@ -74,6 +74,25 @@ inline std::optional<std::string> check_extraction(const ExtractionGraph& graph,
   return std::nullopt;
 }
 
+namespace detail {
+
+/// Keeps only the choices reachable from the roots through chosen nodes (the rest is not part
+/// of an extraction); classes without a choice stay kNone.
+inline std::vector<std::uint32_t> reachable_choice(const ExtractionGraph& g, const std::vector<std::uint32_t>& choice) {
+  std::vector<std::uint32_t> result(g.num_classes(), ExtractionGraph::kNone);
+  std::vector<std::uint32_t> stack(g.roots().begin(), g.roots().end());
+  while (!stack.empty()) {
+    const std::uint32_t c = stack.back();
+    stack.pop_back();
+    if (result[c] != ExtractionGraph::kNone || choice[c] == ExtractionGraph::kNone) continue;
+    result[c] = choice[c];
+    for (std::uint32_t child : g.children(choice[c])) stack.push_back(child);
+  }
+  return result;
+}
+
+}  // namespace detail
+
 /// DAG cost of a valid choice: each class reachable from the roots is paid once. O(reachable).
 inline double dag_cost(const ExtractionGraph& graph, const std::vector<std::uint32_t>& choice) {
   std::vector<bool> seen(graph.num_classes(), false);

@@ -63,20 +63,6 @@ struct DistinctChildren {
   }
 };
 
-/// Keeps only the choices reachable from the roots (the rest is not part of an extraction).
-inline std::vector<std::uint32_t> reachable_choice(const ExtractionGraph& g, const std::vector<std::uint32_t>& choice) {
-  std::vector<std::uint32_t> result(g.num_classes(), ExtractionGraph::kNone);
-  std::vector<std::uint32_t> stack(g.roots().begin(), g.roots().end());
-  while (!stack.empty()) {
-    const std::uint32_t c = stack.back();
-    stack.pop_back();
-    if (result[c] != ExtractionGraph::kNone || choice[c] == ExtractionGraph::kNone) continue;
-    result[c] = choice[c];
-    for (std::uint32_t child : g.children(choice[c])) stack.push_back(child);
-  }
-  return result;
-}
-
 /// Greedy over cost sets, in Dijkstra order: a node becomes a candidate once all its child
 /// classes are final; its DAG total is its own cost plus the costs of the union of its children's
 /// class sets (each shared class once); the cheapest candidate finalizes its class, whose set is

@@ -278,17 +278,7 @@ inline Extraction extract_tree(const ExtractionGraph& graph) {
   for (std::uint32_t root : graph.roots())
     if (result.choice[root] == ExtractionGraph::kNone)
       throw Error(fmt::format("extract_tree: root class {} has no finite term", root));
-  // Keep only the choices reachable from the roots (the others are not part of the extraction).
-  std::vector<std::uint32_t> reachable(graph.num_classes(), ExtractionGraph::kNone);
-  std::vector<std::uint32_t> stack(graph.roots().begin(), graph.roots().end());
-  while (!stack.empty()) {
-    const std::uint32_t c = stack.back();
-    stack.pop_back();
-    if (reachable[c] != ExtractionGraph::kNone) continue;
-    reachable[c] = result.choice[c];
-    for (std::uint32_t child : graph.children(result.choice[c])) stack.push_back(child);
-  }
-  result.choice = std::move(reachable);
+  result.choice = detail::reachable_choice(graph, result.choice);
   result.tree_cost = 0;
   for (std::uint32_t root : graph.roots()) result.tree_cost += best[root];
   if (result.status == ExtractionStatus::Optimal) result.lower_bound = result.tree_cost;
