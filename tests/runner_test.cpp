@@ -150,3 +150,25 @@ TEST_CASE("runner: hooks that edit the e-graph are rebuilt after and prevent sat
   CHECK(runner.scheduler_as<tensat::SimpleScheduler<L>>() != nullptr);
   CHECK(runner.scheduler_as<tensat::BackoffScheduler<L>>() == nullptr);
 }
+
+TEST_CASE("runner: a label iteration limit keeps labelled rules to the first k iterations") {
+  // "grow" adds a new term every time it runs (f x => f (g x)); labelled "multi", limited to 2.
+  auto rules = std::vector<tensat::Rewrite<L, A>>{
+      tensat::rewrite<L>("grow", "(f ?x)", "(f (g ?x))").with_label("multi")};
+  tensat::Runner<L, A> limited;
+  limited.with_scheduler(tensat::SimpleScheduler<L, A>())
+      .with_iter_limit(6)
+      .with_label_iteration_limit("multi", 2)
+      .with_expr(parse_expr<L>("(f a)"))
+      .run(rules);
+  std::size_t grew = 0;
+  for (const auto& it : limited.iterations())
+    for (const auto& [name, n] : it.applied) grew += name == "grow" ? n : 0;
+  CHECK(grew == 2);
+  REQUIRE(limited.stop_reason());
+  CHECK(limited.stop_reason()->kind == Kind::Saturated);
+
+  tensat::Runner<L, A> unlimited;
+  unlimited.with_scheduler(tensat::SimpleScheduler<L, A>()).with_iter_limit(6).with_expr(parse_expr<L>("(f a)")).run(rules);
+  CHECK(unlimited.stop_reason()->kind == Kind::IterationLimit);
+}

@@ -297,6 +297,17 @@ class EGraph {
     });
   }
 
+  /// Like `retain_nodes`, but `keep(node_id)` decides by node id (for filters that track
+  /// nodes by id, such as the tensor dialect's cycle filter).
+  template <class Pred>
+  void retain_node_ids(Id id, Pred&& keep) {
+    eclass_mut(id).nodes.erase_if([&](Id nid) {
+      if (keep(nid)) return false;
+      pruned_[nid.index()] = true;
+      return true;
+    });
+  }
+
   // ------------------------------------------------------------------ queries
 
   /// The canonical id of `id`'s class.

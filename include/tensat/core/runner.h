@@ -128,6 +128,13 @@ class Runner {
     memory_limit_ = bytes;
     return *this;
   }
+  /// Searches the rules labelled `label` only in the first `iterations` iterations (TENSAT's
+  /// `k_multi`: its multi-pattern rules run in the first one or two iterations only). Later
+  /// iterations skip them; saturation is then judged on the other rules.
+  Runner& with_label_iteration_limit(std::string label, std::size_t iterations) {
+    label_limits_.emplace_back(std::move(label), iterations);
+    return *this;
+  }
   /// Uses `scheduler` (taken by value; any `Scheduler<L, A>` subclass).
   template <class S>
   Runner& with_scheduler(S scheduler) {
@@ -252,6 +259,10 @@ class Runner {
       matches.reserve(rules.size());
       std::size_t work = 0;
       for (std::size_t r = 0; r < rules.size(); ++r) {
+        if (held_back(rules[r], i)) {
+          matches.emplace_back();
+          continue;
+        }
         matches.push_back(scheduler_->search_rewrite(i, egraph_, rules[r]));
         for (const auto& m : matches.back()) work += m.substs.size();
         if ((result = check_limits(full_check_due(r, rules.size(), work)))) break;
@@ -297,6 +308,13 @@ class Runner {
     return true;
   }
 
+  /// Whether a label iteration limit keeps `rule` out of iteration `i`.
+  bool held_back(const Rewrite<L, A>& rule, std::size_t i) const {
+    for (const auto& [label, limit] : label_limits_)
+      if (i >= limit && rule.has_label(label)) return true;
+    return false;
+  }
+
   static void add_applied(std::vector<std::pair<std::string, std::size_t>>& applied,
                           const std::string& name, std::size_t n) {
     for (auto& [rule, count] : applied)
@@ -313,6 +331,7 @@ class Runner {
   std::unique_ptr<Scheduler<L, A>> scheduler_;
   std::vector<Hook> hooks_;
   std::vector<Id> roots_;
+  std::vector<std::pair<std::string, std::size_t>> label_limits_;
   std::vector<Iteration> iterations_;
   std::optional<StopReason> stop_reason_;
   std::size_t iter_limit_ = 30;

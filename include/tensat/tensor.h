@@ -1,0 +1,18 @@
+// tensat/tensor.h: the tensor dialect in one include (ops, shapes, builder, rules, optimizer).
+#ifndef TENSAT_TENSOR_H
+#define TENSAT_TENSOR_H
+
+#include "tensat/tensat.h"
+
+#include "tensat/tensor/op.h"
+#include "tensat/tensor/node.h"
+#include "tensat/tensor/shape.h"
+#include "tensat/tensor/analysis.h"
+#include "tensat/tensor/graph.h"
+#include "tensat/tensor/checked_rewrite.h"
+#include "tensat/tensor/rules.h"
+#include "tensat/tensor/cycle_filter.h"
+#include "tensat/tensor/simple_cost.h"
+#include "tensat/tensor/optimize.h"
+
+#endif  // TENSAT_TENSOR_H

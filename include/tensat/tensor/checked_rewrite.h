@@ -1,0 +1,241 @@
+// Rewrites of the tensor dialect that check before they add: a right-hand side is shape-checked
+// bottom-up (TENSAT's CheckApply) and screened for cycles before any node enters the e-graph.
+#ifndef TENSAT_TENSOR_CHECKED_REWRITE_H
+#define TENSAT_TENSOR_CHECKED_REWRITE_H
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tensat/core/multipattern.h"
+#include "tensat/core/pattern.h"
+#include "tensat/core/rewrite.h"
+#include "tensat/core/small_vector.h"
+#include "tensat/tensor/analysis.h"
+#include "tensat/tensor/node.h"
+#include "tensat/tensor/shape.h"
+
+namespace tensat {
+inline namespace v0 {
+namespace tensor {
+
+using TensorRewrite = Rewrite<TensorNode, TensorAnalysis>;
+
+/// True if `target`'s class is reachable from one of `from` through children (any member
+/// node), looking at no more than `budget` classes. A new node in `target` with such a child
+/// closes a cycle. Past the budget the answer is "no": this is the cheap pre-filter of TENSAT's
+/// efficient cycle filtering; the filter run after each iteration (cycle_filter.h) removes
+/// whatever it lets through.
+[[nodiscard]] inline bool reaches(const TensorEGraph& egraph, Span<const Id> from, Id target,
+                                  std::size_t budget = 256) {
+  target = egraph.find(target);
+  std::vector<Id> stack;
+  std::vector<Id> seen;
+  for (Id f : from) stack.push_back(egraph.find(f));
+  while (!stack.empty()) {
+    const Id c = stack.back();
+    stack.pop_back();
+    if (c == target) return true;
+    if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
+    if (seen.size() >= budget) return false;
+    seen.push_back(c);
+    for (Id nid : egraph[c].nodes)
+      for (Id child : egraph.node(nid).children()) stack.push_back(egraph.find(child));
+  }
+  return false;
+}
+
+/// A right-hand side built term by term and checked before anything is added: each `op` runs
+/// shape inference on the infos of its operands, and `commit` adds the nodes only if all of them
+/// were valid. Operands are existing classes (`cls`), attributes (`num`, `ints`) or earlier terms.
+class RightHandSide {
+ public:
+  /// A term of the right-hand side (an index into it).
+  struct Ref {
+    std::uint32_t index;
+  };
+
+  explicit RightHandSide(const TensorEGraph& egraph) : egraph_(egraph) {}
+
+  /// An existing class.
+  Ref cls(Id id) {
+    Term t;
+    t.existing = egraph_.find(id);
+    t.info = &egraph_[t.existing].data;
+    if (t.info->kind == Kind::Invalid) ok_ = false;
+    return push(std::move(t));
+  }
+  Ref num(std::int64_t value) { return op_node(TensorNode::num(value), {}); }
+  /// A childless node (`num`, `sym`, empty `ints`).
+  Ref leaf(const TensorNode& node) { return op_node(node, {}); }
+  Ref ints(const Dims& values) {
+    SmallVector<Ref, 4> refs;
+    for (std::int64_t v : values) refs.push_back(num(v));
+    return op(Op::Ints, Span<const Ref>(refs));
+  }
+  /// A new node `op` over `operands`; marks the whole right-hand side invalid if ill-typed.
+  Ref op(Op op, Span<const Ref> operands) {
+    SmallVector<Id, 8> children;
+    for (Ref r : operands) children.push_back(Id(r.index));
+    return op_node(TensorNode(op, Span<const Id>(children)), operands);
+  }
+  Ref op(Op o, std::initializer_list<Ref> operands) { return op(o, Span<const Ref>(operands.begin(), operands.size())); }
+
+  /// Whether every term so far is well-typed.
+  [[nodiscard]] bool ok() const noexcept { return ok_; }
+  /// What `r` denotes (valid only while `ok()`).
+  [[nodiscard]] const TensorInfo& info(Ref r) const { return *terms_[r.index].info; }
+  /// The existing classes the new nodes take as operands (for the cycle pre-filter).
+  [[nodiscard]] std::vector<Id> operand_classes() const {
+    std::vector<Id> out;
+    for (const Term& t : terms_) {
+      if (!t.node) continue;
+      for (Id c : t.node->children())
+        if (terms_[c.index()].existing != kInvalidId) out.push_back(terms_[c.index()].existing);
+    }
+    return out;
+  }
+  /// Adds the terms needed for `root` and returns its class. Precondition: `ok()`.
+  Id commit(TensorEGraph& egraph, Ref root) const {
+    std::vector<Id> ids(terms_.size(), kInvalidId);
+    for (std::size_t i = 0; i <= root.index; ++i) {
+      const Term& t = terms_[i];
+      if (!t.node) {
+        ids[i] = t.existing;
+        continue;
+      }
+      ids[i] = egraph.add(map_children(*t.node, [&](Id c) { return ids[c.index()]; }));
+    }
+    return ids[root.index];
+  }
+
+ private:
+  struct Term {
+    Id existing = kInvalidId;            // an existing class, or
+    std::optional<TensorNode> node;      // a new node over earlier terms
+    const TensorInfo* info = nullptr;
+    std::unique_ptr<TensorInfo> owned;   // the inferred info of a new node
+  };
+
+  Ref push(Term t) {
+    terms_.push_back(std::move(t));
+    return Ref{static_cast<std::uint32_t>(terms_.size() - 1)};
+  }
+  Ref op_node(TensorNode node, Span<const Ref> operands) {
+    Term t;
+    t.owned = std::make_unique<TensorInfo>();
+    if (ok_) {
+      SmallVector<const TensorInfo*, 8> children;
+      for (Ref r : operands) children.push_back(terms_[r.index].info);
+      if (!infer(node, children, *t.owned)) ok_ = false;
+    }
+    t.info = t.owned.get();
+    t.node = std::move(node);
+    return push(std::move(t));
+  }
+
+  const TensorEGraph& egraph_;
+  std::vector<Term> terms_;
+  bool ok_ = true;
+};
+
+/// Unites each class with its right-hand side term if every term is valid, denotes the same
+/// kind of value as its class (same shape and dtype: a rule may not change a shape) and passes
+/// the cycle pre-filter; otherwise adds nothing. Returns the changed ids.
+inline std::vector<Id> apply_checked(TensorEGraph& egraph, const RightHandSide& rhs,
+                                     std::initializer_list<std::pair<Id, RightHandSide::Ref>> targets) {
+  if (!rhs.ok()) return {};
+  const std::vector<Id> operands = rhs.operand_classes();
+  for (const auto& [eclass, root] : targets) {
+    const TensorInfo& want = egraph[eclass].data;
+    const TensorInfo& got = rhs.info(root);
+    if (got.kind != want.kind || got.dtype != want.dtype || got.dims != want.dims || got.dims2 != want.dims2)
+      return {};
+    if (!operands.empty() && reaches(egraph, Span<const Id>(operands.data(), operands.size()), eclass)) return {};
+  }
+  std::vector<Id> changed;
+  for (const auto& [eclass, root] : targets) {
+    const Id id = rhs.commit(egraph, root);
+    if (egraph.unite(eclass, id)) changed.push_back(eclass);
+  }
+  return changed;
+}
+
+/// Instantiates a pattern through `RightHandSide` (checked), then `apply_checked`.
+class CheckedPatternApplier final : public Applier<TensorNode, TensorAnalysis> {
+ public:
+  explicit CheckedPatternApplier(Pattern<TensorNode> pattern) : pattern_(std::move(pattern)) {}
+
+  std::vector<Id> apply_one(TensorEGraph& egraph, Id eclass, const Subst& subst, std::string_view) const override {
+    RightHandSide rhs(egraph);
+    const auto& ast = pattern_.ast();
+    std::vector<RightHandSide::Ref> refs;
+    refs.reserve(ast.size());
+    for (const auto& n : ast) {
+      if (n.is_var()) {
+        refs.push_back(rhs.cls(subst[n.var()]));
+        continue;
+      }
+      SmallVector<RightHandSide::Ref, 8> operands;
+      for (Id c : n.node().children()) operands.push_back(refs[c.index()]);
+      if (n.node().children().empty()) refs.push_back(rhs.leaf(n.node()));
+      else refs.push_back(rhs.op(n.node().op(), Span<const RightHandSide::Ref>(operands)));
+      if (!rhs.ok()) return {};
+    }
+    return apply_checked(egraph, rhs, {{eclass, refs.back()}});
+  }
+  std::vector<Var> vars() const override { return pattern_.vars(); }
+  std::string to_string() const override { return pattern_.to_string(); }
+
+ private:
+  Pattern<TensorNode> pattern_;
+};
+
+/// A condition on a match: the substitution's classes carry their `TensorInfo`.
+using TensorCondition = std::function<bool(const TensorEGraph&, const Subst&)>;
+
+/// A right-hand side written in C++: build it with `RightHandSide` from the match and return
+/// the root, or nothing to decline.
+using RhsBuilder = std::function<std::optional<RightHandSide::Ref>(RightHandSide&, const TensorEGraph&, const Subst&)>;
+
+/// `lhs => rhs` for the tensor dialect: checked application, named, labelled with its family.
+inline TensorRewrite tensor_rewrite(std::string name, std::string_view family, std::string_view lhs,
+                                    std::string_view rhs, TensorCondition condition = {}) {
+  auto searcher = std::make_shared<PatternSearcher<TensorNode, TensorAnalysis>>(
+      detail::rule_pattern<TensorNode>(name, "lhs", lhs));
+  std::shared_ptr<const Applier<TensorNode, TensorAnalysis>> applier =
+      std::make_shared<CheckedPatternApplier>(detail::rule_pattern<TensorNode>(name, "rhs", rhs));
+  TensorRewrite rule(std::move(name), std::move(searcher), std::move(applier));
+  if (condition)
+    rule = rule.when([condition](TensorEGraph& g, Id, const Subst& s) { return condition(g, s); });
+  return rule.with_label(std::string(family));
+}
+
+/// `lhs => C++ right-hand side` for the tensor dialect.
+inline TensorRewrite tensor_rewrite(std::string name, std::string_view family, std::string_view lhs,
+                                    RhsBuilder build, std::vector<Var> reads) {
+  auto fn = [build = std::move(build)](TensorEGraph& egraph, Id eclass, const Subst& subst) -> std::vector<Id> {
+    RightHandSide rhs(egraph);
+    auto root = build(rhs, egraph, subst);
+    if (!root) return {};
+    return apply_checked(egraph, rhs, {{eclass, *root}});
+  };
+  return rewrite<TensorNode, TensorAnalysis>(std::move(name), lhs, std::move(fn), std::move(reads))
+      .with_label(std::string(family));
+}
+
+/// The `TensorInfo` of the class bound to `var`.
+[[nodiscard]] inline const TensorInfo& info_of(const TensorEGraph& egraph, const Subst& subst, const Var& var) {
+  return egraph[subst[var]].data;
+}
+
+}  // namespace tensor
+}  // namespace v0
+}  // namespace tensat
+
+#endif  // TENSAT_TENSOR_CHECKED_REWRITE_H

@@ -1,0 +1,133 @@
+// The operators of the tensor dialect and their attribute enums (activation, padding, dtype).
+#ifndef TENSAT_TENSOR_OP_H
+#define TENSAT_TENSOR_OP_H
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace tensat {
+inline namespace v0 {
+namespace tensor {
+
+/// Every operator of the dialect. Attributes (strides, axis, activation, shapes) are children
+/// too, held by `num`, `ints` and `sym` leaves, so that rules can match on them; children are
+/// ordered attributes first, then tensor operands (TENSAT's convention).
+enum class Op : std::uint8_t {
+  // Attribute leaves and lists.
+  Num,   ///< an integer constant (payload)
+  Sym,   ///< a name: input/weight names, dtypes (payload: symbol index)
+  Ints,  ///< (ints d0 d1 ...): a list of integers (shapes, permutations)
+  // Sources.
+  Input,   ///< (input name dtype (ints dims...))
+  Weight,  ///< (weight name dtype (ints dims...)): known before the run, so precomputable
+  // Elementwise.
+  EwAdd,    ///< (ewadd a b), same shapes
+  EwMul,    ///< (ewmul a b), same shapes
+  SMul,     ///< (smul x s), s a one-element tensor
+  Relu,     ///< (relu x)
+  Tanh,     ///< (tanh x)
+  Sigmoid,  ///< (sigmoid x)
+  Gelu,     ///< (gelu x)
+  Exp,      ///< (exp x)
+  // Contractions and windows.
+  MatMul,   ///< (matmul act a b): a [..., M, K] x b [..., K, N]; batched when rank > 2
+  Conv2d,   ///< (conv2d stride_h stride_w pad act x w): NCHW, w [C_out, C_in/groups, kh, kw]
+  PoolMax,  ///< (poolmax kh kw stride_h stride_w pad act x)
+  PoolAvg,  ///< (poolavg kh kw stride_h stride_w pad act x)
+  // Data movement.
+  Concat,     ///< (concat axis x1 x2 ...): two or more inputs
+  Split,      ///< (split axis size x): a pair, the first `size` entries along axis and the rest
+  Split0,     ///< (split_0 pair): the first output of a split
+  Split1,     ///< (split_1 pair): the second output of a split
+  Transpose,  ///< (transpose (ints perm...) x): output dim i is input dim perm[i]
+  Reshape,    ///< (reshape (ints dims...) x): same element count
+  // Normalization and weight transforms.
+  BatchNorm,  ///< (batchnorm x scale bias mean var): per channel (axis 1), inference mode
+  Enlarge,    ///< (enlarge w ref): zero-pads kernel w to ref's kh x kw, centred
+  Merge,      ///< (merge groups count w): grouped-conv weight for groups/count groups
+  Noop,       ///< (noop a b ...): joins several outputs into one root; costs nothing
+  // Transformer extension.
+  Softmax,    ///< (softmax axis x)
+  LayerNorm,  ///< (layernorm x gamma beta): over the last axis; gamma, beta [last dim]
+  Broadcast,  ///< (broadcast (ints dims...) x): numpy broadcasting to the given shape
+  ReduceSum,  ///< (reduce_sum axis x): the axis is removed
+  ReduceMax,  ///< (reduce_max axis x)
+  ReduceMean, ///< (reduce_mean axis x)
+  Slice,      ///< (slice axis start end x): entries [start, end) along axis
+  Pad,        ///< (pad axis before after x): zeros before and after along axis
+};
+
+inline constexpr std::size_t kNumOps = static_cast<std::size_t>(Op::Pad) + 1;
+
+/// Text name and arity of an operator. `min_children` = `max_children` for fixed arity.
+struct OpInfo {
+  std::string_view name;
+  std::uint8_t min_children;
+  std::uint8_t max_children;  ///< 255: any number
+};
+
+inline constexpr std::uint8_t kVariadic = 255;
+
+inline constexpr std::array<OpInfo, kNumOps> kOpInfo{{
+    {"num", 0, 0},        {"sym", 0, 0},          {"ints", 0, kVariadic},
+    {"input", 3, 3},      {"weight", 3, 3},       {"ewadd", 2, 2},
+    {"ewmul", 2, 2},      {"smul", 2, 2},         {"relu", 1, 1},
+    {"tanh", 1, 1},       {"sigmoid", 1, 1},      {"gelu", 1, 1},
+    {"exp", 1, 1},        {"matmul", 3, 3},       {"conv2d", 6, 6},
+    {"poolmax", 7, 7},    {"poolavg", 7, 7},      {"concat", 3, kVariadic},
+    {"split", 3, 3},      {"split_0", 1, 1},      {"split_1", 1, 1},
+    {"transpose", 2, 2},  {"reshape", 2, 2},      {"batchnorm", 5, 5},
+    {"enlarge", 2, 2},    {"merge", 3, 3},        {"noop", 2, kVariadic},
+    {"softmax", 2, 2},    {"layernorm", 3, 3},    {"broadcast", 2, 2},
+    {"reduce_sum", 2, 2}, {"reduce_max", 2, 2},   {"reduce_mean", 2, 2},
+    {"slice", 4, 4},      {"pad", 4, 4},
+}};
+
+[[nodiscard]] constexpr const OpInfo& op_info(Op op) noexcept {
+  return kOpInfo[static_cast<std::size_t>(op)];
+}
+[[nodiscard]] constexpr std::string_view op_name(Op op) noexcept { return op_info(op).name; }
+
+/// The operator named `name` (`num` and `sym` are never named: they are written as atoms).
+[[nodiscard]] inline std::optional<Op> op_from_name(std::string_view name) noexcept {
+  for (std::size_t i = static_cast<std::size_t>(Op::Ints); i < kNumOps; ++i)
+    if (kOpInfo[i].name == name) return static_cast<Op>(i);
+  return std::nullopt;
+}
+
+/// Fused activation of matmul, conv2d and pooling (TASO's `ActiMode` numbering).
+enum class Activation : std::uint8_t { None = 0, Sigmoid = 1, Relu = 2, Tanh = 3 };
+/// Padding of conv2d and pooling (TASO's `PaddingMode` numbering).
+enum class Padding : std::uint8_t { Same = 0, Valid = 1 };
+/// Element type. f16 and bf16 are stored as such and computed in f32 by the reference executor.
+enum class DType : std::uint8_t { F32 = 0, F16 = 1, BF16 = 2 };
+
+[[nodiscard]] constexpr std::string_view dtype_name(DType t) noexcept {
+  return t == DType::F32 ? "f32" : t == DType::F16 ? "f16" : "bf16";
+}
+[[nodiscard]] inline std::optional<DType> dtype_from_name(std::string_view name) noexcept {
+  if (name == "f32") return DType::F32;
+  if (name == "f16") return DType::F16;
+  if (name == "bf16") return DType::BF16;
+  return std::nullopt;
+}
+/// Bytes per element.
+[[nodiscard]] constexpr std::size_t dtype_bytes(DType t) noexcept { return t == DType::F32 ? 4 : 2; }
+
+/// True for ops applied element by element to one tensor (activations and exp).
+[[nodiscard]] constexpr bool is_unary_elementwise(Op op) noexcept {
+  return op == Op::Relu || op == Op::Tanh || op == Op::Sigmoid || op == Op::Gelu || op == Op::Exp;
+}
+/// True for the attribute leaves and lists (`num`, `sym`, `ints`): not tensors.
+[[nodiscard]] constexpr bool is_attribute(Op op) noexcept {
+  return op == Op::Num || op == Op::Sym || op == Op::Ints;
+}
+
+}  // namespace tensor
+}  // namespace v0
+}  // namespace tensat
+
+#endif  // TENSAT_TENSOR_OP_H

@@ -1,0 +1,370 @@
+// The rule families of the tensor dialect (TASO's substitutions as TENSAT applies them), each
+// rule named and labelled with its family; multi-pattern rules labelled `multi` as well.
+#ifndef TENSAT_TENSOR_RULES_H
+#define TENSAT_TENSOR_RULES_H
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tensat/core/multipattern.h"
+#include "tensat/tensor/checked_rewrite.h"
+
+namespace tensat {
+inline namespace v0 {
+namespace tensor {
+
+/// The label every multi-pattern rule carries (run them in the first `k_multi` iterations only:
+/// `Runner::with_label_iteration_limit(kMultiLabel, k_multi)`).
+inline constexpr std::string_view kMultiLabel = "multi";
+
+namespace internal {
+
+using Ref = RightHandSide::Ref;
+
+inline std::vector<TensorRewrite>& both(std::vector<TensorRewrite>& out, const std::string& name,
+                                        std::string_view family, std::string_view lhs, std::string_view rhs) {
+  out.push_back(tensor_rewrite(name, family, lhs, rhs));
+  out.push_back(tensor_rewrite(name + "-rev", family, rhs, lhs));
+  return out;
+}
+
+/// Extent of the tensor bound to `var` along `axis`, or -1 if out of range.
+inline std::int64_t dim(const TensorInfo& info, std::int64_t axis) {
+  if (axis < 0 || axis >= static_cast<std::int64_t>(info.dims.size())) return -1;
+  return info.dims[static_cast<std::size_t>(axis)];
+}
+
+/// The rank of `?var`'s tensor minus `from_end` equals the integer bound to `?axis`.
+inline TensorCondition axis_from_end(std::string_view axis, std::string_view var, std::int64_t from_end) {
+  const Var a(axis), v(var);
+  return [a, v, from_end](const TensorEGraph& g, const Subst& s) {
+    const TensorInfo& t = info_of(g, s, v);
+    return info_of(g, s, a).value == static_cast<std::int64_t>(t.rank()) - from_end;
+  };
+}
+
+/// The extent of `?var` along the axis bound to `?axis` equals the integer bound to `?n`.
+inline TensorCondition extent_is(std::string_view var, std::string_view axis, std::string_view n) {
+  const Var v(var), a(axis), k(n);
+  return [v, a, k](const TensorEGraph& g, const Subst& s) {
+    return dim(info_of(g, s, v), info_of(g, s, a).value) == info_of(g, s, k).value;
+  };
+}
+
+/// The convolution of input `?x` with weight `?w` has one group.
+inline TensorCondition one_group(std::string_view x, std::string_view w) {
+  const Var xv(x), wv(w);
+  return [xv, wv](const TensorEGraph& g, const Subst& s) {
+    return dim(info_of(g, s, xv), 1) == dim(info_of(g, s, wv), 1);
+  };
+}
+
+inline TensorCondition all_of(TensorCondition a, TensorCondition b) {
+  return [a, b](const TensorEGraph& g, const Subst& s) { return a(g, s) && b(g, s); };
+}
+
+/// A multi-pattern rule with a C++ right-hand side producing one term per clause variable.
+using MultiRhs = std::function<bool(RightHandSide&, const TensorEGraph&, const Subst&, Ref& first, Ref& second)>;
+
+inline TensorRewrite multi_rule(std::string name, std::string_view family, std::string_view lhs,
+                                const char* first_var, const char* second_var, MultiRhs build) {
+  const Var v1(first_var), v2(second_var);
+  auto fn = [v1, v2, build = std::move(build)](TensorEGraph& egraph, Id, const Subst& subst) -> std::vector<Id> {
+    const Id c1 = egraph.find(subst[v1]);
+    const Id c2 = egraph.find(subst[v2]);
+    if (!(c1 < c2)) return {};  // each unordered pair of distinct classes once
+    RightHandSide rhs(egraph);
+    Ref first{0}, second{0};
+    if (!build(rhs, egraph, subst, first, second)) return {};
+    return apply_checked(egraph, rhs, {{c1, first}, {c2, second}});
+  };
+  auto searcher = std::make_shared<MultiPatternSearcher<TensorNode, TensorAnalysis>>(MultiPattern<TensorNode>(lhs));
+  auto applier = std::make_shared<FnApplier<TensorNode, TensorAnalysis>>(std::move(fn), std::vector<Var>{v1, v2});
+  return TensorRewrite(std::move(name), std::move(searcher), std::move(applier))
+      .with_label(std::string(family))
+      .with_label(std::string(kMultiLabel));
+}
+
+/// `operand` concatenated with `other` along `axis`, the op on it, then split back at
+/// `operand`'s extent: the shared right-hand side of the two-output rules.
+inline bool merged_pair(RightHandSide& rhs, Ref merged, std::int64_t axis, std::int64_t first_extent, Ref& first,
+                        Ref& second) {
+  if (!rhs.ok() || first_extent <= 0) return false;
+  const Ref pair = rhs.op(Op::Split, {rhs.num(axis), rhs.num(first_extent), merged});
+  first = rhs.op(Op::Split0, {pair});
+  second = rhs.op(Op::Split1, {pair});
+  return rhs.ok();
+}
+
+}  // namespace internal
+
+/// Single-pattern rules: elementwise algebra, scalar multiplication, transposes, matmul algebra,
+/// activation fusion, concat/split commutations, matmul/conv with concatenated operands,
+/// grouped-conv merging and the transformer extension. See docs/dialect.md for the list.
+inline std::vector<TensorRewrite> single_pattern_rules() {
+  using internal::both;
+  using internal::Ref;
+  std::vector<TensorRewrite> r;
+
+  // Elementwise algebra.
+  r.push_back(tensor_rewrite("ewadd-comm", "ewise-algebra", "(ewadd ?x ?y)", "(ewadd ?y ?x)"));
+  r.push_back(tensor_rewrite("ewmul-comm", "ewise-algebra", "(ewmul ?x ?y)", "(ewmul ?y ?x)"));
+  both(r, "ewadd-assoc", "ewise-algebra", "(ewadd ?x (ewadd ?y ?z))", "(ewadd (ewadd ?x ?y) ?z)");
+  both(r, "ewmul-assoc", "ewise-algebra", "(ewmul ?x (ewmul ?y ?z))", "(ewmul (ewmul ?x ?y) ?z)");
+  both(r, "ewmul-distrib", "ewise-algebra", "(ewmul (ewadd ?x ?y) ?z)", "(ewadd (ewmul ?x ?z) (ewmul ?y ?z))");
+
+  // Scalar multiplication.
+  both(r, "smul-assoc", "scalar", "(smul (smul ?x ?y) ?w)", "(smul ?x (smul ?y ?w))");
+  both(r, "smul-ewadd", "scalar", "(smul (ewadd ?x ?y) ?w)", "(ewadd (smul ?x ?w) (smul ?y ?w))");
+  both(r, "smul-ewmul", "scalar", "(smul (ewmul ?x ?y) ?w)", "(ewmul ?x (smul ?y ?w))");
+  both(r, "smul-matmul-rhs", "scalar", "(smul (matmul 0 ?x ?y) ?w)", "(matmul 0 ?x (smul ?y ?w))");
+  both(r, "smul-matmul-lhs", "scalar", "(smul (matmul 0 ?x ?y) ?w)", "(matmul 0 (smul ?x ?w) ?y)");
+  both(r, "smul-conv", "scalar", "(conv2d ?sh ?sw ?p 0 (smul ?x ?w) ?k)", "(conv2d ?sh ?sw ?p 0 ?x (smul ?k ?w))");
+  both(r, "smul-transpose", "scalar", "(smul (transpose ?p ?x) ?w)", "(transpose ?p (smul ?x ?w))");
+
+  // Transposes.
+  both(r, "transpose-ewadd", "transpose", "(transpose ?p (ewadd ?x ?y))",
+       "(ewadd (transpose ?p ?x) (transpose ?p ?y))");
+  both(r, "transpose-ewmul", "transpose", "(transpose ?p (ewmul ?x ?y))",
+       "(ewmul (transpose ?p ?x) (transpose ?p ?y))");
+  for (const char* act : {"relu", "tanh", "sigmoid"})
+    both(r, fmt::format("transpose-{}", act), "transpose", fmt::format("(transpose ?p ({} ?x))", act),
+         fmt::format("({} (transpose ?p ?x))", act));
+  both(r, "transpose-matmul", "transpose", "(transpose (ints 1 0) (matmul 0 ?x ?y))",
+       "(matmul 0 (transpose (ints 1 0) ?y) (transpose (ints 1 0) ?x))");
+  both(r, "transpose-batch-matmul", "transpose", "(transpose (ints 0 2 1) (matmul 0 ?x ?y))",
+       "(matmul 0 (transpose (ints 0 2 1) ?y) (transpose (ints 0 2 1) ?x))");
+  r.push_back(tensor_rewrite(
+      "transpose-compose", "transpose", "(transpose ?p (transpose ?q ?x))",
+      [p = Var("?p"), q = Var("?q"), x = Var("?x")](RightHandSide& rhs, const TensorEGraph& g,
+                                                     const Subst& s) -> std::optional<internal::Ref> {
+        const Dims& outer = info_of(g, s, p).dims;
+        const Dims& inner = info_of(g, s, q).dims;
+        if (outer.size() != inner.size()) return std::nullopt;
+        Dims composed;
+        bool identity = true;
+        for (std::size_t i = 0; i < outer.size(); ++i) {
+          if (outer[i] < 0 || outer[i] >= static_cast<std::int64_t>(inner.size())) return std::nullopt;
+          composed.push_back(inner[static_cast<std::size_t>(outer[i])]);
+          identity = identity && composed.back() == static_cast<std::int64_t>(i);
+        }
+        if (identity) return rhs.cls(s[x]);
+        return rhs.op(Op::Transpose, {rhs.ints(composed), rhs.cls(s[x])});
+      },
+      {Var("?p"), Var("?q"), Var("?x")}));
+
+  // Matmul algebra.
+  both(r, "matmul-assoc", "matmul", "(matmul 0 ?x (matmul 0 ?y ?z))", "(matmul 0 (matmul 0 ?x ?y) ?z)");
+  both(r, "matmul-distrib-rhs", "matmul", "(matmul 0 ?x (ewadd ?y ?z))",
+       "(ewadd (matmul 0 ?x ?y) (matmul 0 ?x ?z))");
+  both(r, "matmul-distrib-lhs", "matmul", "(matmul 0 (ewadd ?x ?y) ?z)",
+       "(ewadd (matmul 0 ?x ?z) (matmul 0 ?y ?z))");
+
+  // Activation fusion (TASO's activation modes: 1 sigmoid, 2 relu, 3 tanh).
+  for (auto [act, code] : {std::pair{"sigmoid", 1}, std::pair{"relu", 2}, std::pair{"tanh", 3}}) {
+    both(r, fmt::format("fuse-{}-matmul", act), "activation-fusion", fmt::format("({} (matmul 0 ?x ?y))", act),
+         fmt::format("(matmul {} ?x ?y)", code));
+    both(r, fmt::format("fuse-{}-conv", act), "activation-fusion",
+         fmt::format("({} (conv2d ?sh ?sw ?p 0 ?x ?w))", act), fmt::format("(conv2d ?sh ?sw ?p {} ?x ?w)", code));
+  }
+  for (const char* pool : {"poolmax", "poolavg"})
+    both(r, fmt::format("fuse-relu-{}", pool), "activation-fusion",
+         fmt::format("(relu ({} ?kh ?kw ?sh ?sw ?p 0 ?x))", pool), fmt::format("({} ?kh ?kw ?sh ?sw ?p 2 ?x)", pool));
+
+  // Relu algebra: idempotent, and commutes with max pooling (relu is monotone).
+  r.push_back(tensor_rewrite("relu-idempotent", "relu-algebra", "(relu (relu ?x))", "(relu ?x)"));
+  both(r, "relu-poolmax", "relu-algebra", "(poolmax ?kh ?kw ?sh ?sw ?p 0 (relu ?x))",
+       "(relu (poolmax ?kh ?kw ?sh ?sw ?p 0 ?x))");
+
+  // Concat and split.
+  r.push_back(tensor_rewrite("split0-concat", "concat", "(split_0 (split ?ax ?n (concat ?ax ?x ?y)))", "?x",
+                             internal::extent_is("?x", "?ax", "?n")));
+  r.push_back(tensor_rewrite("split1-concat", "concat", "(split_1 (split ?ax ?n (concat ?ax ?x ?y)))", "?y",
+                             internal::extent_is("?x", "?ax", "?n")));
+  r.push_back(tensor_rewrite("concat-splits", "concat",
+                             "(concat ?ax (split_0 (split ?ax ?n ?x)) (split_1 (split ?ax ?n ?x)))", "?x"));
+  both(r, "concat-ewadd", "concat", "(ewadd (concat ?ax ?x ?y) (concat ?ax ?z ?w))",
+       "(concat ?ax (ewadd ?x ?z) (ewadd ?y ?w))");
+  both(r, "concat-ewmul", "concat", "(ewmul (concat ?ax ?x ?y) (concat ?ax ?z ?w))",
+       "(concat ?ax (ewmul ?x ?z) (ewmul ?y ?w))");
+  for (const char* act : {"relu", "tanh", "sigmoid", "gelu", "exp"})
+    both(r, fmt::format("concat-{}", act), "concat", fmt::format("({} (concat ?ax ?x ?y))", act),
+         fmt::format("(concat ?ax ({} ?x) ({} ?y))", act, act));
+  both(r, "concat-smul", "concat", "(smul (concat ?ax ?x ?y) ?w)", "(concat ?ax (smul ?x ?w) (smul ?y ?w))");
+  both(r, "concat-flatten-left", "concat", "(concat ?ax (concat ?ax ?x ?y) ?z)", "(concat ?ax ?x ?y ?z)");
+  both(r, "concat-flatten-right", "concat", "(concat ?ax ?x (concat ?ax ?y ?z))", "(concat ?ax ?x ?y ?z)");
+  {
+    // A 2x2 block matrix concatenated by rows then columns, or by columns then rows.
+    const TensorCondition distinct = [a = Var("?a"), b = Var("?b")](const TensorEGraph& g, const Subst& s) {
+      return info_of(g, s, a).value != info_of(g, s, b).value;
+    };
+    r.push_back(tensor_rewrite("concat-blocks", "concat", "(concat ?a (concat ?b ?x ?y) (concat ?b ?z ?w))",
+                               "(concat ?b (concat ?a ?x ?z) (concat ?a ?y ?w))", distinct));
+  }
+  for (const char* pool : {"poolmax", "poolavg"})
+    both(r, fmt::format("concat-{}", pool), "concat", fmt::format("({} ?kh ?kw ?sh ?sw ?p ?a (concat 1 ?x ?y))", pool),
+         fmt::format("(concat 1 ({0} ?kh ?kw ?sh ?sw ?p ?a ?x) ({0} ?kh ?kw ?sh ?sw ?p ?a ?y))", pool));
+  both(r, "concat-conv-batch", "concat", "(conv2d ?sh ?sw ?p ?a (concat 0 ?x ?y) ?w)",
+       "(concat 0 (conv2d ?sh ?sw ?p ?a ?x ?w) (conv2d ?sh ?sw ?p ?a ?y ?w))");
+
+  // Matmul with concatenated operands.
+  {
+    const auto last = internal::axis_from_end("?ax", "?y", 1);
+    const auto rows = internal::axis_from_end("?ax", "?x", 2);
+    r.push_back(tensor_rewrite("matmul-concat-rhs", "matmul-concat", "(concat ?ax (matmul ?a ?x ?y) (matmul ?a ?x ?z))",
+                               "(matmul ?a ?x (concat ?ax ?y ?z))", last));
+    r.push_back(tensor_rewrite("matmul-concat-rhs-rev", "matmul-concat", "(matmul ?a ?x (concat ?ax ?y ?z))",
+                               "(concat ?ax (matmul ?a ?x ?y) (matmul ?a ?x ?z))", last));
+    r.push_back(tensor_rewrite("matmul-concat-lhs", "matmul-concat", "(concat ?ax (matmul ?a ?x ?z) (matmul ?a ?y ?z))",
+                               "(matmul ?a (concat ?ax ?x ?y) ?z)", rows));
+    r.push_back(tensor_rewrite("matmul-concat-lhs-rev", "matmul-concat", "(matmul ?a (concat ?ax ?x ?y) ?z)",
+                               "(concat ?ax (matmul ?a ?x ?z) (matmul ?a ?y ?z))", rows));
+    const auto inner = internal::all_of(internal::axis_from_end("?k", "?x", 1), internal::axis_from_end("?j", "?y", 2));
+    r.push_back(tensor_rewrite("matmul-concat-inner", "matmul-concat", "(matmul 0 (concat ?k ?x ?z) (concat ?j ?y ?w))",
+                               "(ewadd (matmul 0 ?x ?y) (matmul 0 ?z ?w))", inner));
+    r.push_back(tensor_rewrite(
+        "matmul-concat-inner-rev", "matmul-concat", "(ewadd (matmul 0 ?x ?y) (matmul 0 ?z ?w))",
+        [x = Var("?x"), y = Var("?y"), z = Var("?z"), w = Var("?w")](
+            RightHandSide& rhs, const TensorEGraph& g, const Subst& s) -> std::optional<internal::Ref> {
+          const auto rank = static_cast<std::int64_t>(info_of(g, s, x).rank());
+          const Ref lhs = rhs.op(Op::Concat, {rhs.num(rank - 1), rhs.cls(s[x]), rhs.cls(s[z])});
+          const Ref right = rhs.op(Op::Concat, {rhs.num(rank - 2), rhs.cls(s[y]), rhs.cls(s[w])});
+          return rhs.op(Op::MatMul, {rhs.num(0), lhs, right});
+        },
+        {Var("?x"), Var("?y"), Var("?z"), Var("?w")}));
+  }
+
+  // Convolution: concatenated weights, linearity.
+  both(r, "conv-concat-weights", "conv-concat", "(concat 1 (conv2d ?sh ?sw ?p ?a ?x ?w1) (conv2d ?sh ?sw ?p ?a ?x ?w2))",
+       "(conv2d ?sh ?sw ?p ?a ?x (concat 0 ?w1 ?w2))");
+  r.back() = r.back().when([c = internal::one_group("?x", "?w1")](TensorEGraph& g, Id, const Subst& s) { return c(g, s); });
+  r[r.size() - 2] =
+      r[r.size() - 2].when([c = internal::one_group("?x", "?w1")](TensorEGraph& g, Id, const Subst& s) { return c(g, s); });
+  both(r, "conv-linear-weight", "conv-concat", "(conv2d ?sh ?sw ?p 0 ?x (ewadd ?w1 ?w2))",
+       "(ewadd (conv2d ?sh ?sw ?p 0 ?x ?w1) (conv2d ?sh ?sw ?p 0 ?x ?w2))");
+  both(r, "conv-linear-input", "conv-concat", "(conv2d ?sh ?sw ?p 0 (ewadd ?x ?y) ?w)",
+       "(ewadd (conv2d ?sh ?sw ?p 0 ?x ?w) (conv2d ?sh ?sw ?p 0 ?y ?w))");
+  r.push_back(tensor_rewrite("conv-concat-channels", "conv-concat",
+                             "(conv2d ?sh ?sw ?p 0 (concat 1 ?x ?y) (concat 1 ?w1 ?w2))",
+                             "(ewadd (conv2d ?sh ?sw ?p 0 ?x ?w1) (conv2d ?sh ?sw ?p 0 ?y ?w2))",
+                             internal::one_group("?x", "?w1")));
+
+  // Grouped convolutions: merge groups `count` at a time (TASO's merge_gconv).
+  for (std::int64_t count : {2, 4, 8, 16, 32})
+    r.push_back(tensor_rewrite(
+        fmt::format("gconv-merge-{}", count), "gconv", "(conv2d ?sh ?sw ?p ?a ?x ?w)",
+        [count, sh = Var("?sh"), sw = Var("?sw"), p = Var("?p"), a = Var("?a"), x = Var("?x"), w = Var("?w")](
+            RightHandSide& rhs, const TensorEGraph& g, const Subst& s) -> std::optional<internal::Ref> {
+          const std::int64_t groups = internal::dim(info_of(g, s, x), 1) / internal::dim(info_of(g, s, w), 1);
+          if (groups < count || groups % count != 0) return std::nullopt;
+          const Ref merged = rhs.op(Op::Merge, {rhs.num(groups), rhs.num(count), rhs.cls(s[w])});
+          return rhs.op(Op::Conv2d, {rhs.cls(s[sh]), rhs.cls(s[sw]), rhs.cls(s[p]), rhs.cls(s[a]), rhs.cls(s[x]), merged});
+        },
+        {Var("?sh"), Var("?sw"), Var("?p"), Var("?a"), Var("?x"), Var("?w")}));
+
+  // Transformer extension.
+  r.push_back(tensor_rewrite("reshape-reshape", "transformer", "(reshape ?s (reshape ?t ?x))", "(reshape ?s ?x)"));
+  r.push_back(tensor_rewrite("reshape-identity", "transformer", "(reshape ?s ?x)", "?x",
+                             [s_ = Var("?s"), x = Var("?x")](const TensorEGraph& g, const Subst& s) {
+                               return info_of(g, s, s_).dims == info_of(g, s, x).dims;
+                             }));
+  r.push_back(tensor_rewrite("broadcast-broadcast", "transformer", "(broadcast ?s (broadcast ?t ?x))", "(broadcast ?s ?x)"));
+  r.push_back(tensor_rewrite("broadcast-identity", "transformer", "(broadcast ?s ?x)", "?x",
+                             [s_ = Var("?s"), x = Var("?x")](const TensorEGraph& g, const Subst& s) {
+                               return info_of(g, s, s_).dims == info_of(g, s, x).dims;
+                             }));
+  both(r, "reduce-sum-ewadd", "transformer", "(reduce_sum ?ax (ewadd ?x ?y))",
+       "(ewadd (reduce_sum ?ax ?x) (reduce_sum ?ax ?y))");
+  both(r, "reduce-sum-smul", "transformer", "(reduce_sum ?ax (smul ?x ?w))", "(smul (reduce_sum ?ax ?x) ?w)");
+  r.push_back(tensor_rewrite("slice-concat", "transformer", "(slice ?ax 0 ?n (concat ?ax ?x ?y))", "?x",
+                             internal::extent_is("?x", "?ax", "?n")));
+  return r;
+}
+
+/// Two-output rules (TENSAT's multi-pattern rules): two ops sharing an operand become one op
+/// on concatenated operands followed by a split. Labelled `multi`.
+inline std::vector<TensorRewrite> multi_pattern_rules() {
+  using internal::Ref;
+  std::vector<TensorRewrite> r;
+  // x @ y and x @ z: x @ [y z], split by columns.
+  r.push_back(internal::multi_rule(
+      "matmul-share-lhs", "multi-matmul", "?m1 = (matmul ?a ?x ?y), ?m2 = (matmul ?a ?x ?z)", "?m1", "?m2",
+      [a = Var("?a"), x = Var("?x"), y = Var("?y"), z = Var("?z")](RightHandSide& rhs, const TensorEGraph& g,
+                                                                   const Subst& s, Ref& first, Ref& second) {
+        const TensorInfo& yi = info_of(g, s, y);
+        const auto axis = static_cast<std::int64_t>(yi.rank()) - 1;
+        const Ref cat = rhs.op(Op::Concat, {rhs.num(axis), rhs.cls(s[y]), rhs.cls(s[z])});
+        const Ref mm = rhs.op(Op::MatMul, {rhs.cls(s[a]), rhs.cls(s[x]), cat});
+        return internal::merged_pair(rhs, mm, axis, internal::dim(yi, axis), first, second);
+      }));
+  // x @ w and y @ w: [x; y] @ w, split by rows.
+  r.push_back(internal::multi_rule(
+      "matmul-share-rhs", "multi-matmul", "?m1 = (matmul ?a ?x ?w), ?m2 = (matmul ?a ?y ?w)", "?m1", "?m2",
+      [a = Var("?a"), x = Var("?x"), y = Var("?y"), w = Var("?w")](RightHandSide& rhs, const TensorEGraph& g,
+                                                                   const Subst& s, Ref& first, Ref& second) {
+        const TensorInfo& xi = info_of(g, s, x);
+        const auto axis = static_cast<std::int64_t>(xi.rank()) - 2;
+        const Ref cat = rhs.op(Op::Concat, {rhs.num(axis), rhs.cls(s[x]), rhs.cls(s[y])});
+        const Ref mm = rhs.op(Op::MatMul, {rhs.cls(s[a]), cat, rhs.cls(s[w])});
+        return internal::merged_pair(rhs, mm, axis, internal::dim(xi, axis), first, second);
+      }));
+  // Two convolutions of one input with the same strides, padding and activation: one conv with
+  // the weights concatenated by output channel, split by channel. Kernels of different odd sizes
+  // are first enlarged to the larger (stride 1, same padding: the centred kernel sees the same
+  // window).
+  r.push_back(internal::multi_rule(
+      "conv-share-input", "multi-conv",
+      "?c1 = (conv2d ?sh ?sw ?p ?a ?x ?w1), ?c2 = (conv2d ?sh ?sw ?p ?a ?x ?w2)", "?c1", "?c2",
+      [sh = Var("?sh"), sw = Var("?sw"), p = Var("?p"), a = Var("?a"), x = Var("?x"), w1 = Var("?w1"),
+       w2 = Var("?w2")](RightHandSide& rhs, const TensorEGraph& g, const Subst& s, Ref& first, Ref& second) {
+        const TensorInfo& xi = info_of(g, s, x);
+        const TensorInfo& a1 = info_of(g, s, w1);
+        const TensorInfo& a2 = info_of(g, s, w2);
+        if (a1.rank() != 4 || a2.rank() != 4 || a1.dims[1] != xi.dims[1] || a2.dims[1] != xi.dims[1]) return false;
+        Ref k1 = rhs.cls(s[w1]);
+        Ref k2 = rhs.cls(s[w2]);
+        if (a1.dims[2] != a2.dims[2] || a1.dims[3] != a2.dims[3]) {
+          const bool stride_one = info_of(g, s, sh).value == 1 && info_of(g, s, sw).value == 1;
+          if (!stride_one || info_of(g, s, p).value != static_cast<std::int64_t>(Padding::Same)) return false;
+          for (std::size_t i = 2; i < 4; ++i)
+            if (a1.dims[i] % 2 == 0 || a2.dims[i] % 2 == 0) return false;
+          const bool first_smaller = a1.dims[2] <= a2.dims[2] && a1.dims[3] <= a2.dims[3];
+          const bool second_smaller = a2.dims[2] <= a1.dims[2] && a2.dims[3] <= a1.dims[3];
+          if (first_smaller) k1 = rhs.op(Op::Enlarge, {k1, k2});
+          else if (second_smaller) k2 = rhs.op(Op::Enlarge, {k2, k1});
+          else return false;
+        }
+        const Ref cat = rhs.op(Op::Concat, {rhs.num(0), k1, k2});
+        const Ref conv = rhs.op(Op::Conv2d, {rhs.cls(s[sh]), rhs.cls(s[sw]), rhs.cls(s[p]), rhs.cls(s[a]),
+                                             rhs.cls(s[x]), cat});
+        return internal::merged_pair(rhs, conv, 1, a1.dims[0], first, second);
+      }));
+  // Two relus of tensors of one shape: one relu of their concatenation.
+  r.push_back(internal::multi_rule(
+      "relu-pair", "multi-relu", "?r1 = (relu ?x), ?r2 = (relu ?y)", "?r1", "?r2",
+      [x = Var("?x"), y = Var("?y")](RightHandSide& rhs, const TensorEGraph& g, const Subst& s, Ref& first,
+                                     Ref& second) {
+        const TensorInfo& xi = info_of(g, s, x);
+        if (xi.rank() == 0 || xi.dims != info_of(g, s, y).dims) return false;
+        const Ref cat = rhs.op(Op::Concat, {rhs.num(0), rhs.cls(s[x]), rhs.cls(s[y])});
+        return internal::merged_pair(rhs, rhs.op(Op::Relu, {cat}), 0, xi.dims[0], first, second);
+      }));
+  return r;
+}
+
+/// Every rule: `single_pattern_rules()` then `multi_pattern_rules()`.
+inline std::vector<TensorRewrite> all_rules() {
+  std::vector<TensorRewrite> r = single_pattern_rules();
+  for (auto& m : multi_pattern_rules()) r.push_back(std::move(m));
+  return r;
+}
+
+}  // namespace tensor
+}  // namespace v0
+}  // namespace tensat
+
+#endif  // TENSAT_TENSOR_RULES_H

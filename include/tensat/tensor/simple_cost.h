@@ -1,0 +1,117 @@
+// SimpleCost: a per-op cost of flops plus bytes moved, the placeholder the analytical cost
+// model (issue 6) replaces. Weight-only and view ops are free.
+#ifndef TENSAT_TENSOR_SIMPLE_COST_H
+#define TENSAT_TENSOR_SIMPLE_COST_H
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "tensat/core/language.h"
+#include "tensat/core/recexpr.h"
+#include "tensat/core/small_vector.h"
+#include "tensat/core/span.h"
+#include "tensat/tensor/analysis.h"
+#include "tensat/tensor/graph.h"
+#include "tensat/tensor/node.h"
+#include "tensat/tensor/shape.h"
+
+namespace tensat {
+inline namespace v0 {
+namespace tensor {
+
+/// Floating-point operations of `node` (multiply-adds count two).
+[[nodiscard]] inline double node_flops(const TensorNode& node, const TensorInfo& out,
+                                       Span<const TensorInfo* const> children) {
+  const double n = static_cast<double>(out.elements());
+  switch (node.op()) {
+    case Op::EwAdd: case Op::EwMul: case Op::SMul: case Op::Relu: return n;
+    case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::Exp: return 4 * n;
+    case Op::BatchNorm: return 2 * n;
+    case Op::Softmax: return 5 * n;
+    case Op::LayerNorm: return 8 * n;
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMean: return static_cast<double>(children[1]->elements());
+    case Op::MatMul: {
+      const double k = static_cast<double>(children[1]->dims.back());
+      return 2 * n * k + (children[0]->value != 0 ? n : 0);
+    }
+    case Op::Conv2d: {
+      const Dims& w = children[5]->dims;
+      return 2 * n * static_cast<double>(w[1] * w[2] * w[3]) + (children[3]->value != 0 ? n : 0);
+    }
+    case Op::PoolMax: case Op::PoolAvg:
+      return n * static_cast<double>(children[0]->value * children[1]->value);
+    default: return 0;
+  }
+}
+
+/// True for ops that move no data at run time: attributes, sources, `noop`, `split` and its
+/// outputs (views of the input), `reshape` (a view of a contiguous tensor).
+[[nodiscard]] constexpr bool is_free_op(Op op) noexcept {
+  switch (op) {
+    case Op::Num: case Op::Sym: case Op::Ints: case Op::Input: case Op::Weight: case Op::Noop:
+    case Op::Split: case Op::Split0: case Op::Split1: case Op::Reshape: return true;
+    default: return false;
+  }
+}
+
+/// Cost of one node: flops + bytes read and written, in millions; zero for free ops and for
+/// weight-only nodes (precomputed once, as TASO does).
+[[nodiscard]] inline double simple_node_cost(const TensorNode& node, const TensorInfo& out,
+                                             Span<const TensorInfo* const> children) {
+  if (is_free_op(node.op()) || out.weight_only || out.kind != Kind::Tensor) return 0;
+  double bytes = static_cast<double>(out.bytes());
+  for (const TensorInfo* c : children)
+    if (c->kind == Kind::Tensor) bytes += static_cast<double>(c->bytes());
+  return (node_flops(node, out, children) + bytes) * 1e-6;
+}
+
+/// `simple_node_cost` as an extraction cost `(node, eclass)` over a `TensorEGraph`.
+class SimpleCost {
+ public:
+  explicit SimpleCost(const TensorEGraph& egraph) : egraph_(&egraph) {}
+  double operator()(const TensorNode& node, const TensorEGraph::EClass& cls) const {
+    SmallVector<const TensorInfo*, 8> children;
+    for (Id c : node.children()) children.push_back(&(*egraph_)[c].data);
+    return simple_node_cost(node, cls.data, children);
+  }
+
+ private:
+  const TensorEGraph* egraph_;
+};
+
+/// The cost of a program: `node_cost(node, info, children)` summed over its nodes, each shared
+/// node once (the DAG cost). Throws `ShapeError` for an ill-typed program.
+template <class NodeCost>
+[[nodiscard]] double program_cost(const RecExpr<TensorNode>& program, NodeCost&& node_cost) {
+  const std::vector<TensorInfo> infos = check_program(program);
+  // A program read as a tree repeats shared subterms; pay for each distinct node once.
+  struct Hash {
+    std::size_t operator()(const TensorNode& n) const noexcept { return static_cast<std::size_t>(n.hash()); }
+  };
+  std::unordered_map<TensorNode, Id, Hash> seen;
+  std::vector<Id> canonical(program.size());
+  double total = 0;
+  std::vector<const TensorInfo*> children;
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    const TensorNode node = map_children(program[Id(i)], [&](Id c) { return canonical[c.index()]; });
+    auto [it, inserted] = seen.emplace(node, Id(i));
+    canonical[i] = it->second;
+    if (!inserted) continue;
+    children.clear();
+    for (Id c : program[Id(i)].children()) children.push_back(&infos[c.index()]);
+    total += node_cost(program[Id(i)], infos[i], Span<const TensorInfo* const>(children.data(), children.size()));
+  }
+  return total;
+}
+
+/// `program_cost` with `simple_node_cost`.
+[[nodiscard]] inline double simple_program_cost(const RecExpr<TensorNode>& program) {
+  return program_cost(program, simple_node_cost);
+}
+
+}  // namespace tensor
+}  // namespace v0
+}  // namespace tensat
+
+#endif  // TENSAT_TENSOR_SIMPLE_COST_H
