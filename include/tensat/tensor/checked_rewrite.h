@@ -34,18 +34,30 @@ using TensorRewrite = Rewrite<TensorNode, TensorAnalysis>;
 [[nodiscard]] inline bool reaches(const TensorEGraph& egraph, Span<const Id> from, Id target,
                                   std::size_t budget = 256) {
   target = egraph.find(target);
-  std::vector<Id> stack;
-  std::vector<Id> seen;
+  // Visited marks by class id, reset in O(1) by bumping the epoch (one scratch per thread).
+  thread_local std::vector<std::uint32_t> mark;
+  thread_local std::uint32_t epoch = 0;
+  thread_local std::vector<Id> stack;
+  if (mark.size() < egraph.number_of_node_ids()) mark.resize(egraph.number_of_node_ids(), 0);
+  if (++epoch == 0) {
+    std::fill(mark.begin(), mark.end(), 0);
+    epoch = 1;
+  }
+  stack.clear();
   for (Id f : from) stack.push_back(egraph.find(f));
+  std::size_t visited = 0;
   while (!stack.empty()) {
     const Id c = stack.back();
     stack.pop_back();
     if (c == target) return true;
-    if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
-    if (seen.size() >= budget) return false;
-    seen.push_back(c);
+    if (mark[c.index()] == epoch) continue;
+    if (++visited > budget) return false;
+    mark[c.index()] = epoch;
     for (Id nid : egraph[c].nodes)
-      for (Id child : egraph.node(nid).children()) stack.push_back(egraph.find(child));
+      for (Id child : egraph.node(nid).children()) {
+        const Id cc = egraph.find(child);
+        if (mark[cc.index()] != epoch) stack.push_back(cc);
+      }
   }
   return false;
 }
@@ -90,13 +102,31 @@ class RightHandSide {
   [[nodiscard]] bool ok() const noexcept { return ok_; }
   /// What `r` denotes (valid only while `ok()`).
   [[nodiscard]] const TensorInfo& info(Ref r) const { return *terms_[r.index].info; }
-  /// The existing classes the new nodes take as operands (for the cycle pre-filter).
-  [[nodiscard]] std::vector<Id> operand_classes() const {
+  /// For each term, its class if it is already in `egraph` (member lookups, bottom-up), else
+  /// `kInvalidId`.
+  [[nodiscard]] std::vector<Id> lookup(const TensorEGraph& egraph) const {
+    std::vector<Id> ids(terms_.size(), kInvalidId);
+    for (std::size_t i = 0; i < terms_.size(); ++i) {
+      const Term& t = terms_[i];
+      if (!t.node) {
+        ids[i] = t.existing;
+        continue;
+      }
+      bool known = true;
+      for (Id c : t.node->children()) known = known && ids[c.index()] != kInvalidId;
+      if (known) ids[i] = egraph.lookup_member_id(map_children(*t.node, [&](Id c) { return ids[c.index()]; }));
+    }
+    return ids;
+  }
+  /// The existing classes that new terms (those not in `existing`, from `lookup`) take as
+  /// operands: the edges a commit would add (for the cycle pre-filter).
+  [[nodiscard]] std::vector<Id> operand_classes(const std::vector<Id>& existing) const {
     std::vector<Id> out;
-    for (const Term& t : terms_) {
-      if (!t.node) continue;
+    for (std::size_t i = 0; i < terms_.size(); ++i) {
+      const Term& t = terms_[i];
+      if (!t.node || existing[i] != kInvalidId) continue;
       for (Id c : t.node->children())
-        if (terms_[c.index()].existing != kInvalidId) out.push_back(terms_[c.index()].existing);
+        if (existing[c.index()] != kInvalidId) out.push_back(existing[c.index()]);
     }
     return out;
   }
@@ -150,14 +180,23 @@ class RightHandSide {
 inline std::vector<Id> apply_checked(TensorEGraph& egraph, const RightHandSide& rhs,
                                      std::initializer_list<std::pair<Id, RightHandSide::Ref>> targets) {
   if (!rhs.ok()) return {};
-  const std::vector<Id> operands = rhs.operand_classes();
   for (const auto& [eclass, root] : targets) {
     const TensorInfo& want = egraph[eclass].data;
     const TensorInfo& got = rhs.info(root);
     if (got.kind != want.kind || got.dtype != want.dtype || got.dims != want.dims || got.dims2 != want.dims2)
       return {};
-    if (!operands.empty() && reaches(egraph, Span<const Id>(operands.data(), operands.size()), eclass)) return {};
   }
+  // Terms already in the e-graph add no edge; if every target is already in its class there is
+  // nothing to do (the common case once the e-graph nears saturation).
+  const std::vector<Id> existing = rhs.lookup(egraph);
+  bool all_there = true;
+  for (const auto& [eclass, root] : targets)
+    all_there = all_there && existing[root.index] != kInvalidId && egraph.find(existing[root.index]) == egraph.find(eclass);
+  if (all_there) return {};
+  const std::vector<Id> operands = rhs.operand_classes(existing);
+  if (!operands.empty())
+    for (const auto& [eclass, root] : targets)
+      if (reaches(egraph, Span<const Id>(operands.data(), operands.size()), eclass)) return {};
   std::vector<Id> changed;
   for (const auto& [eclass, root] : targets) {
     const Id id = rhs.commit(egraph, root);
