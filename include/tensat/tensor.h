@@ -14,5 +14,6 @@
 #include "tensat/tensor/cycle_filter.h"
 #include "tensat/tensor/simple_cost.h"
 #include "tensat/tensor/optimize.h"
+#include "tensat/tensor/models.h"
 
 #endif  // TENSAT_TENSOR_H

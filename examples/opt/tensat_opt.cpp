@@ -1,0 +1,281 @@
+// tensat-opt: optimizes one of TENSAT's benchmark models with the tensor superoptimizer
+// (`tensat::tensor::optimize`) and reports what changed.
+//
+//   tensat-opt --model nasrnn
+//   iter  0: nodes 1234  classes 987  applied 321  elapsed 0.012 s
+//   ...
+//   op         before  after
+//   matmul         80     40
+//   ...
+//
+//   tensat-opt --model squeezenet --json
+//   {"model":"squeezenet","ops_before":65,"ops_after":...,"cost_before":...,...}
+//
+// Without --json: one progress line per iteration as it finishes, then a before/after table
+// (ops by type, total, cost and gain, optimizer time, stop reason, cycle nodes pruned). With
+// --json: nothing but one JSON object on one line.
+//
+// Exit status: 0 on success, 2 on bad arguments (on stderr "tensat-opt: <reason>" and the usage
+// line), 1 on an internal error.
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <tensat/core/error.h>
+#include <tensat/tensor.h>
+#include <tensat/tensor/models.h>
+
+namespace {
+
+namespace tt = tensat::tensor;
+
+constexpr const char* kUsageLine =
+    "usage: tensat-opt --model bert|nasrnn|resnext50|nasneta|inceptionv3|squeezenet|vgg19 "
+    "[--node-limit N] [--iter-limit K] [--k-multi M] [--time-limit S] [--extractor greedy-dag|ilp] "
+    "[--ilp-time-limit S] [--json]\n";
+
+constexpr const char* kHelp =
+    "\n"
+    "Optimizes one of TENSAT's benchmark models: equality saturation with the tensor rules under\n"
+    "TENSAT's limits and cycle filtering, then extraction of the cheapest program.\n"
+    "\n"
+    "Options:\n"
+    "  --model NAME          the model (required)\n"
+    "  --node-limit N        e-graph node limit (default 50000)\n"
+    "  --iter-limit K        iteration limit (default 15)\n"
+    "  --k-multi M           iterations in which the multi-pattern rules run (default 1)\n"
+    "  --time-limit S        saturation time limit in seconds (default 3600)\n"
+    "  --extractor NAME      greedy-dag (default) or ilp\n"
+    "  --ilp-time-limit S    seconds for the ilp extractor (default 30)\n"
+    "  --json                print only one JSON object on one line\n"
+    "  --help                print this help and exit\n"
+    "\n"
+    "Without --json, prints one progress line per iteration, then a before/after table.\n"
+    "Exit status: 0 success, 2 bad arguments, 1 internal error.\n";
+
+/// A bad-argument condition: one line on stderr and the usage line, exit status 2.
+struct BadInput {
+  std::string reason;
+};
+
+/// One line, whatever the message contains.
+std::string one_line(std::string_view text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '\n') out += "\\n";
+    else if (ch == '\r') out += "\\r";
+    else out += ch;
+  }
+  return out;
+}
+
+struct Options {
+  std::string model;
+  tt::OptimizeOptions optimize;
+  bool json = false;
+  bool help = false;
+};
+
+std::size_t parse_count(const std::string& name, const std::string& text) {
+  bool ok = !text.empty() && text.size() <= 18;  // 18 digits cannot overflow
+  for (char ch : text) ok = ok && ch >= '0' && ch <= '9';
+  if (!ok) throw BadInput{name + " must be a non-negative integer, got '" + text + "'"};
+  return static_cast<std::size_t>(std::strtoull(text.c_str(), nullptr, 10));
+}
+
+double parse_seconds(const std::string& name, const std::string& text) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  const double value = std::strtod(begin, &end);
+  if (text.empty() || end != begin + text.size() || !std::isfinite(value) || value < 0)
+    throw BadInput{name + " must be a non-negative number of seconds, got '" + text + "'"};
+  return value;
+}
+
+Options parse_args(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      options.help = true;
+      continue;
+    }
+    if (arg == "--json") {
+      options.json = true;
+      continue;
+    }
+    if (arg.rfind("--", 0) != 0) throw BadInput{"unexpected argument '" + arg + "'"};
+    // --name VALUE or --name=VALUE
+    std::string name = arg, value;
+    bool inline_value = false;
+    if (const auto eq = arg.find('='); eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      inline_value = true;
+    }
+    if (name != "--model" && name != "--node-limit" && name != "--iter-limit" && name != "--k-multi" &&
+        name != "--time-limit" && name != "--extractor" && name != "--ilp-time-limit")
+      throw BadInput{"unknown option '" + name + "'"};
+    if (!inline_value) {
+      if (i + 1 >= argc) throw BadInput{"option " + name + " needs a value"};
+      value = argv[++i];
+    }
+    if (name == "--model") {
+      bool known = false;
+      std::string valid;
+      for (std::string_view m : tt::models::model_names()) {
+        known = known || m == value;
+        if (!valid.empty()) valid += ", ";
+        valid += m;
+      }
+      if (!known) throw BadInput{"unknown model '" + value + "' (expected " + valid + ")"};
+      options.model = value;
+    } else if (name == "--node-limit") {
+      options.optimize.node_limit = parse_count(name, value);
+    } else if (name == "--iter-limit") {
+      options.optimize.iter_limit = parse_count(name, value);
+    } else if (name == "--k-multi") {
+      options.optimize.k_multi = parse_count(name, value);
+    } else if (name == "--time-limit") {
+      options.optimize.time_limit_seconds = parse_seconds(name, value);
+    } else if (name == "--ilp-time-limit") {
+      options.optimize.ilp.time_limit_seconds = parse_seconds(name, value);
+    } else {
+      if (value == "greedy-dag") options.optimize.extractor = tt::TensorExtractor::GreedyDag;
+      else if (value == "ilp") options.optimize.extractor = tt::TensorExtractor::Ilp;
+      else throw BadInput{"unknown extractor '" + value + "' (expected greedy-dag or ilp)"};
+    }
+  }
+  if (options.help) return options;
+  if (options.model.empty()) throw BadInput{"missing --model"};
+  return options;
+}
+
+/// Relative gain in percent (positive: cheaper after).
+double gain_percent(double before, double after) {
+  return before != 0 ? (before - after) / before * 100.0 : 0.0;
+}
+
+/// A JSON number, or null for NaN and infinities (which JSON cannot hold).
+nlohmann::ordered_json number(double value) {
+  if (!std::isfinite(value)) return nullptr;
+  return value;
+}
+
+int run(const Options& options) {
+  const tensat::RecExpr<tt::TensorNode> program = tt::models::build_model(options.model).program();
+
+  tt::OptimizeOptions opts = options.optimize;
+  double elapsed = 0;
+  bool any_reported = false;
+  std::size_t last_reported = 0;
+  opts.on_iteration = [&](std::size_t index, const tensat::Iteration& it) {
+    if (any_reported && index <= last_reported) return;  // each iteration once
+    any_reported = true;
+    last_reported = index;
+    elapsed += it.total_time;
+    if (options.json) return;
+    std::size_t applied = 0;
+    for (const auto& rule : it.applied) applied += rule.second;
+    std::cout << fmt::format("iter {:>2}: nodes {}  classes {}  applied {}  elapsed {:.3f} s\n", index,
+                             it.egraph_nodes, it.egraph_classes, applied, elapsed)
+              << std::flush;
+  };
+
+  const tt::OptimizeResult result = tt::optimize(program, opts);
+
+  const auto before = tt::op_histogram(program);
+  const auto after = tt::op_histogram(result.optimized);
+  const std::size_t total_before = tt::count_ops(program);
+  const std::size_t total_after = tt::count_ops(result.optimized);
+  const double gain = gain_percent(result.cost_before, result.cost_after);
+  const bool ilp = options.optimize.extractor == tt::TensorExtractor::Ilp;
+  const std::string stop = result.stop_reason.to_string();
+  const std::string status = result.extraction_status == tensat::ExtractionStatus::Optimal ? "optimal" : "feasible";
+
+  if (options.json) {
+    nlohmann::ordered_json by_before = nlohmann::ordered_json::object();
+    nlohmann::ordered_json by_after = nlohmann::ordered_json::object();
+    for (std::size_t k = 0; k < tt::kNumOps; ++k) {
+      if (before[k] == 0 && after[k] == 0) continue;
+      const std::string name(tt::op_name(static_cast<tt::Op>(k)));
+      by_before[name] = before[k];
+      by_after[name] = after[k];
+    }
+    nlohmann::ordered_json line;
+    line["model"] = options.model;
+    line["node_limit"] = options.optimize.node_limit;
+    line["iter_limit"] = options.optimize.iter_limit;
+    line["k_multi"] = options.optimize.k_multi;
+    line["time_limit"] = options.optimize.time_limit_seconds;
+    line["extractor"] = ilp ? "ilp" : "greedy-dag";
+    if (ilp) line["ilp_time_limit"] = options.optimize.ilp.time_limit_seconds;
+    line["ops_before"] = total_before;
+    line["ops_after"] = total_after;
+    line["cost_before"] = number(result.cost_before);
+    line["cost_after"] = number(result.cost_after);
+    line["gain_percent"] = number(gain);
+    line["optimize_seconds"] = result.optimize_seconds();
+    line["saturation_seconds"] = result.saturation_seconds;
+    line["extraction_seconds"] = result.extraction_seconds;
+    line["stop_reason"] = stop;
+    line["iterations"] = result.report.iterations;
+    line["egraph_nodes"] = result.report.egraph_nodes;
+    line["egraph_classes"] = result.report.egraph_classes;
+    line["cycle_nodes_pruned"] = result.cycle_nodes_pruned;
+    line["extraction_status"] = status;
+    line["ops_by_type_before"] = std::move(by_before);
+    line["ops_by_type_after"] = std::move(by_after);
+    std::cout << line.dump() << '\n' << std::flush;
+    return 0;
+  }
+
+  std::string out = fmt::format("\n{:<20} {:>12} {:>12}\n", "op", "before", "after");
+  for (std::size_t k = 0; k < tt::kNumOps; ++k) {
+    if (before[k] == 0 && after[k] == 0) continue;
+    out += fmt::format("{:<20} {:>12} {:>12}\n", tt::op_name(static_cast<tt::Op>(k)), before[k], after[k]);
+  }
+  out += fmt::format("{:<20} {:>12} {:>12}\n", "total ops", total_before, total_after);
+  out += fmt::format("{:<20} {:>12.4f} {:>12.4f}  (gain {:.2f}%)\n", "cost", result.cost_before,
+                     result.cost_after, gain);
+  out += "\n";
+  out += fmt::format("model               {}\n", options.model);
+  out += fmt::format("optimizer time      {:.3f} s (saturation {:.3f} s, extraction {:.3f} s, {})\n",
+                     result.optimize_seconds(), result.saturation_seconds, result.extraction_seconds,
+                     ilp ? "ilp " + status : std::string("greedy-dag"));
+  out += fmt::format("stop reason         {} after {} iterations\n", stop, result.report.iterations);
+  out += fmt::format("e-graph             {} nodes, {} classes\n", result.report.egraph_nodes,
+                     result.report.egraph_classes);
+  out += fmt::format("cycle nodes pruned  {}\n", result.cycle_nodes_pruned);
+  std::cout << out << std::flush;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Options options = parse_args(argc, argv);
+    if (options.help) {
+      std::cout << kUsageLine << kHelp;
+      return 0;
+    }
+    return run(options);
+  } catch (const BadInput& e) {
+    std::fprintf(stderr, "tensat-opt: %s\n%s", one_line(e.reason).c_str(), kUsageLine);
+    return 2;
+  } catch (const std::exception& e) {
+    std::cout << std::flush;
+    std::fprintf(stderr, "tensat-opt: internal error: %s\n", one_line(e.what()).c_str());
+    return 1;
+  }
+}
