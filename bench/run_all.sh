@@ -12,7 +12,7 @@ out="$repo/bench/results"
 mkdir -p "$out"
 
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTENSAT_BUILD_TESTS=OFF >/dev/null
-ninja -C "$build" math_suite_bench ematching_bench memory_bench extraction_bench
+ninja -C "$build" math_suite_bench ematching_bench memory_bench extraction_bench tensor_opt_bench
 
 # Which engine was measured (no git here: a digest of the headers and examples the programs include).
 ( cd "$repo" && find include examples/math -type f \( -name '*.h' -o -name '*.hpp' \) | sort | xargs sha256sum | sha256sum | cut -c1-16 ) > "$out/headers.sha256"
@@ -36,5 +36,8 @@ if [[ "${TENSAT_BENCH_SKIP_ILP:-0}" != 1 ]]; then
   chrt -o 0 "$build/bench/extraction_bench" --benchmark_filter='^BM_ilp/' --benchmark_out_format=json \
     --benchmark_out="$out/extraction_ilp.json"
 fi
+
+# The tensor optimizer on the seven benchmark models (issue 5), TENSAT's settings.
+"$build/bench/tensor_opt_bench" "${common[@]}" --benchmark_out="$out/tensor_opt.json"
 
 python3 "$repo/bench/summarize.py" "$out"

@@ -18,7 +18,7 @@ void BM_optimize(benchmark::State& state, std::string model) {
   OptimizeResult result;
   for (auto _ : state) {
     result = optimize(program, OptimizeOptions{}, rules);
-    benchmark::DoNotOptimize(result.cost_after);
+    benchmark::ClobberMemory();  // (DoNotOptimize on a double member zeroed it with GCC 12 and benchmark 1.7.1)
   }
   state.counters["ops_before"] = static_cast<double>(count_ops(program));
   state.counters["ops_after"] = static_cast<double>(count_ops(result.optimized));
