@@ -60,7 +60,7 @@ void breakdown(benchmark::State& state, const tensat::EGraph<L, A>& egraph) {
     parent_lists += c.parents.capacity() * sizeof(tensat::Id);
   }
   const std::size_t eclasses = egraph.classes().capacity() * sizeof(EClass);
-  const std::size_t uf = egraph.union_find().parents().capacity() * sizeof(tensat::Id);
+  const std::size_t uf = egraph.union_find().memory_bytes();
   const std::size_t arena_min = egraph.number_of_node_ids() * sizeof(L);
   const std::size_t total = egraph.memory_usage();
   state.counters["b_eclass_structs"] = static_cast<double>(eclasses) / nodes;

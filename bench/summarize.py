@@ -206,7 +206,7 @@ def memory():
               f"{opt(b, 'bytes_per_node_compacted', '.1f')} | {int(b['sizeof_node'])} | {int(b['sizeof_eclass'])} |")
     print("\nBreakdown of memory_usage() per live node (bytes), before compact(), from memory_bench's b_* counters: "
           "arena_min = node ids × sizeof node; union_find = union-find parents only; class lists = capacities, "
-          "inline slots included; other = the rest of memory_usage() (arena spare capacity, class-slot table, "
+          "inline slots included; other = the rest of memory_usage() (arena spare capacity, "
           "hashcons, by-op index, flag bits, work lists; the inline list slots counted twice are taken off here).\n")
     keys = ["b_arena_min", "b_union_find", "b_eclass_structs", "b_class_node_lists", "b_class_parent_lists", "b_other"]
     print("| e-graph | " + " | ".join(k[2:] for k in keys) + " |")

@@ -31,3 +31,17 @@ TEST_CASE("union_find: find_mut halves paths and agrees with find") {
   CHECK(uf.parents()[3] == Id(1));
   for (int i = 0; i < 6; ++i) CHECK(uf.find(Id(i)) == Id(0));
 }
+
+TEST_CASE("union_find: roots carry a value that survives unions into them") {
+  tensat::UnionFind uf;
+  uf.reserve(4);
+  for (int i = 0; i < 4; ++i) uf.make_set();
+  CHECK(uf.root_value(Id(2)) == 0);
+  uf.set_root_value(Id(0), 7);
+  uf.set_root_value(Id(1), tensat::UnionFind::kMaxRootValue);
+  uf.union_roots(Id(0), Id(1));
+  CHECK(uf.find(Id(1)) == Id(0));
+  CHECK(uf.root_value(uf.find(Id(1))) == 7);
+  const std::vector<Id> expected{Id(0), Id(0), Id(2), Id(3)};
+  CHECK(uf.parents() == expected);  // the value is not visible as a parent
+}

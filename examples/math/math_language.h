@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -123,7 +124,30 @@ class Math {
   };
 };
 
-using Constant = std::optional<double>;
+/// An optional constant in 8 bytes: egg's `Option<NotNan<f64>>`, with NaN meaning "none". NaN is
+/// never a constant: the parser rejects it, and a fold that would produce it (inf - inf) is left
+/// unfolded where egg's NotNan arithmetic would panic. Half the size of `std::optional<double>`,
+/// which keeps the class record at 48 bytes.
+class Constant {
+ public:
+  constexpr Constant() noexcept = default;
+  constexpr Constant(std::nullopt_t) noexcept {}
+  constexpr Constant(double value) noexcept : value_(value) {}
+
+  [[nodiscard]] bool has_value() const noexcept { return !std::isnan(value_); }
+  explicit operator bool() const noexcept { return has_value(); }
+  [[nodiscard]] double operator*() const noexcept { return value_; }
+  [[nodiscard]] double value() const noexcept { return value_; }
+
+  friend bool operator==(Constant a, Constant b) noexcept {
+    return a.has_value() == b.has_value() && (!a.has_value() || a.value_ == b.value_);
+  }
+  friend bool operator!=(Constant a, Constant b) noexcept { return !(a == b); }
+
+ private:
+  double value_ = std::numeric_limits<double>::quiet_NaN();
+};
+static_assert(sizeof(Constant) == 8);
 
 /// egg's `ConstantFold`: the value of every class that folds to a constant; a folded class gets
 /// its constant added and loses its non-leaf nodes (the pruning egg's suite depends on).
@@ -152,10 +176,14 @@ struct ConstantFold {
   }
 
   tensat::DidMerge merge(Data& a, Data b) const {
-    return tensat::merge_option(a, b, [](double& x, double y) {
-      if (!(x == y)) throw tensat::Error(fmt::format("merged non-equal constants {} and {}", x, y));
-      return tensat::DidMerge{false, false};
-    });
+    if (!a) {
+      if (!b) return {false, false};
+      a = b;
+      return {true, false};
+    }
+    if (!b) return {false, true};
+    if (!(*a == *b)) throw tensat::Error(fmt::format("merged non-equal constants {} and {}", *a, *b));
+    return {false, false};
   }
 
   void modify(EGraph& egraph, Id id) const {

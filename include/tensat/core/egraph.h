@@ -137,9 +137,9 @@ class EGraph {
     if (root == other) return false;
     if (eclass(root).parents.size() < eclass(other).parents.size()) std::swap(root, other);
 
-    uf_.union_roots(root, other);
-    const std::size_t root_slot = class_slot_[root.index()];
-    const std::size_t other_slot = class_slot_[other.index()];
+    const std::size_t root_slot = uf_.root_value(root);
+    const std::size_t other_slot = uf_.root_value(other);
+    uf_.union_roots(root, other);  // drops other's slot from the union-find
     EClass& kept = classes_[root_slot];
     EClass& gone = classes_[other_slot];
     pending_.insert(pending_.end(), gone.parents.begin(), gone.parents.end());
@@ -232,6 +232,7 @@ class EGraph {
     std::vector<L> nodes;
     nodes.reserve(keep.size());
     UnionFind uf;
+    uf.reserve(keep.size());
     for (Id old : keep) {
       nodes.push_back(map_children(nodes_[old.index()], [&](Id c) { return mapping[c.index()]; }));
       uf.make_set();
@@ -243,8 +244,8 @@ class EGraph {
     detail::NodeTable memo;
     memo.reserve(keep.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) memo.insert(detail::mix_hash(nodes[i].hash()), Id(i));
+    memo.fit();  // at rest: about 7/8 full
 
-    std::vector<std::uint32_t> class_slot(keep.size(), kNoSlot);
     std::vector<EClass> classes;
     classes.reserve(classes_.size());
     auto remap_list = [&](const IdList& list, bool drop_dead) {
@@ -256,7 +257,7 @@ class EGraph {
     };
     for (EClass& c : classes_) {
       const Id id = mapping[c.id.index()];
-      class_slot[id.index()] = static_cast<std::uint32_t>(classes.size());
+      uf.set_root_value(id, static_cast<std::uint32_t>(classes.size()));
       classes.push_back(EClass{remap_list(c.nodes, false), remap_list(c.parents, true), id, std::move(c.data)});
     }
     for (auto& list : by_op_) {
@@ -267,7 +268,6 @@ class EGraph {
     nodes_ = std::move(nodes);
     uf_ = std::move(uf);
     memo_ = std::move(memo);
-    class_slot_ = std::move(class_slot);
     classes_ = std::move(classes);
     dead_.assign(nodes_.size(), false);
     pruned_.assign(nodes_.size(), false);
@@ -404,7 +404,7 @@ class EGraph {
   [[nodiscard]] MemoryUsage memory_breakdown() const noexcept {
     MemoryUsage m;
     m.nodes = nodes_.capacity() * sizeof(L) + node_heap_bytes_ + (dead_.capacity() + pruned_.capacity()) / 8;
-    m.union_find = uf_.memory_bytes() + class_slot_.capacity() * sizeof(std::uint32_t);
+    m.union_find = uf_.memory_bytes();
     m.hashcons = memo_.memory_bytes();
     m.classes = classes_.capacity() * sizeof(EClass);
     for (const EClass& c : classes_)
@@ -445,12 +445,10 @@ class EGraph {
   static constexpr std::size_t kBinarySearchThreshold = 32;
 
   [[nodiscard]] const EClass& eclass(Id id) const {
-    const Id root = uf_.find(id);
-    return classes_[class_slot_[root.index()]];
+    return classes_[uf_.root_value(uf_.find(id))];
   }
   [[nodiscard]] EClass& eclass_mut(Id id) {
-    const Id root = uf_.find(id);
-    return classes_[class_slot_[root.index()]];
+    return classes_[uf_.root_value(uf_.find(id))];
   }
 
   void canonicalize(L& node) const {
@@ -499,7 +497,8 @@ class EGraph {
     node_heap_bytes_ += detail::NodeHeapBytes<L>::of(nodes_.back());
     memo_.insert(hash, id);
     Data data = analysis_.make(static_cast<const EGraph&>(*this), nodes_[id.index()], id);
-    class_slot_.push_back(static_cast<std::uint32_t>(classes_.size()));
+    if (classes_.size() > UnionFind::kMaxRootValue) throw Error("EGraph: too many classes");
+    uf_.set_root_value(id, static_cast<std::uint32_t>(classes_.size()));
     classes_.push_back(EClass{IdList{id}, IdList{}, id, std::move(data)});
     Id previous = kInvalidId;
     for (Id child : nodes_[id.index()].children()) {
@@ -534,13 +533,11 @@ class EGraph {
 
   /// Removes the class in `slot` by moving the last class into it.
   void remove_class(std::size_t slot) {
-    const Id removed = classes_[slot].id;
     if (slot + 1 != classes_.size()) {
       classes_[slot] = std::move(classes_.back());
-      class_slot_[classes_[slot].id.index()] = static_cast<std::uint32_t>(slot);
+      uf_.set_root_value(classes_[slot].id, static_cast<std::uint32_t>(slot));
     }
     classes_.pop_back();
-    class_slot_[removed.index()] = kNoSlot;
   }
 
   /// Re-canonicalizes node `p` in place; if it now equals another live node, that is a
@@ -576,7 +573,7 @@ class EGraph {
     for (Id id : dirty_classes_) seen_[id.index()] = false;
 
     for (Id id : dirty_classes_) {
-      EClass& c = classes_[class_slot_[id.index()]];
+      EClass& c = classes_[uf_.root_value(id)];
       c.nodes.erase_if([&](Id nid) { return bool(dead_[nid.index()]); });
       if (c.nodes.size() >= kBinarySearchThreshold)
         std::sort(c.nodes.begin(), c.nodes.end(), [&](Id x, Id y) {
@@ -628,8 +625,6 @@ class EGraph {
     if constexpr (detail::HasModify<A, EGraph>::value) analysis_.modify(*this, uf_.find(id));
   }
 
-  static constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
-
   A analysis_;
   UnionFind uf_;
   std::vector<L> nodes_;          // node arena, by node id
@@ -638,7 +633,6 @@ class EGraph {
   std::size_t node_heap_bytes_ = 0;
   detail::NodeTable memo_;        // hashcons: canonical node -> node id
   std::vector<EClass> classes_;   // live classes, dense
-  std::vector<std::uint32_t> class_slot_;  // class id -> index in classes_ (kNoSlot if merged)
   std::vector<std::vector<Id>> by_op_;     // op key -> classes having that operator
   bool by_op_dirty_ = false;               // by_op_ may hold merged-away class ids
   std::vector<bool> seen_;                 // scratch bitset over ids, all false between uses

@@ -6,6 +6,7 @@
 #error "tensat/detail/node_table.h is private: include tensat/core/egraph.h"
 #endif
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -27,8 +28,10 @@ namespace detail {
 /// Hash set of node ids whose keys live elsewhere (the e-graph's node arena). Each 8-byte slot
 /// holds a 32-bit hash, which both picks the home slot and skips most unequal nodes without
 /// touching the arena, and the node id.
-/// Capacity is limited to 2^32 slots. Linear probing, power-of-two capacity, load at most 3/4, backward-shift deletion (no
-/// tombstones, so lookups never slow down after many erasures).
+/// Capacity is limited to 2^32 slots. Linear probing from the home slot `hash * capacity / 2^32`
+/// (a multiply instead of a mask, so any capacity works: `fit` sizes an at-rest table tightly),
+/// load at most 3/4 while growing, backward-shift deletion (no tombstones, so lookups never slow
+/// down after many erasures).
 class NodeTable {
  public:
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
@@ -38,7 +41,7 @@ class NodeTable {
   template <class Equals>
   [[nodiscard]] Id find(std::uint32_t hash, Equals&& equals) const {
     if (slots_.empty()) return kInvalidId;
-    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+    for (std::size_t i = home(hash);; i = next(i)) {
       const Slot& slot = slots_[i];
       if (slot.id == kEmpty) return kInvalidId;
       if (slot.hash == hash && equals(Id(slot.id))) return Id(slot.id);
@@ -55,17 +58,17 @@ class NodeTable {
   /// Removes `id`, stored under `hash`. Returns false if it is not there.
   bool erase(std::uint32_t hash, Id id) {
     if (slots_.empty()) return false;
-    std::size_t i = hash & mask_;
-    for (;; i = (i + 1) & mask_) {
+    std::size_t i = home(hash);
+    for (;; i = next(i)) {
       if (slots_[i].id == kEmpty) return false;
       if (slots_[i].id == id.value) break;
     }
     // Backward shift: pull later members of the probe run into the hole.
     std::size_t hole = i;
-    for (std::size_t j = (hole + 1) & mask_; slots_[j].id != kEmpty; j = (j + 1) & mask_) {
-      const std::size_t home = slots_[j].hash & mask_;
+    for (std::size_t j = next(hole); slots_[j].id != kEmpty; j = next(j)) {
+      const std::size_t h = home(slots_[j].hash);
       // Move slot j into the hole if its home is not in the cyclic range (hole, j].
-      const bool home_in_range = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+      const bool home_in_range = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
       if (!home_in_range) {
         slots_[hole] = slots_[j];
         hole = j;
@@ -76,17 +79,16 @@ class NodeTable {
     return true;
   }
 
-  /// Sizes the table for `count` entries without growing.
+  /// Sizes the table for `count` entries without growing (doubling from 64 slots).
   void reserve(std::size_t count) {
     std::size_t capacity = 64;
     while (capacity * 3 < count * 4) capacity *= 2;
-    if (capacity <= slots_.size()) return;
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(capacity, Slot{});
-    mask_ = capacity - 1;
-    for (const Slot& slot : old)
-      if (slot.id != kEmpty) place(slot.hash, slot.id);
+    if (capacity > slots_.size()) rehash(capacity);
   }
+
+  /// Resizes the table to hold its entries at a load of about 7/8, for a table at rest (after
+  /// garbage collection): the next insertion grows it again.
+  void fit() { rehash(std::max<std::size_t>(16, size_ + size_ / 7 + 1)); }
 
   void clear() noexcept {
     slots_.assign(slots_.size(), Slot{});
@@ -100,16 +102,28 @@ class NodeTable {
     std::uint32_t id = kEmpty;
   };
 
+  [[nodiscard]] std::size_t home(std::uint32_t hash) const noexcept {
+    return static_cast<std::size_t>((static_cast<std::uint64_t>(hash) * slots_.size()) >> 32);
+  }
+  [[nodiscard]] std::size_t next(std::size_t i) const noexcept { return i + 1 == slots_.size() ? 0 : i + 1; }
+
   void place(std::uint32_t hash, std::uint32_t id) {
-    std::size_t i = hash & mask_;
-    while (slots_[i].id != kEmpty) i = (i + 1) & mask_;
+    std::size_t i = home(hash);
+    while (slots_[i].id != kEmpty) i = next(i);
     slots_[i] = Slot{hash, id};
   }
 
-  void grow() { reserve(slots_.empty() ? 1 : slots_.size()); }
+  void rehash(std::size_t capacity) {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(capacity, Slot{});
+    slots_.shrink_to_fit();
+    for (const Slot& slot : old)
+      if (slot.id != kEmpty) place(slot.hash, slot.id);
+  }
+
+  void grow() { rehash(slots_.empty() ? 64 : std::max<std::size_t>(64, 2 * slots_.size())); }
 
   std::vector<Slot> slots_;
-  std::size_t mask_ = 0;
   std::size_t size_ = 0;
 };
 
