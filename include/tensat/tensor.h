@@ -1,4 +1,5 @@
-// tensat/tensor.h: the tensor dialect in one include (ops, shapes, builder, rules, optimizer).
+// tensat/tensor.h: the tensor dialect in one include (ops, shapes, builder, rules, optimizer,
+// models, device profiles and the roofline cost model; not calibrate.h, which compiles Eigen).
 #ifndef TENSAT_TENSOR_H
 #define TENSAT_TENSOR_H
 
@@ -14,6 +15,8 @@
 #include "tensat/tensor/cycle_filter.h"
 #include "tensat/tensor/simple_cost.h"
 #include "tensat/tensor/optimize.h"
+#include "tensat/tensor/device_profile.h"
+#include "tensat/tensor/cost_model.h"
 #include "tensat/tensor/models.h"
 
 #endif  // TENSAT_TENSOR_H

@@ -1,0 +1,66 @@
+// Measures this machine for the roofline cost model: STREAM-triad bandwidth, Eigen GEMM FLOP/s
+// and the exp/tanh/divide/rsqrt weights, and writes a DeviceProfile named "host" as JSON.
+// A plain program (one measurement each, best of N runs), not Google Benchmark.
+//
+//   calibrate_host [--quick] [--repetitions N] [--gemm N] [PROFILE.json]
+//
+// Without PROFILE.json the profile goes to standard output; the measurements are printed on
+// standard error. --quick uses small sizes (seconds become milliseconds, the numbers noisy).
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <string_view>
+
+#include <tensat/tensor/calibrate.h>
+
+int main(int argc, char** argv) {
+  using namespace tensat::tensor;
+  CalibrationOptions options;
+  std::string path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--quick") {
+      options.stream_elements = std::size_t{1} << 22;
+      options.gemm_size = 256;
+      options.weight_passes = 32;
+      options.repetitions = 2;
+    } else if ((arg == "--repetitions" || arg == "--gemm") && i + 1 < argc) {
+      const int value = std::atoi(argv[++i]);
+      if (value <= 0) {
+        std::fprintf(stderr, "calibrate_host: %s wants a positive integer\n", std::string(arg).c_str());
+        return 2;
+      }
+      (arg == "--gemm" ? options.gemm_size : options.repetitions) = value;
+    } else if (arg == "-h" || arg == "--help") {
+      std::printf("usage: calibrate_host [--quick] [--repetitions N] [--gemm N] [PROFILE.json]\n");
+      return 0;
+    } else if (!arg.empty() && arg[0] == '-') {
+      std::fprintf(stderr, "calibrate_host: unknown option '%s' (try --help)\n", std::string(arg).c_str());
+      return 2;
+    } else {
+      path = std::string(arg);
+    }
+  }
+  try {
+    const HostMeasurements m = measure_host(options);
+    std::fprintf(stderr,
+                 "STREAM triad bandwidth: %.2f GB/s\n"
+                 "Eigen GEMM %dx%dx%d:    %.2f GFLOP/s\n"
+                 "last-level cache:       %.0f KiB\n"
+                 "weights (x add):        exp %.2f, tanh %.2f, div %.2f, rsqrt %.2f\n",
+                 m.bandwidth * 1e-9, options.gemm_size, options.gemm_size, options.gemm_size, m.gemm_flops * 1e-9,
+                 m.cache_bytes / 1024, m.exp_weight, m.tanh_weight, m.div_weight, m.rsqrt_weight);
+    const DeviceProfile profile = host_profile(m);
+    if (path.empty()) {
+      std::printf("%s\n", profile_to_json(profile).c_str());
+    } else {
+      save_profile(profile, path);
+      std::fprintf(stderr, "wrote %s\n", path.c_str());
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "calibrate_host: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,414 @@
+// The analytical cost model of the tensor dialect: per-op flops and bytes, a roofline kernel time
+// with launch overhead, memory latency, derates and compute/memory overlap, the time of a fused
+// group of ops, the extraction cost `RooflineCost`, and the time of a program with a per-op-kind
+// breakdown. Times are in microseconds.
+#ifndef TENSAT_TENSOR_COST_MODEL_H
+#define TENSAT_TENSOR_COST_MODEL_H
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tensat/core/language.h"
+#include "tensat/core/recexpr.h"
+#include "tensat/core/small_vector.h"
+#include "tensat/core/span.h"
+#include "tensat/tensor/analysis.h"
+#include "tensat/tensor/device_profile.h"
+#include "tensat/tensor/graph.h"
+#include "tensat/tensor/node.h"
+#include "tensat/tensor/op.h"
+#include "tensat/tensor/shape.h"
+
+namespace tensat {
+inline namespace v0 {
+namespace tensor {
+
+/// True for ops that launch no kernel and move no data: attributes (`num`, `sym`, `ints`),
+/// sources (`input`, `weight`), `noop`, the views `split`, `split_0`, `split_1`, `reshape`
+/// (of a contiguous tensor) and `broadcast` (a stride-0 view; its consumers read the small
+/// source tensor, not the broadcast shape).
+[[nodiscard]] constexpr bool is_view_op(Op op) noexcept {
+  switch (op) {
+    case Op::Num: case Op::Sym: case Op::Ints: case Op::Input: case Op::Weight: case Op::Noop:
+    case Op::Split: case Op::Split0: case Op::Split1: case Op::Reshape: case Op::Broadcast: return true;
+    default: return false;
+  }
+}
+
+/// The work of one kernel: flops, bytes read and written, and the unit and dtype it runs on.
+struct OpWork {
+  /// False for free nodes (views, sources, attributes, weight-only results): no launch, no time.
+  bool kernel = false;
+  double flops = 0;          ///< F, in "add" units (transcendentals weighted, see OpWeights)
+  double bytes_read = 0;     ///< R: each distinct input tensor once
+  double bytes_written = 0;  ///< W: the result
+  DType dtype = DType::F32;
+  Unit unit = Unit::Vector;
+
+  [[nodiscard]] double bytes() const noexcept { return bytes_read + bytes_written; }
+  /// Arithmetic intensity, flops per byte (infinite with no bytes).
+  [[nodiscard]] double intensity() const noexcept {
+    return bytes() > 0 ? flops / bytes() : std::numeric_limits<double>::infinity();
+  }
+};
+
+/// What limits a kernel: its compute time or its memory time (`None` for free nodes).
+enum class Bound : std::uint8_t { None, Compute, Memory };
+
+[[nodiscard]] constexpr std::string_view bound_name(Bound b) noexcept {
+  return b == Bound::Compute ? "compute" : b == Bound::Memory ? "memory" : "none";
+}
+
+/// The time of one kernel, in microseconds.
+struct KernelTime {
+  double compute_us = 0;  ///< t_c = F / (P · eta_c)
+  double memory_us = 0;   ///< t_m = (R + W) / (BW · eta_m) + lat_m
+  double launch_us = 0;   ///< t_launch (0 for a free node)
+  double total_us = 0;    ///< t_launch + t_c + t_m − alpha · min(t_c, t_m)
+  Bound bound = Bound::None;  ///< Compute when t_c > t_m, else Memory
+};
+
+/// The roofline time of a kernel doing `flops` at `peak` FLOP/s and moving `bytes` bytes:
+/// t_c = flops / (peak · eta_c), t_m = bytes / (BW · eta_m) + lat_m,
+/// total = t_launch + t_c + t_m − alpha · min(t_c, t_m). With lat_m = 0 the kernel is
+/// compute-bound exactly when flops / bytes exceeds the ridge point peak · eta_c / (BW · eta_m).
+[[nodiscard]] inline KernelTime roofline_time(double flops, double bytes, double peak, const DeviceProfile& p) {
+  KernelTime t;
+  t.compute_us = flops / (peak * p.eta_c) * 1e6;
+  t.memory_us = (bytes / (p.mem_bandwidth * p.eta_m) + p.mem_latency) * 1e6;
+  t.launch_us = p.launch_overhead * 1e6;
+  t.total_us = t.launch_us + t.compute_us + t.memory_us - p.alpha * std::min(t.compute_us, t.memory_us);
+  t.bound = t.compute_us > t.memory_us ? Bound::Compute : Bound::Memory;
+  return t;
+}
+
+/// The time of one kernel (`OpWork::kernel` false: all zero, `Bound::None`).
+[[nodiscard]] inline KernelTime kernel_time(const OpWork& work, const DeviceProfile& p) {
+  if (!work.kernel) return KernelTime{};
+  return roofline_time(work.flops, work.bytes(), p.peak(work.dtype, work.unit), p);
+}
+
+namespace detail {
+
+/// Flops per element of a fused activation (TASO's numbering: 0 none, 1 sigmoid, 2 relu, 3 tanh).
+inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
+  switch (act) {
+    case 1: return w.sigmoid;
+    case 2: return w.max;
+    case 3: return w.tanh;
+    default: return 0;
+  }
+}
+
+}  // namespace detail
+
+/// The work of `node` whose result is `out` and whose children are `children` (as in
+/// `simple_node_cost`). Reads count each distinct tensor child once (children are the same
+/// tensor when the pointers are equal); `read_bytes`, when not empty, gives per child what
+/// reading it costs (a broadcast child costs its source's bytes) and overrides the child's size.
+///
+/// | op | F (n = elements of the result, w = profile weights) | R | unit |
+/// |---|---|---|---|
+/// | ewadd / ewmul / smul / relu | n·w.add / n·w.mul / n·w.mul / n·w.max | inputs | vector |
+/// | exp / tanh / sigmoid / gelu | n·w.exp / w.tanh / w.sigmoid / w.gelu | input | vector |
+/// | matmul [.., M, K] x [.., K, N] | 2·B·M·N·K + n·w(act) | both | matrix if the profile has one for the dtype |
+/// | conv2d, weight [C_out, C_in/g, kh, kw] | 2·n·(C_in/g)·kh·kw + n·w(act) | x, weight | as matmul |
+/// | poolmax / poolavg | n·kh·kw·w.max / n·(kh·kw·w.add + w.mul), + act | input | vector |
+/// | reduce_sum / reduce_max / reduce_mean | \|X\|·w.add / \|X\|·w.max / \|X\|·w.add + n·w.mul | input | vector |
+/// | softmax (rows r) | n·(w.max + 2·w.add + w.exp + w.mul) + r·w.div | input | vector |
+/// | layernorm (rows r) | n·(4·w.add + 3·w.mul) + r·(2·w.mul + w.add + w.rsqrt) | x, gamma, beta | vector |
+/// | batchnorm (channels C) | n·(w.mul + w.add) + C·(w.rsqrt + 4) | all five | vector |
+/// | concat / transpose / pad / enlarge / merge | 0 | inputs | — |
+/// | slice | 0 | the slice only (n elements) | — |
+/// | views (`is_view_op`), weight-only results, non-tensors | free | | |
+///
+/// W is the result's bytes for every kernel.
+[[nodiscard]] inline OpWork op_work(const TensorNode& node, const TensorInfo& out, Span<const TensorInfo* const> children,
+                                    const DeviceProfile& profile, Span<const double> read_bytes = {}) {
+  OpWork work;
+  const Op op = node.op();
+  if (is_view_op(op) || out.weight_only || out.kind != Kind::Tensor) return work;
+  work.kernel = true;
+  work.dtype = out.dtype;
+  work.bytes_written = static_cast<double>(out.bytes());
+  const auto child_bytes = [&](std::size_t i) {
+    return read_bytes.empty() ? static_cast<double>(children[i]->bytes()) : read_bytes[i];
+  };
+  // R: each distinct tensor child once.
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    if (children[i]->kind != Kind::Tensor) continue;
+    bool seen = false;
+    for (std::size_t j = 0; j < i && !seen; ++j) seen = children[j] == children[i];
+    if (!seen) work.bytes_read += child_bytes(i);
+  }
+  const OpWeights& w = profile.weights;
+  const double n = static_cast<double>(out.elements());
+  switch (op) {
+    case Op::EwAdd: work.flops = n * w.add; break;
+    case Op::EwMul: case Op::SMul: work.flops = n * w.mul; break;
+    case Op::Relu: work.flops = n * w.max; break;
+    case Op::Exp: work.flops = n * w.exp; break;
+    case Op::Tanh: work.flops = n * w.tanh; break;
+    case Op::Sigmoid: work.flops = n * w.sigmoid; break;
+    case Op::Gelu: work.flops = n * w.gelu; break;
+    case Op::MatMul: {
+      const double k = static_cast<double>(children[1]->dims.back());
+      work.flops = 2 * n * k + n * detail::activation_weight(children[0]->value, w);
+      work.unit = profile.gemm_unit(out.dtype);
+      break;
+    }
+    case Op::Conv2d: {
+      const Dims& wd = children[5]->dims;
+      work.flops = 2 * n * static_cast<double>(wd[1] * wd[2] * wd[3]) +
+                   n * detail::activation_weight(children[3]->value, w);
+      work.unit = profile.gemm_unit(out.dtype);
+      break;
+    }
+    case Op::PoolMax: case Op::PoolAvg: {
+      const double window = static_cast<double>(children[0]->value * children[1]->value);
+      work.flops = op == Op::PoolMax ? n * window * w.max : n * (window * w.add + w.mul);
+      work.flops += n * detail::activation_weight(children[5]->value, w);
+      break;
+    }
+    case Op::ReduceSum: work.flops = static_cast<double>(children[1]->elements()) * w.add; break;
+    case Op::ReduceMax: work.flops = static_cast<double>(children[1]->elements()) * w.max; break;
+    case Op::ReduceMean: work.flops = static_cast<double>(children[1]->elements()) * w.add + n * w.mul; break;
+    case Op::Softmax: {
+      const auto axis = static_cast<std::size_t>(children[0]->value);
+      const double rows = n / static_cast<double>(out.dims[axis]);
+      work.flops = n * (w.max + 2 * w.add + w.exp + w.mul) + rows * w.div;
+      break;
+    }
+    case Op::LayerNorm: {
+      const double rows = n / static_cast<double>(out.dims.back());
+      work.flops = n * (4 * w.add + 3 * w.mul) + rows * (2 * w.mul + w.add + w.rsqrt);
+      break;
+    }
+    case Op::BatchNorm: {
+      const double channels = static_cast<double>(out.dims[1]);
+      work.flops = n * (w.mul + w.add) + channels * (w.rsqrt + 4);
+      break;
+    }
+    case Op::Slice: {
+      // Only the slice is read.
+      work.bytes_read = work.bytes_written;
+      break;
+    }
+    default: break;  // concat, transpose, pad, enlarge, merge: bytes only
+  }
+  return work;
+}
+
+/// `kernel_time(op_work(...)).total_us`: the cost of one node in microseconds.
+[[nodiscard]] inline double roofline_node_time(const TensorNode& node, const TensorInfo& out,
+                                               Span<const TensorInfo* const> children, const DeviceProfile& profile,
+                                               Span<const double> read_bytes = {}) {
+  return kernel_time(op_work(node, out, children, profile, read_bytes), profile).total_us;
+}
+
+// ----------------------------------------------------------------------------- fused groups
+
+/// A group of ops executed as one kernel: the members' work (only `kernel`, `flops`, `dtype` and
+/// `unit` are used; their own bytes are not, since intermediates stay on chip), plus the bytes of
+/// the group's external inputs (each read once) and of its outputs used outside it (each written
+/// once).
+struct FusedGroup {
+  std::vector<OpWork> members;
+  double bytes_read = 0;     ///< R(G): tensors produced outside the group (or sources), once each
+  double bytes_written = 0;  ///< W(G): tensors produced in the group and used outside it
+  /// The member whose peak the group runs at; by default the first member on the matrix unit
+  /// (a GEMM/conv root), else the member with the most flops (the first on ties).
+  std::optional<std::size_t> primary;
+};
+
+/// Index of the group's primary member (see `FusedGroup::primary`); `members.size()` when no
+/// member is a kernel.
+[[nodiscard]] inline std::size_t primary_member(const FusedGroup& g) noexcept {
+  if (g.primary && *g.primary < g.members.size()) return *g.primary;
+  std::size_t best = g.members.size();
+  for (std::size_t i = 0; i < g.members.size(); ++i) {
+    const OpWork& m = g.members[i];
+    if (!m.kernel) continue;
+    if (m.unit == Unit::Matrix) return i;
+    if (best == g.members.size() || m.flops > g.members[best].flops) best = i;
+  }
+  return best;
+}
+
+/// The time of a fused group as one kernel: one launch, F(G) = sum of the members' flops at the
+/// primary member's peak, R(G) + W(G) bytes:
+/// cost(G) = t_launch + combine(F(G) / (P_G · eta_c), (R(G) + W(G)) / (BW · eta_m) + lat_m).
+/// A group without a kernel member is free.
+[[nodiscard]] inline KernelTime fused_time(const FusedGroup& g, const DeviceProfile& p) {
+  const std::size_t primary = primary_member(g);
+  if (primary >= g.members.size() || !g.members[primary].kernel) return KernelTime{};
+  double flops = 0;
+  for (const OpWork& m : g.members)
+    if (m.kernel) flops += m.flops;
+  const OpWork& root = g.members[primary];
+  return roofline_time(flops, g.bytes_read + g.bytes_written, p.peak(root.dtype, root.unit), p);
+}
+
+// ----------------------------------------------------------------------------- extraction cost
+
+/// The roofline model as an extraction cost `(node, eclass) -> microseconds` over a
+/// `TensorEGraph`, for `ExtractionGraph::from_egraph` (like `SimpleCost`). Shapes come from the
+/// analysis data; a child class holding a `broadcast` e-node is read at its source's size.
+class RooflineCost {
+ public:
+  /// Throws `ProfileError` if the profile is not valid.
+  RooflineCost(const TensorEGraph& egraph, const DeviceProfile& profile) : egraph_(&egraph), profile_(profile) {
+    validate(profile_);
+  }
+
+  /// The work of `node` in class `cls`.
+  [[nodiscard]] OpWork work(const TensorNode& node, const TensorEGraph::EClass& cls) const {
+    SmallVector<const TensorInfo*, 8> children;
+    SmallVector<double, 8> reads;
+    for (Id c : node.children()) {
+      const auto& child = (*egraph_)[c];
+      children.push_back(&child.data);
+      reads.push_back(read_bytes(child));
+    }
+    return op_work(node, cls.data, Span<const TensorInfo* const>(children.data(), children.size()), profile_,
+                   Span<const double>(reads.data(), reads.size()));
+  }
+  /// The kernel time of `node` in class `cls`.
+  [[nodiscard]] KernelTime time(const TensorNode& node, const TensorEGraph::EClass& cls) const {
+    return kernel_time(work(node, cls), profile_);
+  }
+  /// The cost: `time(node, cls).total_us`.
+  double operator()(const TensorNode& node, const TensorEGraph::EClass& cls) const {
+    return time(node, cls).total_us;
+  }
+  [[nodiscard]] const DeviceProfile& profile() const noexcept { return profile_; }
+
+ private:
+  /// Bytes a consumer reads for `cls`: its size, or the smallest source of a `broadcast` in it.
+  double read_bytes(const TensorEGraph::EClass& cls) const {
+    double bytes = static_cast<double>(cls.data.bytes());
+    if (cls.data.kind != Kind::Tensor) return bytes;
+    for (Id nid : cls.nodes) {
+      const TensorNode& n = egraph_->node(nid);
+      if (n.op() != Op::Broadcast) continue;
+      const TensorInfo& source = (*egraph_)[n.children()[1]].data;
+      bytes = std::min(bytes, static_cast<double>(source.bytes()));
+    }
+    return bytes;
+  }
+
+  const TensorEGraph* egraph_;
+  DeviceProfile profile_;
+};
+
+// ----------------------------------------------------------------------------- programs
+
+/// One kernel of a program.
+struct KernelReport {
+  std::size_t node = 0;  ///< index in the program
+  Op op = Op::Num;
+  OpWork work;
+  KernelTime time;
+};
+
+/// The kernels of one op kind in a program.
+struct OpKindTime {
+  Op op = Op::Num;
+  std::size_t kernels = 0;
+  std::size_t compute_bound = 0;
+  std::size_t memory_bound = 0;
+  double time_us = 0;
+  double flops = 0;
+  double bytes = 0;
+};
+
+/// The time of a program and where it goes.
+struct ProgramTime {
+  double total_us = 0;
+  std::vector<KernelReport> kernels;  ///< every distinct kernel node, in program order
+  std::vector<OpKindTime> by_op;      ///< op kinds with kernels, by decreasing time (ties: `Op` order)
+};
+
+/// The time of `program` on `profile` with its breakdown: each distinct node once (as
+/// `program_cost`), a `broadcast` operand read at its source's size. Throws `ShapeError` for an
+/// ill-typed program and `ProfileError` for an invalid profile. O(nodes).
+[[nodiscard]] inline ProgramTime program_breakdown(const RecExpr<TensorNode>& program, const DeviceProfile& profile) {
+  validate(profile);
+  const std::vector<TensorInfo> infos = check_program(program);
+  struct Hash {
+    std::size_t operator()(const TensorNode& n) const noexcept { return static_cast<std::size_t>(n.hash()); }
+  };
+  std::unordered_map<TensorNode, Id, Hash> seen;
+  std::vector<Id> canonical(program.size());
+  std::vector<double> read_cost(program.size());  // what reading node i costs a consumer
+  ProgramTime result;
+  std::array<OpKindTime, kNumOps> kinds{};
+  std::vector<const TensorInfo*> children;
+  std::vector<double> reads;
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    const TensorNode& original = program[Id(i)];
+    const TensorNode node = map_children(original, [&](Id c) { return canonical[c.index()]; });
+    auto [it, inserted] = seen.emplace(node, Id(i));
+    canonical[i] = it->second;
+    read_cost[i] = original.op() == Op::Broadcast ? read_cost[canonical[original.children()[1].index()].index()]
+                                                  : static_cast<double>(infos[i].bytes());
+    if (!inserted) continue;
+    children.clear();
+    reads.clear();
+    for (Id c : node.children()) {
+      children.push_back(&infos[c.index()]);
+      reads.push_back(read_cost[c.index()]);
+    }
+    const OpWork work = op_work(original, infos[i], Span<const TensorInfo* const>(children.data(), children.size()),
+                                profile, Span<const double>(reads.data(), reads.size()));
+    if (!work.kernel) continue;
+    const KernelTime time = kernel_time(work, profile);
+    result.total_us += time.total_us;
+    result.kernels.push_back(KernelReport{i, original.op(), work, time});
+    OpKindTime& kind = kinds[static_cast<std::size_t>(original.op())];
+    kind.op = original.op();
+    kind.kernels++;
+    (time.bound == Bound::Compute ? kind.compute_bound : kind.memory_bound)++;
+    kind.time_us += time.total_us;
+    kind.flops += work.flops;
+    kind.bytes += work.bytes();
+  }
+  for (const OpKindTime& k : kinds)
+    if (k.kernels > 0) result.by_op.push_back(k);
+  std::stable_sort(result.by_op.begin(), result.by_op.end(),
+                   [](const OpKindTime& a, const OpKindTime& b) { return a.time_us > b.time_us; });
+  return result;
+}
+
+/// The time of `program` on `profile` in microseconds (`program_breakdown(...).total_us`).
+[[nodiscard]] inline double program_time(const RecExpr<TensorNode>& program, const DeviceProfile& profile) {
+  return program_breakdown(program, profile).total_us;
+}
+
+/// The breakdown as a text table: one line per op kind (kernels, how many are compute- and
+/// memory-bound, time in microseconds, share of the total), then the total.
+[[nodiscard]] inline std::string format_breakdown(const ProgramTime& t) {
+  std::string s = fmt::format("{:<12} {:>7} {:>7} {:>6} {:>12} {:>6}\n", "op", "kernels", "compute", "memory",
+                              "time (us)", "share");
+  for (const OpKindTime& k : t.by_op)
+    s += fmt::format("{:<12} {:>7} {:>7} {:>6} {:>12.2f} {:>5.1f}%\n", op_name(k.op), k.kernels, k.compute_bound,
+                     k.memory_bound, k.time_us, t.total_us > 0 ? 100 * k.time_us / t.total_us : 0.0);
+  s += fmt::format("{:<12} {:>7} {:>7} {:>6} {:>12.2f}\n", "total", t.kernels.size(), "", "", t.total_us);
+  return s;
+}
+
+}  // namespace tensor
+}  // namespace v0
+}  // namespace tensat
+
+#endif  // TENSAT_TENSOR_COST_MODEL_H

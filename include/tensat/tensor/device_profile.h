@@ -1,0 +1,427 @@
+// DeviceProfile: what the roofline cost model knows about a machine (peaks per dtype and unit,
+// memory bandwidth, launch overhead, latency, derates, transcendental weights); the built-in
+// profiles with their sources, and JSON load/save.
+#ifndef TENSAT_TENSOR_DEVICE_PROFILE_H
+#define TENSAT_TENSOR_DEVICE_PROFILE_H
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <fstream>
+#include <initializer_list>
+#include <iterator>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tensat/core/error.h"
+#include "tensat/tensor/op.h"
+
+namespace tensat {
+inline namespace v0 {
+namespace tensor {
+
+/// The execution unit an operator runs on: the vector/SIMD unit (CUDA cores, AVX) or a matrix
+/// unit (tensor cores, AMX). Matmul and conv2d use the matrix unit when the profile has one for
+/// their dtype; everything else uses the vector unit.
+enum class Unit : std::uint8_t { Vector = 0, Matrix = 1 };
+
+[[nodiscard]] constexpr std::string_view unit_name(Unit u) noexcept { return u == Unit::Vector ? "vector" : "matrix"; }
+
+/// A device profile that cannot be used: malformed JSON (`offset()` is the 0-based byte offset of
+/// the syntax error), a missing, unknown, negative or non-finite field (`field()` is its JSON path,
+/// e.g. "peak_flops.matrix.bf16"), an unknown built-in name, or an unreadable file.
+class ProfileError : public Error {
+ public:
+  ProfileError(std::string field, std::string reason, std::optional<std::size_t> offset = std::nullopt)
+      : Error(fmt::format("device profile: {}{}{}", offset ? fmt::format("offset {}: ", *offset) : std::string(),
+                          field.empty() ? std::string() : fmt::format("field '{}': ", field), reason)),
+        field_(std::move(field)),
+        reason_(std::move(reason)),
+        offset_(offset) {}
+
+  /// The JSON path of the offending field ("" for syntax and file errors).
+  [[nodiscard]] const std::string& field() const noexcept { return field_; }
+  /// What is wrong, without the position.
+  [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
+  /// The byte offset of a JSON syntax error.
+  [[nodiscard]] std::optional<std::size_t> offset() const noexcept { return offset_; }
+
+ private:
+  std::string field_;
+  std::string reason_;
+  std::optional<std::size_t> offset_;
+};
+
+/// Relative cost of one element of an elementwise operation, in "add" units: an operator
+/// computing `n` elements counts `n * weight` flops. Defaults: XLA's measured H100 (sm_90) f32
+/// clock cycles per element (`hlo_op_profiles_data.h`), divided by add's 7: exp 79, divide 19,
+/// rsqrt 75, tanh 467. `sigmoid` is 1 / (1 + exp(-x)) = exp + add + divide = (79+7+19)/7 = 15;
+/// `gelu` is the tanh approximation 0.5·x·(1 + tanh(√(2/π)(x + 0.044715·x³))) = tanh + 6
+/// multiplies + 2 adds = (467 + 8·7)/7 ≈ 74.7. relu is a max (1).
+struct OpWeights {
+  double add = 1.0;             ///< add, subtract (ewadd, sums in reductions)
+  double mul = 1.0;             ///< multiply (ewmul, smul, scaling)
+  double max = 1.0;             ///< max (relu, reduce_max, poolmax)
+  double div = 19.0 / 7.0;      ///< divide
+  double exp = 79.0 / 7.0;      ///< exp (≈ 11.3)
+  double tanh = 467.0 / 7.0;    ///< tanh (≈ 66.7)
+  double sigmoid = 105.0 / 7.0; ///< exp + add + divide (= 15)
+  double gelu = 523.0 / 7.0;    ///< tanh + 8 simple ops (≈ 74.7)
+  double rsqrt = 75.0 / 7.0;    ///< rsqrt (≈ 10.7), in batchnorm and layernorm
+
+  friend bool operator==(const OpWeights& a, const OpWeights& b) noexcept {
+    return a.add == b.add && a.mul == b.mul && a.max == b.max && a.div == b.div && a.exp == b.exp &&
+           a.tanh == b.tanh && a.sigmoid == b.sigmoid && a.gelu == b.gelu && a.rsqrt == b.rsqrt;
+  }
+  friend bool operator!=(const OpWeights& a, const OpWeights& b) noexcept { return !(a == b); }
+};
+
+/// What the roofline model knows about a machine. Units are SI: FLOP/s, bytes/s, bytes, seconds.
+/// Peaks are dense (datasheets' "with sparsity" figures are twice these).
+struct DeviceProfile {
+  std::string name;         ///< "h100-sxm", "host", ...
+  std::string kind;         ///< "gpu" or "cpu" (informational)
+  std::string description;  ///< free text: the part, where the numbers come from
+  /// Peak FLOP/s of the vector unit, indexed by `DType` (f32, f16, bf16). Must be positive.
+  std::array<double, 3> vector_flops{};
+  /// Peak FLOP/s of the matrix unit, indexed by `DType`; 0 = no matrix unit for that dtype, and
+  /// matmul/conv2d of that dtype run on the vector unit. TF32 is not modelled: the built-in GPU
+  /// profiles leave `matrix_flops[f32]` at 0, so f32 matmul uses the vector FP32 peak; set it
+  /// (494.7e12 on H100) to model TF32 tensor cores.
+  std::array<double, 3> matrix_flops{};
+  double mem_bandwidth = 0;    ///< DRAM/HBM bytes/s. Must be positive.
+  double cache_bytes = 0;      ///< last-level cache (L2 on GPUs); informational, not in the formula
+  double launch_overhead = 0;  ///< t_launch, seconds per kernel (XLA: 1 us on GPU; 0 on CPU)
+  double mem_latency = 0;      ///< lat_m, seconds added to every kernel's memory time
+  double eta_c = 1.0;          ///< compute efficiency derate, (0, 1]
+  double eta_m = 1.0;          ///< memory efficiency derate, (0, 1]
+  double alpha = 1.0;          ///< compute/memory overlap, [0, 1]: 1 = max (roofline), 0 = sum
+  OpWeights weights;           ///< transcendental weights
+
+  /// The unit matmul/conv2d of `dtype` run on: the matrix unit if the profile has one for it.
+  [[nodiscard]] Unit gemm_unit(DType dtype) const noexcept {
+    return matrix_flops[static_cast<std::size_t>(dtype)] > 0 ? Unit::Matrix : Unit::Vector;
+  }
+  /// Peak FLOP/s of `unit` for `dtype` (the vector peak when the matrix unit is absent).
+  [[nodiscard]] double peak(DType dtype, Unit unit) const noexcept {
+    const auto i = static_cast<std::size_t>(dtype);
+    return unit == Unit::Matrix && matrix_flops[i] > 0 ? matrix_flops[i] : vector_flops[i];
+  }
+  /// Ridge point in FLOP per byte, P·eta_c / (BW·eta_m): kernels with a higher arithmetic
+  /// intensity are compute-bound (with lat_m = 0).
+  [[nodiscard]] double ridge(DType dtype, Unit unit) const noexcept {
+    return peak(dtype, unit) * eta_c / (mem_bandwidth * eta_m);
+  }
+
+  friend bool operator==(const DeviceProfile& a, const DeviceProfile& b) noexcept {
+    return a.name == b.name && a.kind == b.kind && a.description == b.description &&
+           a.vector_flops == b.vector_flops && a.matrix_flops == b.matrix_flops &&
+           a.mem_bandwidth == b.mem_bandwidth && a.cache_bytes == b.cache_bytes &&
+           a.launch_overhead == b.launch_overhead && a.mem_latency == b.mem_latency && a.eta_c == b.eta_c &&
+           a.eta_m == b.eta_m && a.alpha == b.alpha && a.weights == b.weights;
+  }
+  friend bool operator!=(const DeviceProfile& a, const DeviceProfile& b) noexcept { return !(a == b); }
+};
+
+namespace detail {
+
+inline void check_profile_number(const std::string& field, double v, bool positive, double max = HUGE_VAL) {
+  if (!std::isfinite(v)) throw ProfileError(field, fmt::format("must be a finite number, got {}", v));
+  if (v < 0) throw ProfileError(field, fmt::format("must not be negative, got {}", v));
+  if (positive && v == 0) throw ProfileError(field, "must be positive, got 0");
+  if (v > max) throw ProfileError(field, fmt::format("must be at most {}, got {}", max, v));
+}
+
+inline constexpr std::array<std::string_view, 3> kProfileDtypes{"f32", "f16", "bf16"};
+
+/// The weights by JSON key, in the order they are written.
+template <class W, class F>
+void for_each_weight(W& w, F&& f) {
+  f("add", w.add);
+  f("mul", w.mul);
+  f("max", w.max);
+  f("div", w.div);
+  f("exp", w.exp);
+  f("tanh", w.tanh);
+  f("sigmoid", w.sigmoid);
+  f("gelu", w.gelu);
+  f("rsqrt", w.rsqrt);
+}
+
+}  // namespace detail
+
+/// Checks that `p` is usable: vector peaks and bandwidth positive, matrix peaks, cache, launch,
+/// latency and weights non-negative, everything finite, eta in (0, 1], alpha in [0, 1], a name.
+/// Throws `ProfileError` naming the field (with its JSON path).
+inline void validate(const DeviceProfile& p) {
+  using detail::check_profile_number;
+  if (p.name.empty()) throw ProfileError("name", "must not be empty");
+  for (std::size_t i = 0; i < 3; ++i) {
+    check_profile_number(fmt::format("peak_flops.vector.{}", detail::kProfileDtypes[i]), p.vector_flops[i], true);
+    check_profile_number(fmt::format("peak_flops.matrix.{}", detail::kProfileDtypes[i]), p.matrix_flops[i], false);
+  }
+  check_profile_number("mem_bandwidth", p.mem_bandwidth, true);
+  check_profile_number("cache_bytes", p.cache_bytes, false);
+  check_profile_number("launch_overhead", p.launch_overhead, false);
+  check_profile_number("mem_latency", p.mem_latency, false);
+  check_profile_number("eta_c", p.eta_c, true, 1.0);
+  check_profile_number("eta_m", p.eta_m, true, 1.0);
+  check_profile_number("alpha", p.alpha, false, 1.0);
+  detail::for_each_weight(p.weights, [](std::string_view key, double v) {
+    detail::check_profile_number(fmt::format("op_weights.{}", key), v, false);
+  });
+}
+
+/// The profile as JSON (keys in a fixed order; numbers written so that they read back exactly).
+[[nodiscard]] inline nlohmann::ordered_json profile_to_json_value(const DeviceProfile& p) {
+  nlohmann::ordered_json doc;
+  doc["name"] = p.name;
+  doc["kind"] = p.kind;
+  doc["description"] = p.description;
+  nlohmann::ordered_json vector, matrix;
+  for (std::size_t i = 0; i < 3; ++i) {
+    vector[std::string(detail::kProfileDtypes[i])] = p.vector_flops[i];
+    matrix[std::string(detail::kProfileDtypes[i])] = p.matrix_flops[i];
+  }
+  doc["peak_flops"]["vector"] = vector;
+  doc["peak_flops"]["matrix"] = matrix;
+  doc["mem_bandwidth"] = p.mem_bandwidth;
+  doc["cache_bytes"] = p.cache_bytes;
+  doc["launch_overhead"] = p.launch_overhead;
+  doc["mem_latency"] = p.mem_latency;
+  doc["eta_c"] = p.eta_c;
+  doc["eta_m"] = p.eta_m;
+  doc["alpha"] = p.alpha;
+  nlohmann::ordered_json weights = nlohmann::ordered_json::object();
+  detail::for_each_weight(p.weights, [&](std::string_view key, double v) { weights[std::string(key)] = v; });
+  doc["op_weights"] = weights;
+  return doc;
+}
+
+/// The profile as JSON text (`indent` < 0: one line).
+[[nodiscard]] inline std::string profile_to_json(const DeviceProfile& p, int indent = 2) {
+  return profile_to_json_value(p).dump(indent);
+}
+
+namespace detail {
+
+/// `obj` itself, after checking that it is an object (at JSON path `path`).
+template <class Json>
+const Json& profile_object(const Json& obj, const std::string& path) {
+  if (!obj.is_object())
+    throw ProfileError(path, fmt::format("must be a JSON object, got {}", obj.type_name()));
+  return obj;
+}
+
+inline std::string join_path(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+}
+
+template <class Json>
+void reject_unknown_keys(const Json& obj, const std::string& path, std::initializer_list<std::string_view> keys) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool known = false;
+    for (std::string_view k : keys) known = known || it.key() == k;
+    if (!known)
+      throw ProfileError(join_path(path, it.key()),
+                         fmt::format("unknown field (expected one of: {})", fmt::join(keys.begin(), keys.end(), ", ")));
+  }
+}
+
+template <class Json>
+const Json& profile_member(const Json& obj, const std::string& path, std::string_view key) {
+  auto it = obj.find(std::string(key));
+  if (it == obj.end()) throw ProfileError(join_path(path, key), "missing");
+  return *it;
+}
+
+template <class Json>
+double profile_number(const Json& obj, const std::string& path, std::string_view key) {
+  const Json& v = profile_member(obj, path, key);
+  if (!v.is_number()) throw ProfileError(join_path(path, key), fmt::format("must be a number, got {}", v.type_name()));
+  const double d = v.template get<double>();
+  if (!std::isfinite(d)) throw ProfileError(join_path(path, key), "must be a finite number");
+  if (d < 0) throw ProfileError(join_path(path, key), fmt::format("must not be negative, got {}", v.dump()));
+  return d;
+}
+
+template <class Json>
+std::string profile_string(const Json& obj, const std::string& path, std::string_view key) {
+  const Json& v = profile_member(obj, path, key);
+  if (!v.is_string()) throw ProfileError(join_path(path, key), fmt::format("must be a string, got {}", v.type_name()));
+  return v.template get<std::string>();
+}
+
+}  // namespace detail
+
+/// A profile from parsed JSON. Every field is required, unknown fields are rejected (a typo would
+/// otherwise silently keep a default), numbers must be finite and non-negative, and the result
+/// must pass `validate`. Throws `ProfileError` naming the field.
+template <class Json>
+[[nodiscard]] DeviceProfile profile_from_json_value(const Json& doc) {
+  using namespace detail;
+  profile_object(doc, "");
+  reject_unknown_keys(doc, "",
+                      {"name", "kind", "description", "peak_flops", "mem_bandwidth", "cache_bytes", "launch_overhead",
+                       "mem_latency", "eta_c", "eta_m", "alpha", "op_weights"});
+  DeviceProfile p;
+  p.name = profile_string(doc, "", "name");
+  p.kind = profile_string(doc, "", "kind");
+  p.description = profile_string(doc, "", "description");
+  const Json& peaks = profile_object(profile_member(doc, "", "peak_flops"), "peak_flops");
+  reject_unknown_keys(peaks, "peak_flops", {"vector", "matrix"});
+  for (std::string_view unit : {"vector", "matrix"}) {
+    const std::string path = fmt::format("peak_flops.{}", unit);
+    const Json& table = profile_object(profile_member(peaks, "peak_flops", unit), path);
+    reject_unknown_keys(table, path, {"f32", "f16", "bf16"});
+    for (std::size_t i = 0; i < 3; ++i)
+      (unit == "vector" ? p.vector_flops : p.matrix_flops)[i] = profile_number(table, path, kProfileDtypes[i]);
+  }
+  p.mem_bandwidth = profile_number(doc, "", "mem_bandwidth");
+  p.cache_bytes = profile_number(doc, "", "cache_bytes");
+  p.launch_overhead = profile_number(doc, "", "launch_overhead");
+  p.mem_latency = profile_number(doc, "", "mem_latency");
+  p.eta_c = profile_number(doc, "", "eta_c");
+  p.eta_m = profile_number(doc, "", "eta_m");
+  p.alpha = profile_number(doc, "", "alpha");
+  const Json& weights = profile_object(profile_member(doc, "", "op_weights"), "op_weights");
+  reject_unknown_keys(weights, "op_weights", {"add", "mul", "max", "div", "exp", "tanh", "sigmoid", "gelu", "rsqrt"});
+  for_each_weight(p.weights, [&](std::string_view key, double& v) { v = profile_number(weights, "op_weights", key); });
+  validate(p);
+  return p;
+}
+
+/// A profile from JSON text. Syntax errors give a `ProfileError` with the byte offset.
+[[nodiscard]] inline DeviceProfile profile_from_json(std::string_view text) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string reason = e.what();
+    const auto at = reason.find("parse error");
+    if (at != std::string::npos) reason = reason.substr(at);
+    throw ProfileError("", reason, e.byte > 0 ? e.byte - 1 : 0);  // nlohmann counts from 1
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
+    throw ProfileError("", e.what());
+  }
+  return profile_from_json_value(doc);
+}
+
+/// Reads a profile from a JSON file (`ProfileError` if it cannot be read or is malformed).
+[[nodiscard]] inline DeviceProfile load_profile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ProfileError("", fmt::format("cannot open '{}'", path));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return profile_from_json(text);
+}
+
+/// Writes a profile as JSON (2-space indent, trailing newline); `ProfileError` if it cannot.
+inline void save_profile(const DeviceProfile& p, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw ProfileError("", fmt::format("cannot write '{}'", path));
+  out << profile_to_json(p) << '\n';
+  if (!out) throw ProfileError("", fmt::format("cannot write '{}'", path));
+}
+
+// ----------------------------------------------------------------------------- built-in profiles
+
+namespace detail {
+
+inline constexpr double kMiB = 1024.0 * 1024.0;
+
+inline DeviceProfile gpu_profile(std::string name, std::string description, double vector_f32, double matrix_16,
+                                 double bandwidth, double l2_bytes) {
+  DeviceProfile p;
+  p.name = std::move(name);
+  p.kind = "gpu";
+  p.description = std::move(description);
+  // Elementwise f16/bf16 math is modelled at the f32 vector rate (computed in f32 after conversion).
+  p.vector_flops = {vector_f32, vector_f32, vector_f32};
+  p.matrix_flops = {0.0, matrix_16, matrix_16};  // TF32 not modelled (see DeviceProfile::matrix_flops)
+  p.mem_bandwidth = bandwidth;
+  p.cache_bytes = l2_bytes;
+  p.launch_overhead = 1e-6;  // XLA kKernelLaunchOverhead
+  p.mem_latency = 4e-6;      // launch + lat_m = 5 us, the intercept of XLA's measured H100 HBM table
+  return p;
+}
+
+inline DeviceProfile cpu_profile(std::string name, std::string description, double vector_f32, double bandwidth,
+                                 double cache) {
+  DeviceProfile p;
+  p.name = std::move(name);
+  p.kind = "cpu";
+  p.description = std::move(description);
+  p.vector_flops = {vector_f32, vector_f32, vector_f32};
+  p.matrix_flops = {0.0, 0.0, 0.0};
+  p.mem_bandwidth = bandwidth;
+  p.cache_bytes = cache;
+  p.launch_overhead = 0;
+  p.mem_latency = 0;
+  return p;
+}
+
+inline const std::vector<DeviceProfile>& builtin_profiles() {
+  static const std::vector<DeviceProfile> profiles = [] {
+    std::vector<DeviceProfile> v;
+    v.push_back(gpu_profile("h100-sxm",
+                            "NVIDIA H100 SXM5 80GB: 132 SMs at 1.98 GHz; FP32 66.9 TFLOP/s, BF16/FP16 tensor 989.4 "
+                            "TFLOP/s dense; HBM3 3.35 TB/s; 50 MiB L2 (XLA gpu_device_info_for_tests.cc, "
+                            "cuda_core_info_table_test.cc; NVIDIA datasheet)",
+                            66.9e12, 989.4e12, 3352320000000.0, 50 * kMiB));
+    v.push_back(gpu_profile("h200-sxm",
+                            "NVIDIA H200 SXM 141GB: H100's compute (FP32 66.9, BF16/FP16 tensor 989.4 TFLOP/s "
+                            "dense); HBM3e 4.8 TB/s; 50 MiB L2 (NVIDIA datasheet)",
+                            66.9e12, 989.4e12, 4.8e12, 50 * kMiB));
+    v.push_back(gpu_profile("a100-sxm-80gb",
+                            "NVIDIA A100 SXM4 80GB: 108 SMs at 1.41 GHz; FP32 19.5 TFLOP/s, BF16/FP16 tensor 312 "
+                            "TFLOP/s dense; HBM2e 2.039 TB/s; 40 MiB L2 (XLA gpu_device_info_for_tests.cc; "
+                            "NVIDIA datasheet)",
+                            19.5e12, 312e12, 2039040000000.0, 40 * kMiB));
+    v.push_back(cpu_profile("xeon-spr-56c",
+                            "Intel Xeon Sapphire Rapids, 56 cores: 2 AVX-512 FMA per cycle x 16 f32 lanes x 2 "
+                            "flops x 2.0 GHz = 7.17 TFLOP/s; 8 x DDR5-4800 = 307.2 GB/s; 105 MiB LLC",
+                            56 * 2 * 16 * 2 * 2.0e9, 307.2e9, 105 * kMiB));
+    v.push_back(cpu_profile("epyc-9654",
+                            "AMD EPYC 9654 (Zen 4), 96 cores: 32 f32 flops per cycle x 2.4 GHz = 7.37 TFLOP/s; "
+                            "12 x DDR5-4800 = 460.8 GB/s; 384 MiB L3",
+                            96 * 32 * 2.4e9, 460.8e9, 384 * kMiB));
+    v.push_back(cpu_profile("xla-cpu-default",
+                            "XLA's default CPU: 8 cores x 16 lanes x 2 flops x 3 GHz = 768 GFLOP/s; 100 GB/s; "
+                            "1 MiB L2",
+                            8 * 16 * 2 * 3e9, 100e9, 1 * kMiB));
+    return v;
+  }();
+  return profiles;
+}
+
+}  // namespace detail
+
+/// The names of the built-in profiles, in a fixed order: h100-sxm, h200-sxm, a100-sxm-80gb,
+/// xeon-spr-56c, epyc-9654, xla-cpu-default.
+[[nodiscard]] inline std::vector<std::string> profile_names() {
+  std::vector<std::string> names;
+  for (const DeviceProfile& p : detail::builtin_profiles()) names.push_back(p.name);
+  return names;
+}
+
+/// The built-in profile called `name`. Throws `ProfileError` (field "name") listing the valid names.
+[[nodiscard]] inline DeviceProfile find_profile(std::string_view name) {
+  for (const DeviceProfile& p : detail::builtin_profiles())
+    if (p.name == name) return p;
+  const std::vector<std::string> names = profile_names();
+  throw ProfileError("name", fmt::format("unknown profile '{}'; valid names: {}", name,
+                                         fmt::join(names.begin(), names.end(), ", ")));
+}
+
+}  // namespace tensor
+}  // namespace v0
+}  // namespace tensat
+
+#endif  // TENSAT_TENSOR_DEVICE_PROFILE_H

@@ -1,0 +1,747 @@
+// The roofline cost model (tensat/tensor/cost_model.h), the device profiles
+// (tensat/tensor/device_profile.h) and host calibration (tensat/tensor/calibrate.h).
+//
+// The worked numbers of the design note (H100, alpha = 1, launch 1 us, lat_m = 0) are checked
+// within 1 %: the built-in H100 profile carries lat_m = 4 us, so they use a copy with lat_m = 0.
+// Everything else asserts orderings, ratios and classifications, never absolute times, and never
+// a calibrated number.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <tensat/tensor.h>
+#include <tensat/tensor/calibrate.h>
+#include <tensat/tensor/cost_model.h>
+#include <tensat/tensor/device_profile.h>
+#include <tensat/tensor/models.h>
+
+using namespace tensat;
+using namespace tensat::tensor;
+
+namespace {
+
+/// The note's H100: the built-in profile with lat_m = 0.
+DeviceProfile note_h100() {
+  DeviceProfile p = find_profile("h100-sxm");
+  p.mem_latency = 0;
+  return p;
+}
+
+bool within(double actual, double expected, double rel) { return std::abs(actual - expected) <= rel * std::abs(expected); }
+
+/// The work of the root of a one-output program (its last node).
+OpWork root_work(const RecExpr<TensorNode>& program, const DeviceProfile& p) {
+  const ProgramTime t = program_breakdown(program, p);
+  REQUIRE(!t.kernels.empty());
+  return t.kernels.back().work;
+}
+
+/// relu(x * s + c) on 2^24 f32 elements: x*s by smul (or ewmul with a broadcast scalar), +c by
+/// ewadd with a broadcast scalar.
+RecExpr<TensorNode> relu_scale_shift(bool use_smul, std::int64_t n = std::int64_t{1} << 24) {
+  Graph g;
+  const Tensor x = g.input("x", {n});
+  const Tensor s = g.input("s", {1});
+  const Tensor c = g.input("c", {1});
+  const Tensor scaled = use_smul ? g.smul(x, s) : g.mul(x, s);
+  g.output(g.relu(g.add(scaled, c)));
+  return g.program();
+}
+
+/// The same chain as one fused group: reads x, s, c once, writes the result once.
+FusedGroup fused_relu_scale_shift(const RecExpr<TensorNode>& program, const DeviceProfile& p) {
+  const ProgramTime t = program_breakdown(program, p);
+  FusedGroup g;
+  for (const KernelReport& k : t.kernels) g.members.push_back(k.work);
+  const double n_bytes = t.kernels.back().work.bytes_written;
+  g.bytes_read = n_bytes + 4 + 4;  // x, s, c
+  g.bytes_written = n_bytes;
+  return g;
+}
+
+RecExpr<TensorNode> gemm(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype) {
+  Graph g;
+  g.output(g.matmul(g.input("a", {m, k}, dtype), g.weight("b", {k, n}, dtype)));
+  return g.program();
+}
+
+}  // namespace
+
+// ----------------------------------------------------------------------------- worked numbers
+
+TEST_CASE("cost_model: relu(x*s+c) on 2^24 f32 elements, H100: 123 us unfused, 41 us fused") {
+  const DeviceProfile h100 = note_h100();
+  REQUIRE(h100.alpha == 1.0);
+  REQUIRE(h100.launch_overhead == 1e-6);
+  for (bool use_smul : {true, false}) {
+    INFO((use_smul ? "smul" : "ewmul with a broadcast scalar"));
+    const RecExpr<TensorNode> program = relu_scale_shift(use_smul);
+    const ProgramTime t = program_breakdown(program, h100);
+    REQUIRE(t.kernels.size() == 3);  // the broadcasts are views
+    for (const KernelReport& k : t.kernels) {
+      CHECK(k.time.bound == Bound::Memory);
+      CHECK(k.work.bytes() == Approx(128.0 * 1024 * 1024).epsilon(1e-6));  // 64 MiB in, 64 MiB out
+      CHECK(within(k.time.total_us, 41.0, 0.01));
+    }
+    CHECK(within(t.total_us, 123.0, 0.01));
+    CHECK(t.total_us == Approx(program_time(program, h100)));
+
+    const KernelTime fused = fused_time(fused_relu_scale_shift(program, h100), h100);
+    CHECK(within(fused.total_us, 41.0, 0.01));
+    CHECK(fused.bound == Bound::Memory);
+    CHECK(within(t.total_us / fused.total_us, 3.0, 0.01));
+    // Intensity 3/8 FLOP per byte, far below the f32 ridge (about 20).
+    FusedGroup g = fused_relu_scale_shift(program, h100);
+    double flops = 0;
+    for (const OpWork& w : g.members) flops += w.flops;
+    CHECK(flops / (g.bytes_read + g.bytes_written) == Approx(3.0 / 8).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("cost_model: bf16 GEMM 4096^3 on H100 is compute-bound at 139 us, a fused epilogue is free") {
+  const DeviceProfile h100 = note_h100();
+  const RecExpr<TensorNode> program = gemm(4096, 4096, 4096, DType::BF16);
+  const OpWork work = root_work(program, h100);
+  CHECK(work.unit == Unit::Matrix);
+  CHECK(work.flops == Approx(2.0 * 4096 * 4096 * 4096));
+  const KernelTime t = kernel_time(work, h100);
+  CHECK(within(t.compute_us, 139.0, 0.01));
+  CHECK(within(t.memory_us, 30.0, 0.01));
+  CHECK(t.bound == Bound::Compute);
+
+  // An unfused bias + relu epilogue: two memory-bound kernels, about 42 us.
+  Graph g;
+  const Tensor y = g.matmul(g.input("a", {4096, 4096}, DType::BF16), g.weight("b", {4096, 4096}, DType::BF16));
+  g.output(g.relu(g.add(y, g.weight("bias", {4096}, DType::BF16))));
+  const ProgramTime unfused = program_breakdown(g.program(), h100);
+  REQUIRE(unfused.kernels.size() == 3);
+  CHECK(within(unfused.total_us - unfused.kernels[0].time.total_us, 42.0, 0.01));
+
+  // Fused into the GEMM (kOutput fusion): reads a, b, bias; writes the result once.
+  FusedGroup fused;
+  for (const KernelReport& k : unfused.kernels) fused.members.push_back(k.work);
+  fused.bytes_read = 2.0 * 4096 * 4096 * 2 + 4096 * 2;
+  fused.bytes_written = 4096.0 * 4096 * 2;
+  CHECK(primary_member(fused) == 0);  // the GEMM root, on the matrix unit
+  const KernelTime f = fused_time(fused, h100);
+  CHECK(f.bound == Bound::Compute);
+  CHECK(within(f.total_us, t.total_us, 0.01));  // the epilogue costs about nothing
+  CHECK(f.total_us < unfused.total_us);
+}
+
+// ----------------------------------------------------------------------------- fusion
+
+TEST_CASE("cost_model: fused < unfused for memory-bound elementwise chains, on every profile") {
+  for (const std::string& name : profile_names()) {
+    const DeviceProfile p = find_profile(name);
+    INFO("profile " << name);
+    for (int length = 2; length <= 6; ++length) {
+      Graph g;
+      Tensor t = g.input("x", {1 << 20});
+      for (int i = 0; i < length; ++i) t = (i % 2 == 0) ? g.relu(t) : g.ewadd(t, t);
+      g.output(t);
+      const ProgramTime unfused = program_breakdown(g.program(), p);
+      REQUIRE(unfused.kernels.size() == static_cast<std::size_t>(length));
+      FusedGroup group;
+      for (const KernelReport& k : unfused.kernels) group.members.push_back(k.work);
+      group.bytes_read = group.bytes_written = 4.0 * (1 << 20);
+      const KernelTime fused = fused_time(group, p);
+      CHECK(fused.bound == Bound::Memory);
+      CHECK(fused.total_us < unfused.total_us);
+      // Roughly `length` times cheaper: every unfused kernel moves at least the fused one's bytes.
+      CHECK(fused.total_us * length <= unfused.total_us * (1 + 1e-9));
+    }
+  }
+}
+
+TEST_CASE("cost_model: fusing a memory-bound producer saves t_launch + lat_m + 2 b(p)/BW (alpha = 1)") {
+  const DeviceProfile p = find_profile("h100-sxm");  // lat_m = 4 us here
+  const RecExpr<TensorNode> program = [] {
+    Graph g;
+    g.output(g.relu(g.exp(g.input("x", {1 << 22}))));
+    return g.program();
+  }();
+  const ProgramTime unfused = program_breakdown(program, p);
+  REQUIRE(unfused.kernels.size() == 2);
+  FusedGroup group;
+  for (const KernelReport& k : unfused.kernels) group.members.push_back(k.work);
+  group.bytes_read = group.bytes_written = 4.0 * (1 << 22);
+  const double bytes_p = 4.0 * (1 << 22);
+  const double saving = (p.launch_overhead + p.mem_latency + 2 * bytes_p / p.mem_bandwidth) * 1e6;
+  CHECK(unfused.total_us - fused_time(group, p).total_us == Approx(saving).epsilon(1e-9));
+}
+
+TEST_CASE("cost_model: a compute-bound GEMM without epilogue costs the same fused or not") {
+  for (const std::string& name : profile_names()) {
+    const DeviceProfile p = find_profile(name);
+    INFO("profile " << name);
+    const RecExpr<TensorNode> program = gemm(2048, 2048, 2048, DType::BF16);
+    const OpWork w = root_work(program, p);
+    const KernelTime alone = kernel_time(w, p);
+    CHECK(alone.bound == Bound::Compute);
+    const KernelTime group = fused_time(FusedGroup{{w}, w.bytes_read, w.bytes_written, std::nullopt}, p);
+    CHECK(within(group.total_us, alone.total_us, 0.02));
+    CHECK(group.total_us == Approx(alone.total_us).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("cost_model: fused group primary member and free groups") {
+  const DeviceProfile p = note_h100();
+  OpWork ew;
+  ew.kernel = true;
+  ew.flops = 1e6;
+  OpWork mm = ew;
+  mm.unit = Unit::Matrix;
+  mm.dtype = DType::BF16;
+  mm.flops = 1e3;
+  CHECK(primary_member(FusedGroup{{ew, mm}, 0, 0, std::nullopt}) == 1);  // the matrix member
+  OpWork big = ew;
+  big.flops = 2e6;
+  CHECK(primary_member(FusedGroup{{ew, big, ew}, 0, 0, std::nullopt}) == 1);  // the most flops
+  CHECK(primary_member(FusedGroup{{ew, big}, 0, 0, std::size_t{0}}) == 0);    // explicit
+  // The group runs at the primary member's peak.
+  const KernelTime on_matrix = fused_time(FusedGroup{{ew, mm}, 8, 8, std::nullopt}, p);
+  CHECK(on_matrix.compute_us == Approx((1e6 + 1e3) / p.matrix_flops[2] * 1e6));
+  // No kernel member: free, no launch.
+  const KernelTime free_group = fused_time(FusedGroup{{OpWork{}}, 100, 100, std::nullopt}, p);
+  CHECK(free_group.total_us == 0);
+  CHECK(free_group.bound == Bound::None);
+  CHECK(fused_time(FusedGroup{}, p).total_us == 0);
+}
+
+// ----------------------------------------------------------------------------- the formula
+
+TEST_CASE("cost_model: kernel time formula: launch, latency, derates, overlap") {
+  DeviceProfile p = note_h100();
+  OpWork w;
+  w.kernel = true;
+  w.flops = 66.9e12 * 2e-6;             // t_c = 2 us
+  w.bytes_read = 3352320000000.0 * 3e-6;  // t_m = 3 us
+  KernelTime t = kernel_time(w, p);
+  CHECK(t.compute_us == Approx(2.0));
+  CHECK(t.memory_us == Approx(3.0));
+  CHECK(t.launch_us == Approx(1.0));
+  CHECK(t.total_us == Approx(4.0));  // alpha = 1: launch + max
+  CHECK(t.bound == Bound::Memory);
+  p.alpha = 0;
+  CHECK(kernel_time(w, p).total_us == Approx(6.0));  // sum
+  p.alpha = 0.5;
+  CHECK(kernel_time(w, p).total_us == Approx(5.0));
+  p.alpha = 1;
+  p.mem_latency = 2e-6;
+  CHECK(kernel_time(w, p).memory_us == Approx(5.0));
+  p.mem_latency = 0;
+  p.eta_c = 0.5;
+  p.eta_m = 0.75;
+  t = kernel_time(w, p);
+  CHECK(t.compute_us == Approx(4.0));
+  CHECK(t.memory_us == Approx(4.0));
+  p.launch_overhead = 0;
+  CHECK(kernel_time(w, p).total_us == Approx(4.0));
+}
+
+TEST_CASE("cost_model: compute- vs memory-bound against the ridge point") {
+  const DeviceProfile h100 = note_h100();
+  // Square GEMMs have intensity n/3 (bf16) and n/6 (f32) FLOP/B.
+  const double ridge_bf16 = h100.ridge(DType::BF16, Unit::Matrix);
+  const double ridge_f32 = h100.ridge(DType::F32, Unit::Vector);
+  CHECK(within(ridge_bf16, 295, 0.01));
+  CHECK(within(ridge_f32, 20, 0.01));
+  const OpWork below = root_work(gemm(880, 880, 880, DType::BF16), h100);
+  const OpWork above = root_work(gemm(896, 896, 896, DType::BF16), h100);
+  CHECK(below.intensity() < ridge_bf16);
+  CHECK(above.intensity() > ridge_bf16);
+  CHECK(kernel_time(below, h100).bound == Bound::Memory);
+  CHECK(kernel_time(above, h100).bound == Bound::Compute);
+  // f32 GEMM runs on the vector unit (TF32 not modelled): its ridge is about 20.
+  const OpWork below32 = root_work(gemm(114, 114, 114, DType::F32), h100);
+  const OpWork above32 = root_work(gemm(126, 126, 126, DType::F32), h100);
+  CHECK(below32.unit == Unit::Vector);
+  CHECK(kernel_time(below32, h100).bound == Bound::Memory);
+  CHECK(kernel_time(above32, h100).bound == Bound::Compute);
+
+  // Synthetic kernels 1 % either side of the ridge, on every profile, dtype and unit.
+  for (const std::string& name : profile_names()) {
+    DeviceProfile p = find_profile(name);
+    p.mem_latency = 0;  // with lat_m > 0 the memory side is longer: compare t_c with t_m instead
+    INFO("profile " << name);
+    for (DType d : {DType::F32, DType::F16, DType::BF16})
+      for (Unit u : {Unit::Vector, Unit::Matrix}) {
+        const double ridge = p.ridge(d, u);
+        for (double factor : {0.99, 1.01}) {
+          OpWork w;
+          w.kernel = true;
+          w.dtype = d;
+          w.unit = u;
+          w.bytes_read = 1e9;
+          w.flops = w.bytes_read * ridge * factor;
+          CHECK(kernel_time(w, p).bound == (factor > 1 ? Bound::Compute : Bound::Memory));
+        }
+      }
+  }
+}
+
+TEST_CASE("cost_model: the note's ridge points and the profiles' launch and latency") {
+  const auto ridge = [](const char* name, DType d, Unit u) { return find_profile(name).ridge(d, u); };
+  CHECK(within(ridge("h100-sxm", DType::BF16, Unit::Matrix), 295, 0.01));
+  CHECK(within(ridge("h100-sxm", DType::F32, Unit::Vector), 20, 0.01));
+  CHECK(within(ridge("h200-sxm", DType::BF16, Unit::Matrix), 206, 0.01));
+  CHECK(within(ridge("h200-sxm", DType::F32, Unit::Vector), 14, 0.01));
+  CHECK(within(ridge("a100-sxm-80gb", DType::BF16, Unit::Matrix), 153, 0.01));
+  CHECK(within(ridge("a100-sxm-80gb", DType::F32, Unit::Vector), 9.6, 0.01));
+  for (const std::string& name : profile_names()) {
+    const DeviceProfile p = find_profile(name);
+    INFO("profile " << name);
+    CHECK(p.alpha == 1.0);
+    CHECK(p.eta_c == 1.0);
+    CHECK(p.eta_m == 1.0);
+    if (p.kind == "gpu") {
+      CHECK(p.launch_overhead == 1e-6);
+      CHECK(p.mem_latency == 4e-6);
+      CHECK(p.gemm_unit(DType::BF16) == Unit::Matrix);
+      CHECK(p.gemm_unit(DType::F16) == Unit::Matrix);
+    } else {
+      CHECK(p.kind == "cpu");
+      CHECK(p.launch_overhead == 0);
+      CHECK(p.mem_latency == 0);
+      CHECK(p.gemm_unit(DType::BF16) == Unit::Vector);
+    }
+    CHECK(p.gemm_unit(DType::F32) == Unit::Vector);  // TF32 not modelled
+  }
+}
+
+TEST_CASE("cost_model: a TF32 matrix peak, when a profile sets one, speeds up f32 GEMMs") {
+  DeviceProfile p = note_h100();
+  const RecExpr<TensorNode> program = gemm(4096, 4096, 4096, DType::F32);
+  const double vector_time = program_time(program, p);
+  p.matrix_flops[static_cast<std::size_t>(DType::F32)] = 494.7e12;
+  CHECK(root_work(program, p).unit == Unit::Matrix);
+  CHECK(program_time(program, p) < vector_time / 5);
+}
+
+TEST_CASE("cost_model: transcendental weights") {
+  const DeviceProfile h100 = note_h100();
+  const auto work_of = [&](const DeviceProfile& p, Tensor (Graph::*op)(Tensor)) {
+    Graph g;
+    g.output((g.*op)(g.input("x", {1 << 20})));
+    return root_work(g.program(), p);
+  };
+  const double add = work_of(h100, &Graph::relu).flops;
+  CHECK(work_of(h100, &Graph::exp).flops / add == Approx(79.0 / 7));
+  CHECK(work_of(h100, &Graph::tanh).flops / add == Approx(467.0 / 7));
+  CHECK(work_of(h100, &Graph::sigmoid).flops / add == Approx(15.0));
+  CHECK(work_of(h100, &Graph::gelu).flops / add == Approx(523.0 / 7));
+  // Memory-bound on the H100 (f32 ridge 20 > 66.7 / 8), but tanh is compute-bound on XLA's
+  // default CPU (ridge 7.68 < 8.3) where an add is not.
+  CHECK(kernel_time(work_of(h100, &Graph::tanh), h100).bound == Bound::Memory);
+  const DeviceProfile cpu = find_profile("xla-cpu-default");
+  CHECK(kernel_time(work_of(cpu, &Graph::tanh), cpu).bound == Bound::Compute);
+  CHECK(kernel_time(work_of(cpu, &Graph::relu), cpu).bound == Bound::Memory);
+  // A matmul's fused activation adds its weight per output element.
+  Graph g;
+  g.output(g.matmul(g.input("a", {64, 64}), g.input("b", {64, 64}), Activation::Tanh));
+  CHECK(root_work(g.program(), h100).flops == Approx(2.0 * 64 * 64 * 64 + 64 * 64 * 467.0 / 7));
+}
+
+// ----------------------------------------------------------------------------- per-op work
+
+TEST_CASE("cost_model: flops and bytes of each kind of op") {
+  const DeviceProfile p = note_h100();
+  const OpWeights& w = p.weights;
+  const auto last = [&](const std::function<void(Graph&)>& build) {
+    Graph g;
+    build(g);
+    return root_work(g.program(), p);
+  };
+  // conv2d: 2·N·C_out·H_o·W_o·(C_in/g)·kh·kw, grouped.
+  OpWork conv = last([](Graph& g) {
+    g.output(g.conv2d(g.input("x", {2, 8, 16, 16}, DType::F16), g.weight("w", {16, 4, 3, 3}, DType::F16)));
+  });
+  CHECK(conv.flops == Approx(2.0 * 2 * 16 * 16 * 16 * 4 * 3 * 3));
+  CHECK(conv.unit == Unit::Matrix);
+  CHECK(conv.bytes_read == Approx(2.0 * (2 * 8 * 16 * 16 + 16 * 4 * 3 * 3)));
+  CHECK(conv.bytes_written == Approx(2.0 * 2 * 16 * 16 * 16));
+  // batched matmul: 2·B·M·N·K.
+  OpWork bmm = last([](Graph& g) { g.output(g.matmul(g.input("a", {3, 5, 7}), g.input("b", {3, 7, 11}))); });
+  CHECK(bmm.flops == Approx(2.0 * 3 * 5 * 11 * 7));
+  // reductions read |X| and do |X| flops; softmax about 5 ops per element.
+  OpWork sum = last([](Graph& g) { g.output(g.reduce_sum(g.input("x", {8, 32}), 1)); });
+  CHECK(sum.flops == Approx(256 * w.add));
+  CHECK(sum.bytes_read == 1024);
+  CHECK(sum.bytes_written == 32);
+  OpWork sm = last([](Graph& g) { g.output(g.softmax(g.input("x", {8, 32}), 1)); });
+  CHECK(sm.flops == Approx(256 * (w.max + 2 * w.add + w.exp + w.mul) + 8 * w.div));
+  OpWeights unit_weights{1, 1, 1, 1, 1, 1, 1, 1, 1};
+  DeviceProfile flat = p;
+  flat.weights = unit_weights;
+  Graph g5;
+  g5.output(g5.softmax(g5.input("x", {8, 32}), 1));
+  CHECK(root_work(g5.program(), flat).flops == Approx(5 * 256 + 8));  // 5|X| (+ one divide per row)
+  // data movement: bytes, no flops.
+  OpWork tr = last([](Graph& g) { g.output(g.transpose(g.input("x", {8, 32}), {1, 0})); });
+  CHECK(tr.flops == 0);
+  CHECK(tr.bytes() == 2 * 1024);
+  OpWork cat = last([](Graph& g) { g.output(g.concat(0, {g.input("x", {8, 32}), g.input("y", {8, 32})})); });
+  CHECK(cat.flops == 0);
+  CHECK(cat.bytes() == 4 * 1024);
+  OpWork sl = last([](Graph& g) { g.output(g.slice(g.input("x", {8, 32}), 1, 0, 8)); });
+  CHECK(sl.bytes_read == 8 * 8 * 4);  // only the slice
+  OpWork pad = last([](Graph& g) { g.output(g.pad(g.input("x", {8, 32}), 1, 1, 1)); });
+  CHECK(pad.bytes() == 1024 + 8 * 34 * 4);
+  // An operand used twice is read once.
+  OpWork twice = last([](Graph& g) {
+    const Tensor x = g.input("x", {1024});
+    g.output(g.ewadd(x, x));
+  });
+  CHECK(twice.bytes_read == 4096);
+  // A broadcast operand is read at its source's size.
+  OpWork bias = last([](Graph& g) { g.output(g.add(g.input("x", {64, 128}), g.input("b", {128}))); });
+  CHECK(bias.bytes_read == 64 * 128 * 4 + 128 * 4);
+}
+
+TEST_CASE("cost_model: views, sources, attributes and weight-only nodes are free") {
+  const DeviceProfile p = find_profile("h100-sxm");
+  Graph g;
+  const Tensor x = g.input("x", {4, 64});
+  const Tensor w = g.matmul(g.weight("w1", {64, 64}), g.weight("w2", {64, 64}));  // weight-only
+  const Tensor wt = g.transpose(g.relu(w), {1, 0});                                // weight-only too
+  const Tensor y = g.reshape(g.matmul(x, wt), {2, 128});
+  const auto [a, b] = g.split(y, 1, 64);
+  const Tensor z = g.broadcast(g.input("s", {1, 64}), {2, 64});
+  g.output(g.ewadd(a, z));
+  g.output(b);
+  const RecExpr<TensorNode> program = g.program();
+  const ProgramTime t = program_breakdown(program, p);
+  REQUIRE(t.kernels.size() == 2);  // the activation matmul and the ewadd
+  CHECK(t.kernels[0].op == Op::MatMul);
+  CHECK(t.kernels[1].op == Op::EwAdd);
+  const std::vector<TensorInfo> infos = check_program(program);
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    const TensorNode& node = program[Id(i)];
+    if (!is_view_op(node.op()) && !infos[i].weight_only) continue;
+    std::vector<const TensorInfo*> children;
+    for (Id c : node.children()) children.push_back(&infos[c.index()]);
+    const OpWork work = op_work(node, infos[i], children, p);
+    INFO("node " << i << " " << node.op_name());
+    CHECK(!work.kernel);
+    const KernelTime time = kernel_time(work, p);
+    CHECK(time.total_us == 0);
+    CHECK(time.launch_us == 0);
+    CHECK(time.bound == Bound::None);
+  }
+  for (Op op : {Op::Num, Op::Sym, Op::Ints, Op::Input, Op::Weight, Op::Noop, Op::Split, Op::Split0, Op::Split1,
+                Op::Reshape, Op::Broadcast})
+    CHECK(is_view_op(op));
+  for (Op op : {Op::Transpose, Op::Concat, Op::Slice, Op::Pad, Op::EwAdd, Op::MatMul}) CHECK(!is_view_op(op));
+}
+
+TEST_CASE("cost_model: cost is monotone in size for every kind of op") {
+  using Build = std::function<void(Graph&, std::int64_t)>;
+  const std::vector<std::pair<const char*, Build>> ops = {
+      {"ewadd", [](Graph& g, std::int64_t n) { g.output(g.ewadd(g.input("x", {n, 64}), g.input("y", {n, 64}))); }},
+      {"ewmul", [](Graph& g, std::int64_t n) { g.output(g.ewmul(g.input("x", {n, 64}), g.input("y", {n, 64}))); }},
+      {"smul", [](Graph& g, std::int64_t n) { g.output(g.smul(g.input("x", {n, 64}), g.input("s", {1}))); }},
+      {"relu", [](Graph& g, std::int64_t n) { g.output(g.relu(g.input("x", {n, 64}))); }},
+      {"tanh", [](Graph& g, std::int64_t n) { g.output(g.tanh(g.input("x", {n, 64}))); }},
+      {"sigmoid", [](Graph& g, std::int64_t n) { g.output(g.sigmoid(g.input("x", {n, 64}))); }},
+      {"gelu", [](Graph& g, std::int64_t n) { g.output(g.gelu(g.input("x", {n, 64}))); }},
+      {"exp", [](Graph& g, std::int64_t n) { g.output(g.exp(g.input("x", {n, 64}))); }},
+      {"matmul", [](Graph& g, std::int64_t n) { g.output(g.matmul(g.input("a", {n, n}), g.weight("b", {n, n}))); }},
+      {"matmul bf16",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.matmul(g.input("a", {n, n}, DType::BF16), g.weight("b", {n, n}, DType::BF16)));
+       }},
+      {"conv2d",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.conv2d(g.input("x", {1, 16, n, n}), g.weight("w", {16, 16, 3, 3}), 1, 1, Padding::Same,
+                           Activation::Relu));
+       }},
+      {"poolmax", [](Graph& g, std::int64_t n) { g.output(g.poolmax(g.input("x", {1, 8, n, n}), 2, 2, 2, 2)); }},
+      {"poolavg", [](Graph& g, std::int64_t n) { g.output(g.poolavg(g.input("x", {1, 8, n, n}), 3, 3, 1, 1)); }},
+      {"concat",
+       [](Graph& g, std::int64_t n) { g.output(g.concat(1, {g.input("x", {n, 64}), g.input("y", {n, 64})})); }},
+      {"transpose", [](Graph& g, std::int64_t n) { g.output(g.transpose(g.input("x", {n, 64}), {1, 0})); }},
+      {"batchnorm",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.batchnorm(g.input("x", {1, 8, n, n}), g.weight("a", {8}), g.weight("b", {8}), g.weight("m", {8}),
+                              g.weight("v", {8})));
+       }},
+      {"enlarge",
+       [](Graph& g, std::int64_t n) { g.output(g.enlarge(g.input("w", {n, 4, 1, 1}), g.input("r", {n, 4, 3, 3}))); }},
+      {"merge", [](Graph& g, std::int64_t n) { g.output(g.merge(g.input("w", {4 * n, 4, 3, 3}), 4, 2)); }},
+      {"softmax", [](Graph& g, std::int64_t n) { g.output(g.softmax(g.input("x", {n, 64}), 1)); }},
+      {"layernorm",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.layernorm(g.input("x", {n, 64}), g.weight("g", {64}), g.weight("b", {64})));
+       }},
+      {"reduce_sum", [](Graph& g, std::int64_t n) { g.output(g.reduce_sum(g.input("x", {n, 64}), 1)); }},
+      {"reduce_max", [](Graph& g, std::int64_t n) { g.output(g.reduce_max(g.input("x", {n, 64}), 0)); }},
+      {"reduce_mean", [](Graph& g, std::int64_t n) { g.output(g.reduce_mean(g.input("x", {n, 64}), 1)); }},
+      {"slice", [](Graph& g, std::int64_t n) { g.output(g.slice(g.input("x", {n, 64}), 0, 0, n / 2)); }},
+      {"pad", [](Graph& g, std::int64_t n) { g.output(g.pad(g.input("x", {n, 64}), 0, 1, 1)); }},
+  };
+  for (const std::string& name : profile_names()) {
+    const DeviceProfile p = find_profile(name);
+    for (const auto& [op, build] : ops) {
+      INFO("profile " << name << ", op " << op);
+      double previous = 0;
+      for (std::int64_t n = 16; n <= 1024; n *= 2) {
+        Graph g;
+        build(g, n);
+        const ProgramTime t = program_breakdown(g.program(), p);
+        REQUIRE(t.kernels.size() == 1);
+        CHECK(std::isfinite(t.total_us));
+        CHECK(t.total_us > previous);
+        previous = t.total_us;
+      }
+    }
+  }
+}
+
+// ----------------------------------------------------------------------------- programs and e-graphs
+
+TEST_CASE("cost_model: every benchmark model on every profile: breakdown adds up") {
+  for (std::string_view model : models::model_names()) {
+    const RecExpr<TensorNode> program = models::build_model(model).program();
+    const std::vector<TensorInfo> infos = check_program(program);
+    for (const std::string& name : profile_names()) {
+      INFO("model " << model << ", profile " << name);
+      const ProgramTime t = program_breakdown(program, find_profile(name));
+      CHECK(std::isfinite(t.total_us));
+      CHECK(t.total_us > 0);
+      double by_kernel = 0, by_op = 0;
+      std::size_t kernels = 0;
+      for (const KernelReport& k : t.kernels) {
+        CHECK(k.time.bound != Bound::None);
+        CHECK(!infos[k.node].weight_only);
+        by_kernel += k.time.total_us;
+      }
+      for (std::size_t i = 0; i < t.by_op.size(); ++i) {
+        const OpKindTime& k = t.by_op[i];
+        CHECK(k.kernels == k.compute_bound + k.memory_bound);
+        if (i > 0) CHECK(t.by_op[i - 1].time_us >= k.time_us);
+        by_op += k.time_us;
+        kernels += k.kernels;
+      }
+      CHECK(by_kernel == Approx(t.total_us));
+      CHECK(by_op == Approx(t.total_us));
+      CHECK(kernels == t.kernels.size());
+    }
+  }
+}
+
+TEST_CASE("cost_model: shared subterms are paid once") {
+  const DeviceProfile p = find_profile("a100-sxm-80gb");
+  const RecExpr<TensorNode> once = parse_program("(relu (input x f32 (ints 1000)))");
+  const RecExpr<TensorNode> twice =
+      parse_program("(ewadd (relu (input x f32 (ints 1000))) (relu (input x f32 (ints 1000))))");
+  const RecExpr<TensorNode> add = parse_program("(ewadd (input y f32 (ints 1000)) (input y f32 (ints 1000)))");
+  CHECK(program_time(twice, p) == Approx(program_time(once, p) + program_time(add, p)));
+  CHECK(program_breakdown(twice, p).kernels.size() == 2);
+}
+
+TEST_CASE("cost_model: RooflineCost over an e-graph agrees with program_time") {
+  const DeviceProfile p = find_profile("h100-sxm");
+  for (std::string_view model : {"nasrnn", "bert", "resnext50"}) {
+    INFO("model " << model);
+    const RecExpr<TensorNode> program = models::build_model(model).program();
+    TensorEGraph egraph;
+    std::vector<Id> ids(program.size());
+    for (std::size_t i = 0; i < program.size(); ++i)
+      ids[i] = egraph.add(map_children(program[Id(i)], [&](Id c) { return ids[c.index()]; }));
+    egraph.rebuild();
+    const RooflineCost cost(egraph, p);
+    // Distinct classes, each with one node here: the sum over classes is the program's DAG time.
+    double total = 0;
+    for (const auto& cls : egraph.classes())
+      for (Id nid : cls.nodes) {
+        const double c = cost(egraph.node(nid), cls);
+        CHECK(c >= 0);
+        total += c;
+      }
+    CHECK(total == Approx(program_time(program, p)).epsilon(1e-9));
+    const ExtractionGraph graph = ExtractionGraph::from_egraph(egraph, {ids.back()}, cost);
+    CHECK(graph.num_nodes() == egraph.total_number_of_nodes());
+  }
+}
+
+TEST_CASE("cost_model: RooflineCost reads a class holding a broadcast at the source's size") {
+  const DeviceProfile p = note_h100();
+  TensorEGraph egraph;
+  const Id x = egraph.add_expr(parse_expr<TensorNode>("(input x f32 (ints 4096 4096))"));
+  const Id b = egraph.add_expr(parse_expr<TensorNode>("(broadcast (ints 4096 4096) (input b f32 (ints 4096)))"));
+  const Id sum = egraph.add(TensorNode(Op::EwAdd, {x, b}));
+  egraph.rebuild();
+  const RooflineCost cost(egraph, p);
+  const OpWork w = cost.work(egraph.node(egraph[sum].nodes[0]), egraph[sum]);
+  CHECK(w.bytes_read == 4096.0 * 4096 * 4 + 4096 * 4);
+  CHECK(cost(egraph.node(egraph[b].nodes[0]), egraph[b]) == 0);
+  CHECK(cost.time(egraph.node(egraph[sum].nodes[0]), egraph[sum]).bound == Bound::Memory);
+}
+
+TEST_CASE("cost_model: format_breakdown") {
+  const ProgramTime t = program_breakdown(relu_scale_shift(true), note_h100());
+  const std::string text = format_breakdown(t);
+  CHECK(text.find("ewadd") != std::string::npos);
+  CHECK(text.find("123.11") != std::string::npos);
+  CHECK(text.find("33.3%") != std::string::npos);
+}
+
+// ----------------------------------------------------------------------------- profiles
+
+TEST_CASE("device_profile: every built-in profile is valid and round-trips through JSON exactly") {
+  const std::vector<std::string> names = profile_names();
+  CHECK(names == std::vector<std::string>{"h100-sxm", "h200-sxm", "a100-sxm-80gb", "xeon-spr-56c", "epyc-9654",
+                                          "xla-cpu-default"});
+  for (const std::string& name : names) {
+    INFO("profile " << name);
+    const DeviceProfile p = find_profile(name);
+    CHECK(p.name == name);
+    CHECK_NOTHROW(validate(p));
+    const std::string text = profile_to_json(p);
+    const DeviceProfile back = profile_from_json(text);
+    CHECK(back == p);
+    CHECK(profile_to_json(back) == text);
+    CHECK(profile_from_json(profile_to_json(p, -1)) == p);
+  }
+  // Awkward doubles survive too, and so do files.
+  DeviceProfile p = find_profile("epyc-9654");
+  p.name = "odd";
+  p.eta_c = 1.0 / 3;
+  p.eta_m = 0.1;
+  p.alpha = 0.95;
+  p.mem_latency = 1e-300;
+  p.weights.exp = std::nextafter(11.0, 12.0);
+  p.vector_flops[1] = 1.2345678901234567e13;
+  CHECK(profile_from_json(profile_to_json(p)) == p);
+  const std::string path = "tensor_cost_model_test_profile.json";
+  save_profile(p, path);
+  CHECK(load_profile(path) == p);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("device_profile: the numbers of the design note") {
+  const DeviceProfile h100 = find_profile("h100-sxm");
+  CHECK(h100.vector_flops[0] == 66.9e12);
+  CHECK(h100.matrix_flops[2] == 989.4e12);
+  CHECK(h100.matrix_flops[1] == 989.4e12);
+  CHECK(h100.matrix_flops[0] == 0);
+  CHECK(h100.mem_bandwidth == 3352320000000.0);
+  CHECK(h100.cache_bytes == 50.0 * 1024 * 1024);
+  const DeviceProfile h200 = find_profile("h200-sxm");
+  CHECK(h200.mem_bandwidth == 4.8e12);
+  const DeviceProfile a100 = find_profile("a100-sxm-80gb");
+  CHECK(a100.vector_flops[0] == 19.5e12);
+  CHECK(a100.matrix_flops[2] == 312e12);
+  CHECK(a100.mem_bandwidth == 2039040000000.0);
+  CHECK(a100.cache_bytes == 40.0 * 1024 * 1024);
+  CHECK(within(find_profile("xeon-spr-56c").vector_flops[0], 7.2e12, 0.01));
+  CHECK(find_profile("xeon-spr-56c").mem_bandwidth == 307.2e9);
+  CHECK(within(find_profile("epyc-9654").vector_flops[0], 7.4e12, 0.01));
+  CHECK(find_profile("epyc-9654").mem_bandwidth == 460.8e9);
+  CHECK(find_profile("xla-cpu-default").vector_flops[0] == 768e9);
+  CHECK(find_profile("xla-cpu-default").mem_bandwidth == 100e9);
+  CHECK(h100.weights.exp == Approx(11.3).epsilon(0.01));
+  CHECK(h100.weights.tanh == Approx(66.7).epsilon(0.01));
+}
+
+TEST_CASE("device_profile: find_profile names the valid profiles") {
+  try {
+    (void)find_profile("h100");
+    FAIL("no exception");
+  } catch (const ProfileError& e) {
+    CHECK(e.field() == "name");
+    const std::string what = e.what();
+    CHECK(what.find("'h100'") != std::string::npos);
+    for (const std::string& name : profile_names()) CHECK(what.find(name) != std::string::npos);
+  }
+}
+
+TEST_CASE("device_profile: malformed JSON gives ProfileError with the field and a reason") {
+  const std::string good = profile_to_json(find_profile("h100-sxm"));
+  const auto edit = [&](const std::function<void(nlohmann::json&)>& f) {
+    nlohmann::json doc = nlohmann::json::parse(good);
+    f(doc);
+    return doc.dump();
+  };
+  struct Case {
+    std::string text;
+    std::string field;
+    std::string reason_part;
+  };
+  const std::vector<Case> cases = {
+      {edit([](nlohmann::json& d) { d.erase("mem_bandwidth"); }), "mem_bandwidth", "missing"},
+      {edit([](nlohmann::json& d) { d["peak_flops"]["matrix"]["bf16"] = -1; }), "peak_flops.matrix.bf16",
+       "negative"},
+      {edit([](nlohmann::json& d) { d["peak_flops"]["vector"].erase("f16"); }), "peak_flops.vector.f16", "missing"},
+      {edit([](nlohmann::json& d) { d["peak_flops"]["vector"]["f32"] = 0; }), "peak_flops.vector.f32", "positive"},
+      {edit([](nlohmann::json& d) { d["launch_overhead"] = "1us"; }), "launch_overhead", "number"},
+      {edit([](nlohmann::json& d) { d["mem_latency"] = -1e-6; }), "mem_latency", "negative"},
+      {edit([](nlohmann::json& d) { d["mem_bandwith"] = 1; }), "mem_bandwith", "unknown field"},
+      {edit([](nlohmann::json& d) { d["op_weights"].erase("exp"); }), "op_weights.exp", "missing"},
+      {edit([](nlohmann::json& d) { d["op_weights"] = 3; }), "op_weights", "object"},
+      {edit([](nlohmann::json& d) { d["eta_c"] = 1.5; }), "eta_c", "at most 1"},
+      {edit([](nlohmann::json& d) { d["alpha"] = 2; }), "alpha", "at most 1"},
+      {edit([](nlohmann::json& d) { d["eta_m"] = 0; }), "eta_m", "positive"},
+      {edit([](nlohmann::json& d) { d["name"] = ""; }), "name", "empty"},
+      {edit([](nlohmann::json& d) { d["name"] = 7; }), "name", "string"},
+      {"[1, 2]", "", "object"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    try {
+      (void)profile_from_json(c.text);
+      FAIL("no exception");
+    } catch (const ProfileError& e) {
+      CHECK(e.field() == c.field);
+      CHECK(e.reason().find(c.reason_part) != std::string::npos);
+      CHECK(std::string(e.what()).find(c.reason_part) != std::string::npos);
+      CHECK(!e.offset());
+    }
+  }
+  // Syntax errors carry the byte offset.
+  try {
+    (void)profile_from_json("{\"name\": \"x\",, }");
+    FAIL("no exception");
+  } catch (const ProfileError& e) {
+    REQUIRE(e.offset());
+    CHECK(*e.offset() == 13);
+    CHECK(e.field().empty());
+    CHECK(e.reason().find("parse error") != std::string::npos);
+  }
+  CHECK_THROWS_AS(profile_from_json(""), ProfileError);
+  CHECK_THROWS_AS(profile_from_json(R"({"name": 1e400})"), ProfileError);  // overflow, not a syntax error
+  CHECK_THROWS_AS(load_profile("/nonexistent/profile.json"), ProfileError);
+  CHECK_THROWS_AS(profile_from_json("{}"), Error);  // ProfileError derives from tensat::Error
+  // The cost model refuses an invalid profile too.
+  DeviceProfile bad = find_profile("h100-sxm");
+  bad.mem_bandwidth = -1;
+  CHECK_THROWS_AS(program_time(relu_scale_shift(true, 16), bad), ProfileError);
+}
+
+// ----------------------------------------------------------------------------- calibration
+
+TEST_CASE("calibrate: calibrate_host with tiny sizes returns a valid host profile") {
+  CalibrationOptions tiny;
+  tiny.stream_elements = 1 << 14;
+  tiny.gemm_size = 32;
+  tiny.weight_elements = 1024;
+  tiny.weight_passes = 4;
+  tiny.repetitions = 1;
+  const auto start = std::chrono::steady_clock::now();
+  const DeviceProfile host = calibrate_host(tiny);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 2.0);
+  CHECK(host.name == "host");
+  CHECK(host.kind == "cpu");
+  CHECK_NOTHROW(validate(host));
+  for (double v : {host.vector_flops[0], host.mem_bandwidth, host.weights.exp, host.weights.tanh, host.weights.div})
+    CHECK((std::isfinite(v) && v > 0));
+  CHECK(host.weights.exp >= 1);
+  CHECK(host.launch_overhead == 0);
+  CHECK(profile_from_json(profile_to_json(host)) == host);
+}
