@@ -33,7 +33,38 @@ void BM_optimize(benchmark::State& state, std::string model) {
   state.counters["cycle_nodes_pruned"] = static_cast<double>(result.cycle_nodes_pruned);
 }
 
+// Issue 6: the roofline model's predicted time (microseconds) of each model before and after
+// optimization, on each built-in profile, without and with the fusion phase. One run each (the
+// figures are predictions, deterministic; the time is the optimizer's).
+void BM_predicted(benchmark::State& state, std::string model, std::string profile, bool fusion) {
+  using namespace tensat::tensor;
+  const tensat::RecExpr<TensorNode> program = models::build_model(model).program();
+  OptimizeOptions options;
+  options.profile = find_profile(profile);
+  options.fusion = fusion;
+  OptimizeResult result;
+  for (auto _ : state) {
+    result = optimize(program, options);
+    benchmark::ClobberMemory();
+  }
+  state.counters["before_us"] = result.cost_before;
+  state.counters["after_us"] = result.cost_after;
+  state.counters["gain_pct"] = 100.0 * (result.cost_before - result.cost_after) / result.cost_before;
+  state.counters["kernels_before"] = static_cast<double>(program_breakdown(program, *options.profile).kernels.size());
+  state.counters["kernels_after"] =
+      static_cast<double>(program_breakdown(result.optimized, *options.profile).kernels.size());
+  state.counters["fusion_nodes_added"] = static_cast<double>(result.fusion_nodes_added);
+}
+
 const bool registered = [] {
+  for (std::string_view name : tensat::tensor::models::model_names())
+    for (const std::string& profile : tensat::tensor::profile_names())
+      for (bool fusion : {false, true})
+        benchmark::RegisterBenchmark(
+            ("BM_predicted/" + std::string(name) + "/" + profile + (fusion ? "/fusion" : "/no-fusion")).c_str(),
+            BM_predicted, std::string(name), profile, fusion)
+            ->Unit(benchmark::kMillisecond)
+            ->Iterations(1);
   for (std::string_view name : tensat::tensor::models::model_names())
     benchmark::RegisterBenchmark(("BM_optimize/" + std::string(name)).c_str(), BM_optimize, std::string(name))
         ->Unit(benchmark::kMillisecond)

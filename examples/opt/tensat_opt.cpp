@@ -41,7 +41,7 @@ namespace tt = tensat::tensor;
 constexpr const char* kUsageLine =
     "usage: tensat-opt --model bert|nasrnn|resnext50|nasneta|inceptionv3|squeezenet|vgg19 "
     "[--node-limit N] [--iter-limit K] [--k-multi M] [--time-limit S] [--extractor greedy-dag|ilp] "
-    "[--ilp-time-limit S] [--json]\n";
+    "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--json]\n";
 
 constexpr const char* kHelp =
     "\n"
@@ -56,6 +56,11 @@ constexpr const char* kHelp =
     "  --time-limit S        saturation time limit in seconds (default 3600)\n"
     "  --extractor NAME      greedy-dag (default) or ilp\n"
     "  --ilp-time-limit S    seconds for the ilp extractor (default 30)\n"
+    "  --profile P           cost with the roofline model on device profile P: a built-in name\n"
+    "                        (h100-sxm, h200-sxm, a100-sxm-80gb, xeon-spr-56c, epyc-9654,\n"
+    "                        xla-cpu-default) or a profile JSON file; adds fusion and prints the\n"
+    "                        predicted time by op kind before and after (default: simple cost)\n"
+    "  --no-fusion           with --profile: no fusion phase\n"
     "  --json                print only one JSON object on one line\n"
     "  --help                print this help and exit\n"
     "\n"
@@ -83,6 +88,7 @@ struct Options {
   tt::OptimizeOptions optimize;
   bool json = false;
   bool help = false;
+  bool no_fusion = false;
 };
 
 std::size_t parse_count(const std::string& name, const std::string& text) {
@@ -113,6 +119,10 @@ Options parse_args(int argc, char** argv) {
       options.json = true;
       continue;
     }
+    if (arg == "--no-fusion") {
+      options.no_fusion = true;
+      continue;
+    }
     if (arg.rfind("--", 0) != 0) throw BadInput{"unexpected argument '" + arg + "'"};
     // --name VALUE or --name=VALUE
     std::string name = arg, value;
@@ -123,7 +133,7 @@ Options parse_args(int argc, char** argv) {
       inline_value = true;
     }
     if (name != "--model" && name != "--node-limit" && name != "--iter-limit" && name != "--k-multi" &&
-        name != "--time-limit" && name != "--extractor" && name != "--ilp-time-limit")
+        name != "--time-limit" && name != "--extractor" && name != "--ilp-time-limit" && name != "--profile")
       throw BadInput{"unknown option '" + name + "'"};
     if (!inline_value) {
       if (i + 1 >= argc) throw BadInput{"option " + name + " needs a value"};
@@ -149,6 +159,14 @@ Options parse_args(int argc, char** argv) {
       options.optimize.time_limit_seconds = parse_seconds(name, value);
     } else if (name == "--ilp-time-limit") {
       options.optimize.ilp.time_limit_seconds = parse_seconds(name, value);
+    } else if (name == "--profile") {
+      try {
+        const bool file = value.find('/') != std::string::npos ||
+                          (value.size() > 5 && value.compare(value.size() - 5, 5, ".json") == 0);
+        options.optimize.profile = file ? tt::load_profile(value) : tt::find_profile(value);
+      } catch (const tensat::Error& e) {
+        throw BadInput{std::string("--profile: ") + e.what()};
+      }
     } else {
       if (value == "greedy-dag") options.optimize.extractor = tt::TensorExtractor::GreedyDag;
       else if (value == "ilp") options.optimize.extractor = tt::TensorExtractor::Ilp;
@@ -157,6 +175,8 @@ Options parse_args(int argc, char** argv) {
   }
   if (options.help) return options;
   if (options.model.empty()) throw BadInput{"missing --model"};
+  if (options.no_fusion && !options.optimize.profile) throw BadInput{"--no-fusion needs --profile"};
+  options.optimize.fusion = options.optimize.profile.has_value() && !options.no_fusion;
   return options;
 }
 
@@ -233,8 +253,24 @@ int run(const Options& options) {
     line["egraph_classes"] = result.report.egraph_classes;
     line["cycle_nodes_pruned"] = result.cycle_nodes_pruned;
     line["extraction_status"] = status;
+    line["kept_original"] = result.kept_original;
     line["ops_by_type_before"] = std::move(by_before);
     line["ops_by_type_after"] = std::move(by_after);
+    if (opts.profile) {
+      line["profile"] = opts.profile->name;
+      line["fusion"] = opts.fusion;
+      line["fusion_nodes_added"] = result.fusion_nodes_added;
+      line["cost_unit"] = "us";
+      const auto kinds = [&](const tt::ProgramTime& t) {
+        nlohmann::ordered_json by = nlohmann::ordered_json::object();
+        for (const tt::OpKindTime& k : t.by_op)
+          by[std::string(tt::op_name(k.op))] = {{"kernels", k.kernels}, {"compute_bound", k.compute_bound},
+                                                {"memory_bound", k.memory_bound}, {"time_us", number(k.time_us)}};
+        return by;
+      };
+      line["time_by_op_before"] = kinds(tt::program_breakdown(program, *opts.profile));
+      line["time_by_op_after"] = kinds(tt::program_breakdown(result.optimized, *opts.profile));
+    }
     std::cout << line.dump() << '\n' << std::flush;
     return 0;
   }
@@ -245,8 +281,16 @@ int run(const Options& options) {
     out += fmt::format("{:<20} {:>12} {:>12}\n", tt::op_name(static_cast<tt::Op>(k)), before[k], after[k]);
   }
   out += fmt::format("{:<20} {:>12} {:>12}\n", "total ops", total_before, total_after);
-  out += fmt::format("{:<20} {:>12.4f} {:>12.4f}  (gain {:.2f}%)\n", "cost", result.cost_before,
-                     result.cost_after, gain);
+  out += fmt::format("{:<20} {:>12.4f} {:>12.4f}  (gain {:.2f}%){}\n", "cost", result.cost_before,
+                     result.cost_after, gain, opts.profile ? " us predicted on " + opts.profile->name : "");
+  if (opts.profile) {
+    out += "\npredicted time by op kind, before (kernels; compute- and memory-bound):\n";
+    out += tt::format_breakdown(tt::program_breakdown(program, *opts.profile));
+    out += "\nafter:\n";
+    out += tt::format_breakdown(tt::program_breakdown(result.optimized, *opts.profile));
+    out += fmt::format("fusion              {} ({} e-nodes added)\n", opts.fusion ? "on" : "off",
+                       result.fusion_nodes_added);
+  }
   out += "\n";
   out += fmt::format("model               {}\n", options.model);
   out += fmt::format("optimizer time      {:.3f} s (saturation {:.3f} s, extraction {:.3f} s, {})\n",
@@ -256,6 +300,8 @@ int run(const Options& options) {
   out += fmt::format("e-graph             {} nodes, {} classes\n", result.report.egraph_nodes,
                      result.report.egraph_classes);
   out += fmt::format("cycle nodes pruned  {}\n", result.cycle_nodes_pruned);
+  if (result.kept_original)
+    out += "note                the extracted program cost more than the input; the input was kept\n";
   std::cout << out << std::flush;
   return 0;
 }

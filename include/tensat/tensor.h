@@ -14,6 +14,7 @@
 #include "tensat/tensor/rules.h"
 #include "tensat/tensor/cycle_filter.h"
 #include "tensat/tensor/simple_cost.h"
+#include "tensat/tensor/fusion.h"
 #include "tensat/tensor/optimize.h"
 #include "tensat/tensor/device_profile.h"
 #include "tensat/tensor/cost_model.h"

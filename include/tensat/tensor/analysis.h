@@ -40,9 +40,18 @@ struct TensorAnalysis {
       }
       return {false, b.kind == Kind::Invalid && a.kind != Kind::Invalid};
     }
-    if (a.kind != b.kind || a.dtype != b.dtype || a.dims != b.dims || a.dims2 != b.dims2 || a.value != b.value)
+    if (a.kind != b.kind || a.dtype != b.dtype || a.dims != b.dims || a.dims2 != b.dims2 ||
+        a.symbolic != b.symbolic || (!a.symbolic && a.value != b.value))
       throw Error(fmt::format("tensor analysis: united classes denote different values ({} and {})", describe(a),
                               describe(b)));
+    if (a.symbolic) {  // fused-kernel bodies: the number of args read is a max
+      if (a.value == b.value) return {false, false};
+      if (a.value < b.value) {
+        a.value = b.value;
+        return {true, false};
+      }
+      return {false, true};
+    }
     if (a.weight_only == b.weight_only) return {false, false};
     if (!a.weight_only) {
       a.weight_only = true;

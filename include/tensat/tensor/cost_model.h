@@ -40,7 +40,7 @@ namespace tensor {
 [[nodiscard]] constexpr bool is_view_op(Op op) noexcept {
   switch (op) {
     case Op::Num: case Op::Sym: case Op::Ints: case Op::Input: case Op::Weight: case Op::Noop:
-    case Op::Split: case Op::Split0: case Op::Split1: case Op::Reshape: case Op::Broadcast: return true;
+    case Op::Split: case Op::Split0: case Op::Split1: case Op::Reshape: case Op::Broadcast: case Op::Arg: return true;
     default: return false;
   }
 }
@@ -137,7 +137,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
                                     const DeviceProfile& profile, Span<const double> read_bytes = {}) {
   OpWork work;
   const Op op = node.op();
-  if (is_view_op(op) || out.weight_only || out.kind != Kind::Tensor) return work;
+  if (is_view_op(op) || out.weight_only || out.symbolic || out.kind != Kind::Tensor) return work;
   work.kernel = true;
   work.dtype = out.dtype;
   work.bytes_written = static_cast<double>(out.bytes());
@@ -259,6 +259,23 @@ struct FusedGroup {
   return roofline_time(flops, g.bytes_read + g.bytes_written, p.peak(root.dtype, root.unit), p);
 }
 
+/// The group of a `fused` node: its body's ops (`visit_body(f)` calls `f(node, out, children)`
+/// once for each distinct body term other than `arg`s), the external inputs' bytes (each
+/// distinct input once) and the result's bytes.
+template <class VisitBody>
+[[nodiscard]] FusedGroup fused_group(const TensorInfo& out, double bytes_read, const DeviceProfile& profile,
+                                     VisitBody&& visit_body) {
+  FusedGroup g;
+  g.bytes_read = bytes_read;
+  g.bytes_written = static_cast<double>(out.bytes());
+  visit_body([&](const TensorNode& node, const TensorInfo& info, Span<const TensorInfo* const> children) {
+    TensorInfo concrete = info;  // the body term, costed as if computed (its bytes are not used)
+    concrete.symbolic = false;
+    g.members.push_back(op_work(node, concrete, children, profile));
+  });
+  return g;
+}
+
 // ----------------------------------------------------------------------------- extraction cost
 
 /// The roofline model as an extraction cost `(node, eclass) -> microseconds` over a
@@ -283,9 +300,41 @@ class RooflineCost {
     return op_work(node, cls.data, Span<const TensorInfo* const>(children.data(), children.size()), profile_,
                    Span<const double>(reads.data(), reads.size()));
   }
-  /// The kernel time of `node` in class `cls`.
+  /// The kernel time of `node` in class `cls` (for a `fused` node: its group's time, the body
+  /// read through each body class's first member).
   [[nodiscard]] KernelTime time(const TensorNode& node, const TensorEGraph::EClass& cls) const {
+    if (node.op() == Op::Fused && !cls.data.weight_only) return fused_time(group(node, cls), profile_);
     return kernel_time(work(node, cls), profile_);
+  }
+  /// The group of a `fused` node.
+  [[nodiscard]] FusedGroup group(const TensorNode& node, const TensorEGraph::EClass& cls) const {
+    double reads = 0;
+    std::vector<Id> inputs;
+    for (std::size_t i = 1; i < node.children().size(); ++i) {
+      const Id c = egraph_->find(node.children()[i]);
+      if (std::find(inputs.begin(), inputs.end(), c) != inputs.end()) continue;
+      inputs.push_back(c);
+      reads += read_bytes((*egraph_)[c]);
+    }
+    return fused_group(cls.data, reads, profile_, [&](auto&& f) {
+      std::vector<Id> stack{egraph_->find(node.children()[0])}, seen;
+      while (!stack.empty()) {
+        const Id c = stack.back();
+        stack.pop_back();
+        if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
+        seen.push_back(c);
+        const auto& body = (*egraph_)[c];
+        if (body.nodes.empty()) continue;
+        const TensorNode& n = egraph_->node(body.nodes[0]);
+        if (n.op() == Op::Arg) continue;
+        SmallVector<const TensorInfo*, 8> children;
+        for (Id child : n.children()) {
+          children.push_back(&(*egraph_)[child].data);
+          if ((*egraph_)[child].data.symbolic) stack.push_back(egraph_->find(child));
+        }
+        f(n, body.data, Span<const TensorInfo* const>(children.data(), children.size()));
+      }
+    });
   }
   /// The cost: `time(node, cls).total_us`.
   double operator()(const TensorNode& node, const TensorEGraph::EClass& cls) const {
@@ -369,10 +418,50 @@ struct ProgramTime {
       children.push_back(&infos[c.index()]);
       reads.push_back(read_cost[c.index()]);
     }
-    const OpWork work = op_work(original, infos[i], Span<const TensorInfo* const>(children.data(), children.size()),
-                                profile, Span<const double>(reads.data(), reads.size()));
+    OpWork work = op_work(original, infos[i], Span<const TensorInfo* const>(children.data(), children.size()),
+                          profile, Span<const double>(reads.data(), reads.size()));
+    KernelTime time;
+    if (original.op() == Op::Fused && !infos[i].weight_only) {
+      double bytes_read = 0;
+      std::vector<Id> inputs;
+      for (std::size_t k = 1; k < node.children().size(); ++k) {
+        const Id c = node.children()[k];
+        if (std::find(inputs.begin(), inputs.end(), c) != inputs.end()) continue;
+        inputs.push_back(c);
+        bytes_read += read_cost[c.index()];
+      }
+      const FusedGroup group = fused_group(infos[i], bytes_read, profile, [&](auto&& f) {
+        std::vector<Id> stack{node.children()[0]}, seen;
+        while (!stack.empty()) {
+          const Id b = stack.back();
+          stack.pop_back();
+          if (std::find(seen.begin(), seen.end(), b) != seen.end()) continue;
+          seen.push_back(b);
+          const TensorNode& n = program[b];
+          if (n.op() == Op::Arg) continue;
+          std::vector<const TensorInfo*> body_children;
+          for (Id child : n.children()) {
+            body_children.push_back(&infos[child.index()]);
+            if (infos[child.index()].symbolic) stack.push_back(canonical[child.index()]);
+          }
+          f(n, infos[b.index()], Span<const TensorInfo* const>(body_children.data(), body_children.size()));
+        }
+      });
+      time = fused_time(group, profile);
+      work = OpWork{};
+      work.kernel = time.total_us > 0;
+      work.bytes_read = group.bytes_read;
+      work.bytes_written = group.bytes_written;
+      for (const OpWork& m : group.members) work.flops += m.flops;
+      const std::size_t primary = primary_member(group);
+      if (primary < group.members.size()) {
+        work.dtype = group.members[primary].dtype;
+        work.unit = group.members[primary].unit;
+      }
+    } else {
+      time = kernel_time(work, profile);
+    }
     if (!work.kernel) continue;
-    const KernelTime time = kernel_time(work, profile);
     result.total_us += time.total_us;
     result.kernels.push_back(KernelReport{i, original.op(), work, time});
     OpKindTime& kind = kinds[static_cast<std::size_t>(original.op())];

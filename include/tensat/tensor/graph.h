@@ -55,10 +55,19 @@ struct Tensor {
 }
 
 /// Operators of `program` by count, leaving out attributes (`num`, `ints`, `sym`), sources
-/// (`input`, `weight`) and `noop`: the op counts that papers report. Indexed by `Op`.
+/// (`input`, `weight`), `noop` and the terms inside fused kernels' bodies (a `fused` node
+/// counts once): the op counts that papers report. Indexed by `Op`.
 [[nodiscard]] inline std::array<std::size_t, kNumOps> op_histogram(const RecExpr<TensorNode>& program) {
   std::array<std::size_t, kNumOps> counts{};
-  for (const TensorNode& node : program) counts[static_cast<std::size_t>(node.op())]++;
+  std::vector<bool> in_body(program.size(), false);
+  for (std::size_t i = program.size(); i-- > 0;) {
+    const TensorNode& node = program[Id(i)];
+    if (node.op() == Op::Fused) in_body[node.children()[0].index()] = true;
+    if (in_body[i])
+      for (Id c : node.children()) in_body[c.index()] = true;
+  }
+  for (std::size_t i = 0; i < program.size(); ++i)
+    if (!in_body[i]) counts[static_cast<std::size_t>(program[Id(i)].op())]++;
   for (Op op : {Op::Num, Op::Sym, Op::Ints, Op::Input, Op::Weight, Op::Noop}) counts[static_cast<std::size_t>(op)] = 0;
   return counts;
 }

@@ -58,9 +58,12 @@ enum class Op : std::uint8_t {
   ReduceMean, ///< (reduce_mean axis x)
   Slice,      ///< (slice axis start end x): entries [start, end) along axis
   Pad,        ///< (pad axis before after x): zeros before and after along axis
+  // Fusion (cost model): a group of ops executed as one kernel.
+  Arg,    ///< (arg i dtype (ints dims...)): the i-th input of a fused kernel's body
+  Fused,  ///< (fused body x0 x1 ...): `body` (a term over `arg`s) computed as one kernel on x0, x1, ...
 };
 
-inline constexpr std::size_t kNumOps = static_cast<std::size_t>(Op::Pad) + 1;
+inline constexpr std::size_t kNumOps = static_cast<std::size_t>(Op::Fused) + 1;
 
 /// Text name and arity of an operator. `min_children` = `max_children` for fixed arity.
 struct OpInfo {
@@ -83,7 +86,8 @@ inline constexpr std::array<OpInfo, kNumOps> kOpInfo{{
     {"enlarge", 2, 2},    {"merge", 3, 3},        {"noop", 2, kVariadic},
     {"softmax", 2, 2},    {"layernorm", 3, 3},    {"broadcast", 2, 2},
     {"reduce_sum", 2, 2}, {"reduce_max", 2, 2},   {"reduce_mean", 2, 2},
-    {"slice", 4, 4},      {"pad", 4, 4},
+    {"slice", 4, 4},      {"pad", 4, 4},          {"arg", 3, 3},
+    {"fused", 2, kVariadic},
 }};
 
 [[nodiscard]] constexpr const OpInfo& op_info(Op op) noexcept {

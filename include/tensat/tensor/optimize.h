@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,7 +17,10 @@
 #include "tensat/extract/greedy_dag.h"
 #include "tensat/extract/ilp.h"
 #include "tensat/tensor/analysis.h"
+#include "tensat/tensor/cost_model.h"
 #include "tensat/tensor/cycle_filter.h"
+#include "tensat/tensor/device_profile.h"
+#include "tensat/tensor/fusion.h"
 #include "tensat/tensor/graph.h"
 #include "tensat/tensor/rules.h"
 #include "tensat/tensor/simple_cost.h"
@@ -42,6 +46,14 @@ struct OptimizeOptions {
   bool filter_cycles = true;
   /// Called after each iteration with its index and record (for progress lines).
   std::function<void(std::size_t, const Iteration&)> on_iteration;
+  /// Cost: the roofline model on this profile (microseconds; cost_model.h) when set, else the
+  /// placeholder `simple_node_cost`.
+  std::optional<DeviceProfile> profile;
+  /// After saturation, a fusion phase (`fusion_rules()`, `fusion_iterations` iterations, its own
+  /// node limit `fusion_node_limit`) adds fused kernels beside the unfused ops. Needs `profile`.
+  bool fusion = false;
+  std::size_t fusion_iterations = 4;
+  std::size_t fusion_node_limit = 100'000;
 };
 
 /// What `optimize` found.
@@ -52,19 +64,30 @@ struct OptimizeResult {
   StopReason stop_reason;
   Report report;
   std::size_t cycle_nodes_pruned = 0;
+  /// E-nodes added by the fusion phase (0 without it).
+  std::size_t fusion_nodes_added = 0;
+  /// The extracted program cost more than the original (a heuristic extraction can), so
+  /// `optimized` is the original program.
+  bool kept_original = false;
   ExtractionStatus extraction_status = ExtractionStatus::Feasible;
   double saturation_seconds = 0;
   double extraction_seconds = 0;
   [[nodiscard]] double optimize_seconds() const noexcept { return saturation_seconds + extraction_seconds; }
 };
 
-/// Optimizes `program` with `rules` (default: `all_rules()`), costing nodes with
-/// `simple_node_cost`. The optimized program is checked (`check_program`) before it is returned.
+/// Optimizes `program` with `rules` (default: `all_rules()`), costing nodes with the roofline
+/// model when `options.profile` is set (then costs are microseconds), else `simple_node_cost`.
+/// Throws `Error` if `options.fusion` is set without a profile. The optimized program is checked
+/// (`check_program`) before it is returned.
 inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const OptimizeOptions& options = {},
                                const std::vector<TensorRewrite>& rules = all_rules()) {
   using Clock = std::chrono::steady_clock;
+  if (options.fusion && !options.profile) throw Error("optimize: fusion needs a device profile (the cost model)");
+  const auto program_cost_of = [&](const RecExpr<TensorNode>& p) {
+    return options.profile ? program_time(p, *options.profile) : simple_program_cost(p);
+  };
   OptimizeResult result;
-  result.cost_before = simple_program_cost(program);
+  result.cost_before = program_cost_of(program);
 
   const auto start = Clock::now();
   Runner<TensorNode, TensorAnalysis> runner;
@@ -82,23 +105,67 @@ inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const Optimiz
   runner.run(rules);
   if (options.on_iteration) options.on_iteration(runner.iterations().size() - 1, runner.iterations().back());
   TensorEGraph& egraph = runner.egraph();
-  if (options.filter_cycles)
-    result.cycle_nodes_pruned += remove_cycles(egraph, Span<const Id>(runner.roots().data(), runner.roots().size()));
+  const Id root = runner.roots().front();
+  if (options.filter_cycles) result.cycle_nodes_pruned += remove_cycles(egraph, Span<const Id>(&root, 1));
   egraph.rebuild();
-  result.saturation_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   result.stop_reason = *runner.stop_reason();
   result.report = runner.report();
+  if (options.fusion) {
+    const std::size_t before = egraph.total_size();
+    Runner<TensorNode, TensorAnalysis> fusion;
+    fusion.with_egraph(std::move(egraph))
+        .with_scheduler(SimpleScheduler<TensorNode, TensorAnalysis>())
+        .with_iter_limit(options.fusion_iterations)
+        .with_node_limit(options.fusion_node_limit)
+        .with_time_limit(std::chrono::duration<double>(options.time_limit_seconds))
+        .run(fusion_rules());
+    egraph = std::move(fusion.egraph());
+    if (options.filter_cycles) result.cycle_nodes_pruned += remove_cycles(egraph, Span<const Id>(&root, 1));
+    egraph.rebuild();
+    result.fusion_nodes_added = egraph.total_size() - before;
+  }
+  result.saturation_seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
   const auto extract_start = Clock::now();
   std::vector<Id> node_ids;
-  const std::vector<Id> roots{runner.roots().front()};
-  const ExtractionGraph graph = ExtractionGraph::from_egraph(egraph, roots, SimpleCost(egraph), &node_ids);
-  Extraction extraction = options.extractor == TensorExtractor::Ilp ? extract_ilp(graph, options.ilp)
-                                                                     : extract_greedy_dag(graph);
-  result.optimized = to_recexpr(egraph, graph, node_ids, extraction);
-  result.extraction_status = extraction.status;
+  const std::vector<Id> roots{root};
+  const auto extract = [&](auto&& cost) {
+    const ExtractionGraph graph = ExtractionGraph::from_egraph(egraph, roots, cost, &node_ids);
+    const Extraction extraction =
+        options.extractor == TensorExtractor::Ilp ? extract_ilp(graph, options.ilp) : extract_greedy_dag(graph);
+    return std::make_pair(to_recexpr(egraph, graph, node_ids, extraction), extraction);
+  };
+  if (options.profile) {
+    const RooflineCost roofline(egraph, *options.profile);
+    auto [optimized, extraction] = extract(roofline);
+    if (options.fusion && extraction.status != ExtractionStatus::Optimal) {
+      // A heuristic extraction can do worse with fused kernels on offer than without them (a
+      // kernel that looks cheap alone may duplicate reads that sharing would save): also extract
+      // with the fused nodes left out, and keep the cheaper program.
+      auto unfused = extract([&](const TensorNode& node, const TensorEGraph::EClass& cls) {
+        return node.op() == Op::Fused ? std::numeric_limits<double>::infinity() : roofline(node, cls);
+      });
+      if (program_cost_of(unfused.first) < program_cost_of(optimized)) {
+        optimized = std::move(unfused.first);
+        extraction = unfused.second;
+      }
+    }
+    result.optimized = std::move(optimized);
+    result.extraction_status = extraction.status;
+  } else {
+    auto [optimized, extraction] = extract(SimpleCost(egraph));
+    result.optimized = std::move(optimized);
+    result.extraction_status = extraction.status;
+  }
   result.extraction_seconds = std::chrono::duration<double>(Clock::now() - extract_start).count();
-  result.cost_after = simple_program_cost(result.optimized);
+  result.cost_after = program_cost_of(result.optimized);
+  if (result.cost_after > result.cost_before) {
+    // The original program is in the e-graph, so an exact extraction is never dearer; a greedy
+    // one can be (TENSAT saw this with its greedy extractor on NasNet-A). Keep the original.
+    result.optimized = program;
+    result.cost_after = result.cost_before;
+    result.kept_original = true;
+  }
   return result;
 }
 

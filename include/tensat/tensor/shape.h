@@ -2,6 +2,7 @@
 #ifndef TENSAT_TENSOR_SHAPE_H
 #define TENSAT_TENSOR_SHAPE_H
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <string>
@@ -38,6 +39,8 @@ struct TensorInfo {
   DType dtype = DType::F32;
   /// Computable from weights alone (TASO's precomputable subgraphs): evaluated once, free at run time.
   bool weight_only = false;
+  /// Part of a fused kernel's body: depends on an `arg` (never computed on its own).
+  bool symbolic = false;
   /// Int: the value; Name: the symbol index.
   std::int64_t value = 0;
   /// Tensor: the shape; Ints: the values; Pair: the first output's shape.
@@ -58,7 +61,7 @@ struct TensorInfo {
   }
 
   friend bool operator==(const TensorInfo& a, const TensorInfo& b) noexcept {
-    return a.kind == b.kind && a.dtype == b.dtype && a.weight_only == b.weight_only &&
+    return a.kind == b.kind && a.dtype == b.dtype && a.weight_only == b.weight_only && a.symbolic == b.symbolic &&
            a.value == b.value && a.dims == b.dims && a.dims2 == b.dims2;
   }
   friend bool operator!=(const TensorInfo& a, const TensorInfo& b) noexcept { return !(a == b); }
@@ -76,7 +79,9 @@ struct TensorInfo {
     case Kind::Int: return fmt::format("int {}", info.value);
     case Kind::Ints: return fmt::format("ints {}", dims_to_string(info.dims));
     case Kind::Name: return fmt::format("name {}", Symbol::from_index(static_cast<std::uint32_t>(info.value)).str());
-    case Kind::Tensor: return fmt::format("tensor {} {}", dtype_name(info.dtype), dims_to_string(info.dims));
+    case Kind::Tensor:
+      return fmt::format("{}tensor {} {}", info.symbolic ? "symbolic " : "", dtype_name(info.dtype),
+                         dims_to_string(info.dims));
     case Kind::Pair:
       return fmt::format("pair {} {} {}", dtype_name(info.dtype), dims_to_string(info.dims), dims_to_string(info.dims2));
     case Kind::Outputs: return "outputs";
@@ -93,6 +98,23 @@ class Inferrer {
       : node_(node), c_(children), out_(out), why_(why) {}
 
   bool run() {
+    if (!run_op()) return false;
+    // A term over `arg`s is part of a fused body; `fused` binds the args.
+    if (node_.op() == Op::Arg) {
+      out_.symbolic = true;
+    } else if (node_.op() != Op::Fused) {
+      for (const TensorInfo* c : c_) out_.symbolic = out_.symbolic || c->symbolic;
+      if (out_.symbolic) {
+        out_.weight_only = false;
+        out_.value = 0;
+        for (const TensorInfo* c : c_)
+          if (c->symbolic) out_.value = std::max(out_.value, c->value);
+      }
+    }
+    return true;
+  }
+
+  bool run_op() {
     out_ = TensorInfo{};
     const Op op = node_.op();
     switch (op) {
@@ -196,6 +218,31 @@ class Inferrer {
         out_.dims[static_cast<std::size_t>(axis)] = end - start;
         return true;
       }
+      case Op::Arg: {
+        std::int64_t index = 0;
+        if (!integer(0, index)) return false;
+        if (index < 0) return fail("arg: negative index");
+        if (!source(false)) return false;
+        out_.value = index + 1;  // a symbolic tensor's value: how many args its term reads
+        return true;
+      }
+      case Op::Fused: {
+        const TensorInfo& body = *c_[0];
+        if (body.kind != Kind::Tensor || !body.symbolic)
+          return fail("fused: the body is not a term over args");
+        if (static_cast<std::int64_t>(c_.size()) - 1 < body.value)
+          return fail(fmt::format("fused: the body reads {} args, {} given", body.value, c_.size() - 1));
+        bool weight_only = true;
+        for (std::size_t i = 1; i < c_.size(); ++i) {
+          if (!tensor(i)) return false;
+          if (c_[i]->symbolic) return fail("fused: an input is itself symbolic");
+          weight_only = weight_only && c_[i]->weight_only;
+        }
+        like(0, weight_only);
+        out_.symbolic = false;
+        out_.value = 0;
+        return true;
+      }
       case Op::Pad: {
         std::int64_t axis = 0, before = 0, after = 0;
         if (!integer(0, axis) || !integer(1, before) || !integer(2, after) || !tensor(3)) return false;
@@ -262,7 +309,7 @@ class Inferrer {
   }
 
   bool source(bool is_weight) {
-    if (c_[0]->kind != Kind::Name && c_[0]->kind != Kind::Int)
+    if (node_.op() != Op::Arg && c_[0]->kind != Kind::Name && c_[0]->kind != Kind::Int)
       return fail(fmt::format("{}: the name is a {}", op_name(node_.op()), describe(*c_[0])));
     if (c_[1]->kind != Kind::Name)
       return fail(fmt::format("{}: the dtype is a {}, not f32, f16 or bf16", op_name(node_.op()), describe(*c_[1])));

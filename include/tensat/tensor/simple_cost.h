@@ -50,19 +50,21 @@ namespace tensor {
 [[nodiscard]] constexpr bool is_free_op(Op op) noexcept {
   switch (op) {
     case Op::Num: case Op::Sym: case Op::Ints: case Op::Input: case Op::Weight: case Op::Noop:
-    case Op::Split: case Op::Split0: case Op::Split1: case Op::Reshape: return true;
+    case Op::Split: case Op::Split0: case Op::Split1: case Op::Reshape: case Op::Arg: return true;
     default: return false;
   }
 }
 
-/// Cost of one node: flops + bytes read and written, in millions; zero for free ops and for
-/// weight-only nodes (precomputed once, as TASO does).
+/// Cost of one node: flops + bytes read and written, in millions; zero for free ops, for
+/// weight-only nodes (precomputed once, as TASO does) and for the terms of fused bodies. A
+/// `fused` node costs its inputs' and output's bytes only: this placeholder cost does not look
+/// into bodies (the roofline model, cost_model.h, does).
 [[nodiscard]] inline double simple_node_cost(const TensorNode& node, const TensorInfo& out,
                                              Span<const TensorInfo* const> children) {
-  if (is_free_op(node.op()) || out.weight_only || out.kind != Kind::Tensor) return 0;
+  if (is_free_op(node.op()) || out.weight_only || out.symbolic || out.kind != Kind::Tensor) return 0;
   double bytes = static_cast<double>(out.bytes());
   for (const TensorInfo* c : children)
-    if (c->kind == Kind::Tensor) bytes += static_cast<double>(c->bytes());
+    if (c->kind == Kind::Tensor && !c->symbolic) bytes += static_cast<double>(c->bytes());
   return (node_flops(node, out, children) + bytes) * 1e-6;
 }
 

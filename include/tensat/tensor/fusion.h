@@ -1,0 +1,225 @@
+// Fusion as e-nodes: rules that add, beside an elementwise op, a `fused` node computing it
+// together with its producers as one kernel. The unfused form stays in the same class, so DAG
+// extraction under the roofline cost (cost_model.h) chooses globally between fused and unfused.
+#ifndef TENSAT_TENSOR_FUSION_H
+#define TENSAT_TENSOR_FUSION_H
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tensat/tensor/checked_rewrite.h"
+
+namespace tensat {
+inline namespace v0 {
+namespace tensor {
+
+/// The label of every fusion rule.
+inline constexpr std::string_view kFusionLabel = "fusion";
+
+/// Elementwise ops (TVM's lowest lattice level): the roots of fused kernels and their producers.
+[[nodiscard]] constexpr bool is_fusible_elementwise(Op op) noexcept {
+  switch (op) {
+    case Op::EwAdd: case Op::EwMul: case Op::SMul: case Op::Relu: case Op::Tanh: case Op::Sigmoid:
+    case Op::Gelu: case Op::Exp: return true;
+    default: return false;
+  }
+}
+/// Injective data movement (TVM's injective level): fuses into any consumer, as a root too.
+[[nodiscard]] constexpr bool is_injective(Op op) noexcept {
+  return op == Op::Transpose || op == Op::Slice || op == Op::Pad || op == Op::Concat;
+}
+/// Contractions (out-elementwise-fusable): at most one per kernel, as the producer of an
+/// elementwise epilogue (XLA's kOutput fusion), with its own operands read from memory.
+[[nodiscard]] constexpr bool is_contraction(Op op) noexcept { return op == Op::MatMul || op == Op::Conv2d; }
+
+namespace internal {
+
+/// Builds one fused kernel's right-hand side: the body over `arg`s and the distinct inputs.
+class FusedBuilder {
+ public:
+  using Ref = RightHandSide::Ref;
+
+  /// `contraction_root`: the kernel's root is a matmul or conv2d, so no producer may bring another.
+  FusedBuilder(RightHandSide& rhs, const TensorEGraph& egraph, bool contraction_root)
+      : rhs_(rhs), egraph_(egraph), contractions_(contraction_root ? 1 : 0) {}
+
+  /// The body term for the value of class `cls` as an operand of the kernel's root: the best
+  /// producer found in it inlined (a `fused` node's body, or one fusible op over args), else an
+  /// `arg`. Sets `inlined` when a producer was inlined.
+  Ref operand(Id cls, bool& inlined) {
+    cls = egraph_.find(cls);
+    const TensorInfo& info = egraph_[cls].data;
+    if (info.kind != Kind::Tensor) return rhs_.cls(cls);  // an attribute
+    if (info.weight_only || info.symbolic) return arg(cls);
+    // A fused producer: the largest legal body.
+    const TensorNode* best = nullptr;
+    std::size_t best_size = 0;
+    for (Id nid : egraph_[cls].nodes) {
+      const TensorNode& n = egraph_.node(nid);
+      if (n.op() != Op::Fused) continue;
+      std::size_t size = 0, contractions = 0;
+      measure(n.children()[0], size, contractions);
+      if (contractions_ + contractions > 1 || size <= best_size) continue;
+      best = &n;
+      best_size = size;
+    }
+    if (best) {
+      inlined = true;
+      std::unordered_map<std::int64_t, Ref> args;
+      for (std::size_t i = 1; i < best->children().size(); ++i)
+        args.emplace(static_cast<std::int64_t>(i - 1), arg(egraph_.find(best->children()[i])));
+      std::size_t size = 0, contractions = 0;
+      measure(best->children()[0], size, contractions);
+      contractions_ += contractions;
+      std::unordered_map<std::uint32_t, Ref> done;
+      return copy_body(best->children()[0], args, done);
+    }
+    // A plain producer: one elementwise, broadcast or injective op, or a contraction.
+    for (Id nid : egraph_[cls].nodes) {
+      const TensorNode& n = egraph_.node(nid);
+      const bool loop = is_fusible_elementwise(n.op()) || n.op() == Op::Broadcast || is_injective(n.op());
+      if (!loop && !(is_contraction(n.op()) && contractions_ == 0)) continue;
+      if (is_contraction(n.op())) ++contractions_;
+      inlined = true;
+      SmallVector<Ref, 8> children;
+      for (Id c : n.children()) {
+        const TensorInfo& ci = egraph_[c].data;
+        children.push_back(ci.kind == Kind::Tensor ? arg(egraph_.find(c)) : rhs_.cls(c));
+      }
+      return rhs_.op(n.op(), Span<const Ref>(children));
+    }
+    return arg(cls);
+  }
+
+  /// The `fused` node over `body`.
+  Ref fused(Ref body) {
+    SmallVector<Ref, 8> children{body};
+    for (Id input : inputs_) children.push_back(rhs_.cls(input));
+    return rhs_.op(Op::Fused, Span<const Ref>(children));
+  }
+
+ private:
+  /// The `arg` standing for input class `cls` (one per distinct input).
+  Ref arg(Id cls) {
+    for (std::size_t i = 0; i < inputs_.size(); ++i)
+      if (inputs_[i] == cls) return arg_refs_[i];
+    const TensorInfo& info = egraph_[cls].data;
+    const Ref ref = rhs_.op(Op::Arg, {rhs_.num(static_cast<std::int64_t>(inputs_.size())),
+                                      rhs_.leaf(TensorNode::sym(dtype_name(info.dtype))), rhs_.ints(info.dims)});
+    inputs_.push_back(cls);
+    arg_refs_.push_back(ref);
+    return ref;
+  }
+
+  /// Body terms (distinct classes, `arg`s excluded) and contractions under body class `b`,
+  /// reading each class's first member.
+  void measure(Id b, std::size_t& size, std::size_t& contractions) const {
+    std::vector<Id> stack{egraph_.find(b)}, seen;
+    while (!stack.empty()) {
+      const Id c = stack.back();
+      stack.pop_back();
+      if (std::find(seen.begin(), seen.end(), c) != seen.end() || egraph_[c].nodes.empty()) continue;
+      seen.push_back(c);
+      const TensorNode& n = egraph_.node(egraph_[c].nodes[0]);
+      if (n.op() == Op::Arg) continue;
+      ++size;
+      if (is_contraction(n.op())) ++contractions;
+      for (Id child : n.children())
+        if (egraph_[child].data.symbolic) stack.push_back(egraph_.find(child));
+    }
+  }
+
+  /// A copy of the body under class `b` with its args renumbered by `args`.
+  Ref copy_body(Id b, const std::unordered_map<std::int64_t, Ref>& args, std::unordered_map<std::uint32_t, Ref>& done) {
+    b = egraph_.find(b);
+    if (auto it = done.find(b.value); it != done.end()) return it->second;
+    const TensorNode& n = egraph_.node(egraph_[b].nodes[0]);
+    Ref out{0};
+    if (n.op() == Op::Arg) {
+      out = args.at(egraph_[n.children()[0]].data.value);
+    } else {
+      SmallVector<Ref, 8> children;
+      for (Id c : n.children())
+        children.push_back(egraph_[c].data.symbolic ? copy_body(c, args, done) : rhs_.cls(c));
+      out = rhs_.op(n.op(), Span<const Ref>(children));
+    }
+    done.emplace(b.value, out);
+    return out;
+  }
+
+  RightHandSide& rhs_;
+  const TensorEGraph& egraph_;
+  std::vector<Id> inputs_;
+  std::vector<Ref> arg_refs_;
+  std::size_t contractions_;
+};
+
+}  // namespace internal
+
+/// One rule per fusible root op: `(op ?x ...)` gains `(fused (op B(?x) ...) inputs...)`, where
+/// B(?x) inlines the best producer of ?x's class — a `fused` node's body (the largest whose
+/// contractions keep the kernel at one), else one elementwise, broadcast or injective op or a
+/// contraction, over args — and weight-only or unfusable operands become args (attributes stay
+/// as they are). Each iteration grows kernels by one level of producers; nothing is added when no
+/// producer could be inlined. Legality follows TVM's op-pattern lattice and XLA's fusion kinds:
+/// elementwise, broadcast and injective ops (transpose, slice, pad, concat) fuse into any
+/// consumer (kLoop); a matmul or conv2d may head an elementwise epilogue (kOutput) or be the root
+/// that absorbs elementwise/injective producers of its operands, one contraction per kernel;
+/// reductions, pooling, normalizations and softmax never fuse (opaque here). A class gains at
+/// most `max_per_class` fused nodes (the first iterations' kernels: one more producer level each).
+inline std::vector<TensorRewrite> fusion_rules(std::size_t max_per_class = 2) {
+  std::vector<TensorRewrite> rules;
+  const auto add = [&](Op op, std::vector<std::string> vars) {
+    std::string lhs = fmt::format("({}", op_name(op));
+    std::vector<Var> reads;
+    for (const auto& v : vars) {
+      lhs += " " + v;
+      reads.emplace_back(v);
+    }
+    lhs += ")";
+    auto apply = [op, reads, max_per_class](TensorEGraph& g, Id eclass, const Subst& s) -> std::vector<Id> {
+      // A class keeps at most `max_per_class` kernels: algebraic variants of one op (ewadd
+      // commuted and re-associated) would otherwise each bring their own.
+      std::size_t fused = 0;
+      for (Id nid : g[eclass].nodes) fused += g.node(nid).op() == Op::Fused;
+      if (fused >= max_per_class) return {};
+      bool all_weight_only = true;  // then the op is precomputed: nothing to fuse
+      for (const Var& v : reads) {
+        const TensorInfo& info = g[s[v]].data;
+        if (info.symbolic) return {};  // a term of a body, not a kernel
+        if (info.kind == Kind::Tensor) all_weight_only = all_weight_only && info.weight_only;
+      }
+      if (all_weight_only) return {};
+      RightHandSide rhs(g);
+      internal::FusedBuilder builder(rhs, g, is_contraction(op));
+      bool inlined = false;
+      SmallVector<RightHandSide::Ref, 8> operands;
+      for (const Var& v : reads) operands.push_back(builder.operand(s[v], inlined));
+      if (!inlined) return {};
+      const RightHandSide::Ref root = builder.fused(rhs.op(op, Span<const RightHandSide::Ref>(operands)));
+      return apply_checked(g, rhs, {{eclass, root}});
+    };
+    rules.push_back(rewrite<TensorNode, TensorAnalysis>(fmt::format("fuse-{}", op_name(op)), lhs, std::move(apply), reads)
+                        .with_label(std::string(kFusionLabel)));
+  };
+  for (Op op : {Op::Relu, Op::Tanh, Op::Sigmoid, Op::Gelu, Op::Exp}) add(op, {"?x"});
+  for (Op op : {Op::EwAdd, Op::EwMul, Op::SMul}) add(op, {"?x", "?y"});
+  add(Op::Transpose, {"?p", "?x"});
+  add(Op::Slice, {"?axis", "?start", "?end", "?x"});
+  add(Op::Pad, {"?axis", "?before", "?after", "?x"});
+  add(Op::MatMul, {"?act", "?x", "?y"});
+  add(Op::Conv2d, {"?sh", "?sw", "?pad", "?act", "?x", "?w"});
+  return rules;
+}
+
+}  // namespace tensor
+}  // namespace v0
+}  // namespace tensat
+
+#endif  // TENSAT_TENSOR_FUSION_H

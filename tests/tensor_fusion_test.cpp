@@ -1,0 +1,182 @@
+// Fusion as e-nodes: the fusion rules add `fused` kernels beside the unfused ops; DAG extraction
+// under the roofline model picks them where they pay (memory-bound chains) and the result is a
+// valid program costing what extraction said. Illegal groups (two contractions, opaque ops) are
+// never built.
+#include <catch2/catch.hpp>
+
+#include <functional>
+
+#include <tensat/tensor.h>
+
+using namespace tensat;
+using namespace tensat::tensor;
+
+namespace {
+
+/// Runs the fusion rules alone on `program` and returns the e-graph.
+TensorEGraph fused_egraph(const RecExpr<TensorNode>& program, std::size_t iterations = 4) {
+  Runner<TensorNode, TensorAnalysis> runner;
+  runner.with_scheduler(SimpleScheduler<TensorNode, TensorAnalysis>())
+      .with_iter_limit(iterations)
+      .with_expr(program)
+      .run(fusion_rules());
+  return std::move(runner.egraph());
+}
+
+/// Calls `f(op)` for every op in the body of every `fused` node (all members of body classes).
+void for_each_body_op(const TensorEGraph& egraph, const std::function<void(const TensorNode&, Id fused_class)>& f) {
+  for (const auto& cls : egraph.classes())
+    for (Id nid : cls.nodes) {
+      const TensorNode& fused = egraph.node(nid);
+      if (fused.op() != Op::Fused) continue;
+      std::vector<Id> stack{egraph.find(fused.children()[0])}, seen;
+      while (!stack.empty()) {
+        const Id c = stack.back();
+        stack.pop_back();
+        if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
+        seen.push_back(c);
+        for (Id m : egraph[c].nodes) {
+          const TensorNode& n = egraph.node(m);
+          f(n, cls.id);
+          for (Id child : n.children())
+            if (egraph[child].data.symbolic) stack.push_back(egraph.find(child));
+        }
+      }
+    }
+}
+
+DeviceProfile h100_without_latency() {
+  DeviceProfile p = find_profile("h100-sxm");
+  p.mem_latency = 0;  // the design note's worked numbers leave memory latency out
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("fusion: relu(x*s + c) becomes one kernel, three times cheaper on H100") {
+  Graph g;
+  const Tensor x = g.input("x", {1 << 24});
+  const Tensor s = g.weight("s", {1});
+  const Tensor c = g.input("c", {1});  // a scalar: broadcast, so each kernel moves 2 x 64 MiB
+  g.output(g.relu(g.add(g.smul(x, s), c)));
+  const RecExpr<TensorNode> program = g.program();
+  OptimizeOptions options;
+  options.profile = h100_without_latency();
+  options.fusion = true;
+  const OptimizeResult result = optimize(program, options);
+  const auto ops = op_histogram(result.optimized);
+  CHECK(ops[static_cast<std::size_t>(Op::Fused)] == 1);
+  CHECK(count_ops(result.optimized) == 1);
+  CHECK(result.cost_before == Approx(123.1).epsilon(0.01));
+  CHECK(result.cost_after == Approx(41.0).epsilon(0.01));
+  CHECK(result.cost_after == Approx(program_time(result.optimized, *options.profile)));
+  CHECK_NOTHROW(check_program(result.optimized));
+  // The unfused form is still what the simple extraction without fusion gives.
+  options.fusion = false;
+  CHECK(optimize(program, options).cost_after == Approx(result.cost_before));
+}
+
+TEST_CASE("fusion: a compute-bound GEMM gains (almost) nothing, its memory-bound epilogue is absorbed") {
+  Graph g;
+  const Tensor a = g.input("a", {4096, 4096}, DType::BF16);
+  const Tensor w = g.weight("w", {4096, 4096}, DType::BF16);
+  const Tensor b = g.input("b", {4096, 4096}, DType::BF16);
+  const Tensor gemm = g.matmul(a, w);
+  Graph plain = g;
+  plain.output(gemm);
+  g.output(g.relu(g.ewadd(gemm, b)));
+  OptimizeOptions options;
+  options.profile = h100_without_latency();
+  options.fusion = true;
+  const OptimizeResult alone = optimize(plain.program(), options);
+  CHECK(alone.cost_after == Approx(alone.cost_before));  // nothing to fuse
+  const OptimizeResult epilogue = optimize(g.program(), options);
+  CHECK(op_histogram(epilogue.optimized)[static_cast<std::size_t>(Op::Fused)] == 1);
+  // The fused GEMM + bias + relu costs about the GEMM alone (compute-bound), far less than unfused.
+  CHECK(epilogue.cost_after < epilogue.cost_before);
+  CHECK(epilogue.cost_after == Approx(alone.cost_after).epsilon(0.05));
+}
+
+TEST_CASE("fusion: never two contractions in one kernel, never an opaque op") {
+  Graph g;
+  const Tensor x = g.input("x", {64, 256});
+  const Tensor h = g.relu(g.matmul(x, g.weight("w1", {256, 256})));
+  const Tensor y = g.tanh(g.matmul(h, g.weight("w2", {256, 256})));
+  const Tensor soft = g.relu(g.softmax(g.exp(y), 1));
+  const Tensor red = g.sigmoid(g.reduce_sum(g.tanh(soft), 1));
+  const Tensor img = g.input("img", {1, 8, 16, 16});
+  const Tensor pooled = g.relu(g.poolmax(g.relu(g.conv2d(img, g.weight("k", {8, 8, 3, 3}))), 2, 2, 2, 2));
+  g.output(red);
+  g.output(pooled);
+  const TensorEGraph egraph = fused_egraph(g.program());
+  std::size_t fused = 0;
+  for_each_body_op(egraph, [&](const TensorNode& n, Id) {
+    ++fused;
+    CHECK(n.op() != Op::Softmax);
+    CHECK(n.op() != Op::ReduceSum);
+    CHECK(n.op() != Op::PoolMax);
+    CHECK(n.op() != Op::Fused);
+  });
+  CHECK(fused > 0);
+  // Each fused node's body holds at most one contraction; count per fused node.
+  for (const auto& c : egraph.classes())
+    for (Id nid : c.nodes) {
+      const TensorNode& n = egraph.node(nid);
+      if (n.op() != Op::Fused) continue;
+      std::size_t count = 0;
+      std::vector<Id> stack{egraph.find(n.children()[0])}, seen;
+      while (!stack.empty()) {
+        const Id b = stack.back();
+        stack.pop_back();
+        if (std::find(seen.begin(), seen.end(), b) != seen.end()) continue;
+        seen.push_back(b);
+        const TensorNode& first = egraph.node(egraph[b].nodes[0]);
+        count += is_contraction(first.op());
+        for (Id child : first.children())
+          if (egraph[child].data.symbolic) stack.push_back(egraph.find(child));
+      }
+      CHECK(count <= 1);
+    }
+}
+
+TEST_CASE("fusion: extraction with fusion is valid and no dearer than without, on every model") {
+  const auto rules = all_rules();
+  for (std::string_view name : models::model_names()) {
+    INFO("model " << name);
+    const RecExpr<TensorNode> program = models::build_model(name).program();
+    OptimizeOptions options;
+    options.profile = find_profile("h100-sxm");
+    const OptimizeResult plain = optimize(program, options, rules);
+    options.fusion = true;
+    const OptimizeResult fused = optimize(program, options, rules);
+    CHECK_NOTHROW(check_program(fused.optimized));
+    CHECK(fused.cost_after <= plain.cost_after * (1 + 1e-9));
+    CHECK(fused.cost_after <= fused.cost_before * (1 + 1e-9));
+    CHECK(fused.cost_after == Approx(program_time(fused.optimized, *options.profile)));
+  }
+}
+
+TEST_CASE("fusion: needs a profile") {
+  Graph g;
+  g.output(g.relu(g.input("x", {4})));
+  OptimizeOptions options;
+  options.fusion = true;
+  CHECK_THROWS_AS(optimize(g.program(), options), Error);
+}
+
+TEST_CASE("fusion: bodies are symbolic, cost nothing on their own, and print and re-read") {
+  Graph g;
+  const Tensor x = g.input("x", {1024});
+  g.output(g.tanh(g.relu(x)));
+  OptimizeOptions options;
+  options.profile = find_profile("xla-cpu-default");
+  options.fusion = true;
+  const OptimizeResult result = optimize(g.program(), options);
+  const std::string text = result.optimized.to_string();
+  CHECK(text.find("(fused (tanh (relu (arg 0 f32 (ints 1024)))) (input x f32 (ints 1024)))") != std::string::npos);
+  const auto infos = check_program(parse_program(text));
+  CHECK_FALSE(infos.back().symbolic);
+  CHECK(program_time(parse_program(text), *options.profile) == Approx(result.cost_after));
+  CHECK_THROWS_AS(parse_program("(fused (input x f32 (ints 4)) (input x f32 (ints 4)))"), ShapeError);
+  CHECK_THROWS_AS(parse_program("(fused (relu (arg 1 f32 (ints 4))) (input x f32 (ints 4)))"), ShapeError);
+}
