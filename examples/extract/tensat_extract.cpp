@@ -29,6 +29,8 @@
 #include <tensat/io/dot.h>
 #include <tensat/io/json.h>
 
+#include "common/cli.h"
+
 namespace {
 
 constexpr const char* kUsage =
@@ -55,21 +57,8 @@ constexpr const char* kUsage =
     "\n"
     "Exit status: 0 success, 2 bad input (one line on stderr), 1 internal error.\n";
 
-/// A bad-input condition: reported as one line on stderr, exit status 2.
-struct BadInput {
-  std::string reason;
-};
-
-/// One line, whatever the message contains (ids and paths may hold newlines).
-std::string one_line(std::string_view text) {
-  std::string out;
-  for (char ch : text) {
-    if (ch == '\n') out += "\\n";
-    else if (ch == '\r') out += "\\r";
-    else out += ch;
-  }
-  return out;
-}
+using cli::BadInput;
+using cli::one_line;
 
 struct Options {
   std::string extractor;

@@ -34,6 +34,8 @@
 #include <tensat/tensor.h>
 #include <tensat/tensor/models.h>
 
+#include "common/cli.h"
+
 namespace {
 
 namespace tt = tensat::tensor;
@@ -67,21 +69,8 @@ constexpr const char* kHelp =
     "Without --json, prints one progress line per iteration, then a before/after table.\n"
     "Exit status: 0 success, 2 bad arguments, 1 internal error.\n";
 
-/// A bad-argument condition: one line on stderr and the usage line, exit status 2.
-struct BadInput {
-  std::string reason;
-};
-
-/// One line, whatever the message contains.
-std::string one_line(std::string_view text) {
-  std::string out;
-  for (char ch : text) {
-    if (ch == '\n') out += "\\n";
-    else if (ch == '\r') out += "\\r";
-    else out += ch;
-  }
-  return out;
-}
+using cli::BadInput;
+using cli::one_line;
 
 struct Options {
   std::string model;
