@@ -34,6 +34,10 @@ inline constexpr std::string_view kFusionLabel = "fusion";
 [[nodiscard]] constexpr bool is_injective(Op op) noexcept {
   return op == Op::Transpose || op == Op::Slice || op == Op::Pad || op == Op::Concat;
 }
+/// Reductions: the root of a kernel fed by elementwise/injective producers (XLA's kInput fusion).
+[[nodiscard]] constexpr bool is_reduction(Op op) noexcept {
+  return op == Op::ReduceSum || op == Op::ReduceMax || op == Op::ReduceMean;
+}
 /// Contractions (out-elementwise-fusable): at most one per kernel, as the producer of an
 /// elementwise epilogue (XLA's kOutput fusion), with its own operands read from memory.
 [[nodiscard]] constexpr bool is_contraction(Op op) noexcept { return op == Op::MatMul || op == Op::Conv2d; }
@@ -45,9 +49,10 @@ class FusedBuilder {
  public:
   using Ref = RightHandSide::Ref;
 
-  /// `contraction_root`: the kernel's root is a matmul or conv2d, so no producer may bring another.
-  FusedBuilder(RightHandSide& rhs, const TensorEGraph& egraph, bool contraction_root)
-      : rhs_(rhs), egraph_(egraph), contractions_(contraction_root ? 1 : 0) {}
+  /// `no_contraction`: the kernel's root is a contraction or a reduction, so no producer may
+  /// bring a contraction.
+  FusedBuilder(RightHandSide& rhs, const TensorEGraph& egraph, bool no_contraction)
+      : rhs_(rhs), egraph_(egraph), contractions_(no_contraction ? 1 : 0) {}
 
   /// The body term for the value of class `cls` as an operand of the kernel's root: the best
   /// producer found in it inlined (a `fused` node's body, or one fusible op over args), else an
@@ -65,6 +70,9 @@ class FusedBuilder {
       if (n.op() != Op::Fused) continue;
       std::size_t size = 0, contractions = 0;
       measure(n.children()[0], size, contractions);
+      // A reduction-rooted kernel is never inlined into a consumer (a reduction roots its group).
+      const Id body = egraph_.find(n.children()[0]);
+      if (!egraph_[body].nodes.empty() && is_reduction(egraph_.node(egraph_[body].nodes[0]).op())) continue;
       if (contractions_ + contractions > 1 || size <= best_size) continue;
       best = &n;
       best_size = size;
@@ -170,8 +178,9 @@ class FusedBuilder {
 /// producer could be inlined. Legality follows TVM's op-pattern lattice and XLA's fusion kinds:
 /// elementwise, broadcast and injective ops (transpose, slice, pad, concat) fuse into any
 /// consumer (kLoop); a matmul or conv2d may head an elementwise epilogue (kOutput) or be the root
-/// that absorbs elementwise/injective producers of its operands, one contraction per kernel;
-/// reductions, pooling, normalizations and softmax never fuse (opaque here). A class gains at
+/// that absorbs elementwise/injective producers of its operands, one contraction per kernel; a
+/// reduction is the root of a kernel fed by elementwise/injective producers (kInput) and is never
+/// inlined as a producer; pooling, normalizations and softmax never fuse (opaque here). A class gains at
 /// most `max_per_class` fused nodes (the first iterations' kernels: one more producer level each).
 inline std::vector<TensorRewrite> fusion_rules(std::size_t max_per_class = 2) {
   std::vector<TensorRewrite> rules;
@@ -197,7 +206,7 @@ inline std::vector<TensorRewrite> fusion_rules(std::size_t max_per_class = 2) {
       }
       if (all_weight_only) return {};
       RightHandSide rhs(g);
-      internal::FusedBuilder builder(rhs, g, is_contraction(op));
+      internal::FusedBuilder builder(rhs, g, is_contraction(op) || is_reduction(op));
       bool inlined = false;
       SmallVector<RightHandSide::Ref, 8> operands;
       for (const Var& v : reads) operands.push_back(builder.operand(s[v], inlined));
@@ -215,6 +224,7 @@ inline std::vector<TensorRewrite> fusion_rules(std::size_t max_per_class = 2) {
   add(Op::Pad, {"?axis", "?before", "?after", "?x"});
   add(Op::MatMul, {"?act", "?x", "?y"});
   add(Op::Conv2d, {"?sh", "?sw", "?pad", "?act", "?x", "?w"});
+  for (Op op : {Op::ReduceSum, Op::ReduceMax, Op::ReduceMean}) add(op, {"?axis", "?x"});
   return rules;
 }
 
