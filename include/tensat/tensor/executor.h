@@ -1,0 +1,827 @@
+// A reference executor of the tensor dialect on the CPU (Eigen): evaluates programs on concrete
+// tensors, generates deterministic random inputs and weights, precomputes weight-only subgraphs,
+// and checks numerically that an optimized program computes what the original did.
+#ifndef TENSAT_TENSOR_EXECUTOR_H
+#define TENSAT_TENSOR_EXECUTOR_H
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+#include <fmt/format.h>
+
+#include "tensat/core/error.h"
+#include "tensat/core/recexpr.h"
+#include "tensat/tensor/graph.h"
+#include "tensat/tensor/node.h"
+#include "tensat/tensor/op.h"
+#include "tensat/tensor/shape.h"
+
+namespace tensat {
+inline namespace v0 {
+namespace tensor {
+
+/// A tensor on the host: row-major f32 data (f16/bf16 values are stored rounded to their type).
+struct HostTensor {
+  DType dtype = DType::F32;
+  Dims dims;
+  std::vector<float> data;
+
+  HostTensor() = default;
+  HostTensor(Dims d, DType t = DType::F32) : dtype(t), dims(std::move(d)), data(static_cast<std::size_t>(count(dims)), 0.0f) {}
+  HostTensor(Dims d, std::vector<float> values, DType t = DType::F32)
+      : dtype(t), dims(std::move(d)), data(std::move(values)) {}
+
+  [[nodiscard]] static std::int64_t count(const Dims& d) noexcept {
+    std::int64_t n = 1;
+    for (std::int64_t x : d) n *= x;
+    return n;
+  }
+  [[nodiscard]] std::int64_t elements() const noexcept { return count(dims); }
+  [[nodiscard]] std::size_t rank() const noexcept { return dims.size(); }
+};
+
+/// Inputs and weights by name.
+using Bindings = std::map<std::string, HostTensor>;
+
+/// An execution failure.
+class ExecutionError : public Error {
+ public:
+  using Error::Error;
+};
+/// An `input` or `weight` with no binding of its name.
+class MissingBindingError : public ExecutionError {
+ public:
+  explicit MissingBindingError(std::string name)
+      : ExecutionError(fmt::format("execute: no binding for '{}'", name)), name_(std::move(name)) {}
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+
+ private:
+  std::string name_;
+};
+/// A binding whose shape differs from its declaration.
+class BindingShapeError : public ExecutionError {
+ public:
+  BindingShapeError(std::string name, const Dims& want, const Dims& got)
+      : ExecutionError(fmt::format("execute: '{}' is declared {} but bound to {}", name, dims_to_string(want),
+                                   dims_to_string(got))),
+        name_(std::move(name)) {}
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+
+ private:
+  std::string name_;
+};
+
+/// f32 rounded to bf16 (round to nearest even on the upper 16 bits; NaN kept).
+[[nodiscard]] inline float round_bf16(float x) noexcept {
+  std::uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return x;
+  u += 0x7fffu + ((u >> 16) & 1u);
+  u &= 0xffff0000u;
+  float out;
+  std::memcpy(&out, &u, 4);
+  return out;
+}
+/// f32 rounded to IEEE f16 (round to nearest even; overflow to infinity; subnormals kept).
+[[nodiscard]] inline float round_f16(float x) noexcept {
+  if (std::isnan(x) || std::isinf(x)) return x;
+  const float a = std::fabs(x);
+  if (a >= 65520.0f) return std::copysign(std::numeric_limits<float>::infinity(), x);
+  if (a < std::ldexp(1.0f, -25)) return std::copysign(0.0f, x);  // below half the smallest subnormal
+  int e = 0;
+  std::frexp(a, &e);                    // a = m * 2^e, m in [0.5, 1)
+  const int exp = std::max(e - 1, -14);  // f16 exponent (subnormals share -14)
+  const float quantum = std::ldexp(1.0f, exp - 10);
+  return std::copysign(std::nearbyint(a / quantum) * quantum, x);  // default rounding: to even
+}
+[[nodiscard]] inline float round_to(float x, DType t) noexcept {
+  return t == DType::F32 ? x : t == DType::BF16 ? round_bf16(x) : round_f16(x);
+}
+inline void round_tensor(HostTensor& t) {
+  if (t.dtype == DType::F32) return;
+  for (float& v : t.data) v = round_to(v, t.dtype);
+}
+
+namespace internal {
+
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
+using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
+
+inline constexpr float kNormEps = 1e-5f;
+
+/// A value of a node: an integer, a list, a name, a tensor, a pair or outputs.
+struct Value {
+  std::int64_t value = 0;
+  Dims ints;
+  std::string name;
+  std::shared_ptr<const HostTensor> t, t2;
+  std::vector<std::shared_ptr<const HostTensor>> outs;
+};
+
+inline void activate(float* p, std::int64_t n, std::int64_t act) {
+  ArrayMap a(p, n);
+  switch (act) {
+    case 1: a = 1.0f / (1.0f + (-a).exp()); break;
+    case 2: a = a.max(0.0f); break;
+    case 3: a = a.tanh(); break;
+    default: break;
+  }
+}
+
+inline void gelu(float* p, std::int64_t n) {
+  const float c = 0.7978845608028654f;  // sqrt(2 / pi)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float x = p[i];
+    p[i] = 0.5f * x * (1.0f + std::tanh(c * (x + 0.044715f * x * x * x)));
+  }
+}
+
+/// SAME padding before the first element along one axis (TensorFlow's convention).
+inline std::int64_t pad_before(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t pad, std::int64_t out) {
+  if (pad != 0) return 0;
+  return std::max<std::int64_t>((out - 1) * s + k - in, 0) / 2;
+}
+inline std::int64_t window_out(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t pad) {
+  return pad == 0 ? (in + s - 1) / s : (in - k) / s + 1;
+}
+
+inline HostTensor conv2d(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw, std::int64_t pad,
+                         std::int64_t act) {
+  const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
+  const std::int64_t O = w.dims[0], Cg = w.dims[1], kh = w.dims[2], kw = w.dims[3];
+  const std::int64_t G = C / Cg, Og = O / G;
+  const std::int64_t Ho = window_out(H, kh, sh, pad), Wo = window_out(W, kw, sw, pad);
+  const std::int64_t ph = pad_before(H, kh, sh, pad, Ho), pw = pad_before(W, kw, sw, pad, Wo);
+  HostTensor out(Dims{N, O, Ho, Wo}, x.dtype);
+  const std::int64_t K = Cg * kh * kw, P = Ho * Wo;
+  const bool direct = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && Ho == H && Wo == W;
+  std::vector<float> col(direct ? 0 : static_cast<std::size_t>(K * P));
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t g = 0; g < G; ++g) {
+      const float* xin = x.data.data() + (n * C + g * Cg) * H * W;
+      const float* cols = xin;
+      if (!direct) {
+        float* dst = col.data();
+        for (std::int64_t c = 0; c < Cg; ++c)
+          for (std::int64_t i = 0; i < kh; ++i)
+            for (std::int64_t j = 0; j < kw; ++j)
+              for (std::int64_t oh = 0; oh < Ho; ++oh) {
+                const std::int64_t ih = oh * sh - ph + i;
+                if (ih < 0 || ih >= H) {
+                  std::fill(dst, dst + Wo, 0.0f);
+                  dst += Wo;
+                  continue;
+                }
+                const float* row = xin + (c * H + ih) * W;
+                for (std::int64_t ow = 0; ow < Wo; ++ow) {
+                  const std::int64_t iw = ow * sw - pw + j;
+                  *dst++ = iw >= 0 && iw < W ? row[iw] : 0.0f;
+                }
+              }
+        cols = col.data();
+      }
+      Eigen::Map<const RowMatrix> Wm(w.data.data() + g * Og * K, Og, K);
+      Eigen::Map<const RowMatrix> Xm(cols, K, P);
+      Eigen::Map<RowMatrix> Ym(out.data.data() + (n * O + g * Og) * P, Og, P);
+      Ym.noalias() = Wm * Xm;
+    }
+  activate(out.data.data(), out.elements(), act);
+  return out;
+}
+
+inline HostTensor matmul(const HostTensor& a, const HostTensor& b, std::int64_t act) {
+  const std::size_t r = a.rank();
+  const std::int64_t M = a.dims[r - 2], K = a.dims[r - 1], Nn = b.dims[r - 1];
+  Dims dims = a.dims;
+  dims[r - 1] = Nn;
+  HostTensor out(dims, a.dtype);
+  std::int64_t batch = 1;
+  for (std::size_t i = 0; i + 2 < r; ++i) batch *= a.dims[i];
+  for (std::int64_t i = 0; i < batch; ++i) {
+    Eigen::Map<const RowMatrix> A(a.data.data() + i * M * K, M, K);
+    Eigen::Map<const RowMatrix> B(b.data.data() + i * K * Nn, K, Nn);
+    Eigen::Map<RowMatrix> Cm(out.data.data() + i * M * Nn, M, Nn);
+    Cm.noalias() = A * B;
+  }
+  activate(out.data.data(), out.elements(), act);
+  return out;
+}
+
+inline HostTensor pool(const HostTensor& x, bool is_max, std::int64_t kh, std::int64_t kw, std::int64_t sh,
+                       std::int64_t sw, std::int64_t pad, std::int64_t act) {
+  const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
+  const std::int64_t Ho = window_out(H, kh, sh, pad), Wo = window_out(W, kw, sw, pad);
+  const std::int64_t ph = pad_before(H, kh, sh, pad, Ho), pw = pad_before(W, kw, sw, pad, Wo);
+  HostTensor out(Dims{N, C, Ho, Wo}, x.dtype);
+  float* o = out.data.data();
+  for (std::int64_t nc = 0; nc < N * C; ++nc) {
+    const float* in = x.data.data() + nc * H * W;
+    for (std::int64_t oh = 0; oh < Ho; ++oh)
+      for (std::int64_t ow = 0; ow < Wo; ++ow) {
+        const std::int64_t h0 = std::max<std::int64_t>(oh * sh - ph, 0), h1 = std::min(oh * sh - ph + kh, H);
+        const std::int64_t w0 = std::max<std::int64_t>(ow * sw - pw, 0), w1 = std::min(ow * sw - pw + kw, W);
+        float acc = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+        for (std::int64_t i = h0; i < h1; ++i)
+          for (std::int64_t j = w0; j < w1; ++j) acc = is_max ? std::max(acc, in[i * W + j]) : acc + in[i * W + j];
+        // poolavg divides by the positions inside the input (TensorFlow: padding excluded).
+        *o++ = is_max ? acc : acc / static_cast<float>((h1 - h0) * (w1 - w0));
+      }
+  }
+  activate(out.data.data(), out.elements(), act);
+  return out;
+}
+
+/// outer (dims before axis), extent, inner (dims after axis).
+inline void split_dims(const Dims& d, std::int64_t axis, std::int64_t& outer, std::int64_t& extent,
+                       std::int64_t& inner) {
+  outer = 1;
+  inner = 1;
+  for (std::int64_t i = 0; i < axis; ++i) outer *= d[static_cast<std::size_t>(i)];
+  extent = d[static_cast<std::size_t>(axis)];
+  for (std::size_t i = static_cast<std::size_t>(axis) + 1; i < d.size(); ++i) inner *= d[i];
+}
+
+/// Entries [start, end) of x along axis.
+inline HostTensor slice(const HostTensor& x, std::int64_t axis, std::int64_t start, std::int64_t end) {
+  std::int64_t outer, extent, inner;
+  split_dims(x.dims, axis, outer, extent, inner);
+  Dims d = x.dims;
+  d[static_cast<std::size_t>(axis)] = end - start;
+  HostTensor out(d, x.dtype);
+  const std::int64_t len = (end - start) * inner;
+  for (std::int64_t o = 0; o < outer; ++o)
+    std::copy_n(x.data.data() + (o * extent + start) * inner, len, out.data.data() + o * len);
+  return out;
+}
+
+inline HostTensor pad_axis(const HostTensor& x, std::int64_t axis, std::int64_t before, std::int64_t after) {
+  std::int64_t outer, extent, inner;
+  split_dims(x.dims, axis, outer, extent, inner);
+  Dims d = x.dims;
+  const std::int64_t total = extent + before + after;
+  d[static_cast<std::size_t>(axis)] = total;
+  HostTensor out(d, x.dtype);
+  for (std::int64_t o = 0; o < outer; ++o)
+    std::copy_n(x.data.data() + o * extent * inner, extent * inner, out.data.data() + (o * total + before) * inner);
+  return out;
+}
+
+inline HostTensor concat(std::int64_t axis, const std::vector<const HostTensor*>& xs) {
+  Dims d = xs[0]->dims;
+  std::int64_t total = 0;
+  for (const HostTensor* x : xs) total += x->dims[static_cast<std::size_t>(axis)];
+  d[static_cast<std::size_t>(axis)] = total;
+  HostTensor out(d, xs[0]->dtype);
+  std::int64_t outer, extent, inner;
+  split_dims(d, axis, outer, extent, inner);
+  std::int64_t offset = 0;
+  for (const HostTensor* x : xs) {
+    const std::int64_t len = x->dims[static_cast<std::size_t>(axis)] * inner;
+    for (std::int64_t o = 0; o < outer; ++o)
+      std::copy_n(x->data.data() + o * len, len, out.data.data() + o * total * inner + offset);
+    offset += len;
+  }
+  return out;
+}
+
+/// out[i] = x[sum_k idx_k * in_stride_k] for output index idx (strides may be 0 for broadcast).
+inline void strided_gather(const float* in, const Dims& out_dims, const std::vector<std::int64_t>& in_strides,
+                           float* out) {
+  const std::size_t r = out_dims.size();
+  const std::int64_t n = HostTensor::count(out_dims);
+  if (r == 0) {
+    if (n) out[0] = in[0];
+    return;
+  }
+  std::vector<std::int64_t> idx(r, 0);
+  std::int64_t src = 0;
+  const std::int64_t last = out_dims[r - 1], last_stride = in_strides[r - 1];
+  for (std::int64_t i = 0; i < n; i += last) {
+    for (std::int64_t j = 0; j < last; ++j) out[i + j] = in[src + j * last_stride];
+    for (std::size_t k = r - 1; k-- > 0;) {  // advance the index over all but the last axis
+      src += in_strides[k];
+      if (++idx[k] < out_dims[k]) break;
+      src -= in_strides[k] * out_dims[k];
+      idx[k] = 0;
+    }
+  }
+}
+
+inline std::vector<std::int64_t> strides_of(const Dims& d) {
+  std::vector<std::int64_t> s(d.size(), 1);
+  for (std::size_t i = d.size(); i-- > 1;) s[i - 1] = s[i] * d[i];
+  return s;
+}
+
+inline HostTensor transpose(const HostTensor& x, const Dims& perm) {
+  Dims d;
+  const auto in_strides = strides_of(x.dims);
+  std::vector<std::int64_t> s;
+  for (std::int64_t p : perm) {
+    d.push_back(x.dims[static_cast<std::size_t>(p)]);
+    s.push_back(in_strides[static_cast<std::size_t>(p)]);
+  }
+  HostTensor out(d, x.dtype);
+  strided_gather(x.data.data(), d, s, out.data.data());
+  return out;
+}
+
+inline HostTensor broadcast(const HostTensor& x, const Dims& d) {
+  const auto in_strides = strides_of(x.dims);
+  std::vector<std::int64_t> s(d.size(), 0);
+  const std::size_t offset = d.size() - x.rank();
+  for (std::size_t i = 0; i < x.rank(); ++i) s[offset + i] = x.dims[i] == 1 ? 0 : in_strides[i];
+  HostTensor out(d, x.dtype);
+  strided_gather(x.data.data(), d, s, out.data.data());
+  return out;
+}
+
+inline HostTensor reduce(const HostTensor& x, std::int64_t axis, Op op) {
+  std::int64_t outer, extent, inner;
+  split_dims(x.dims, axis, outer, extent, inner);
+  Dims d;
+  for (std::size_t i = 0; i < x.rank(); ++i)
+    if (static_cast<std::int64_t>(i) != axis) d.push_back(x.dims[i]);
+  HostTensor out(d, x.dtype);
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t in = 0; in < inner; ++in) {
+      const float* p = x.data.data() + o * extent * inner + in;
+      float acc = op == Op::ReduceMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+      for (std::int64_t e = 0; e < extent; ++e) acc = op == Op::ReduceMax ? std::max(acc, p[e * inner]) : acc + p[e * inner];
+      if (op == Op::ReduceMean) acc /= static_cast<float>(extent);
+      out.data[static_cast<std::size_t>(o * inner + in)] = acc;
+    }
+  return out;
+}
+
+inline HostTensor softmax(const HostTensor& x, std::int64_t axis) {
+  std::int64_t outer, extent, inner;
+  split_dims(x.dims, axis, outer, extent, inner);
+  HostTensor out = x;
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t in = 0; in < inner; ++in) {
+      float* p = out.data.data() + o * extent * inner + in;
+      float m = -std::numeric_limits<float>::infinity();
+      for (std::int64_t e = 0; e < extent; ++e) m = std::max(m, p[e * inner]);
+      float sum = 0;
+      for (std::int64_t e = 0; e < extent; ++e) sum += (p[e * inner] = std::exp(p[e * inner] - m));
+      for (std::int64_t e = 0; e < extent; ++e) p[e * inner] /= sum;
+    }
+  return out;
+}
+
+inline HostTensor layernorm(const HostTensor& x, const HostTensor& gamma, const HostTensor& beta) {
+  const std::int64_t n = x.dims.back(), rows = x.elements() / n;
+  HostTensor out = x;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    ArrayMap v(out.data.data() + r * n, n);
+    const float mean = v.mean();
+    v -= mean;
+    const float var = v.square().mean();
+    v = v / std::sqrt(var + kNormEps) * ConstArrayMap(gamma.data.data(), n) + ConstArrayMap(beta.data.data(), n);
+  }
+  return out;
+}
+
+inline HostTensor batchnorm(const HostTensor& x, const HostTensor& scale, const HostTensor& bias,
+                            const HostTensor& mean, const HostTensor& var) {
+  std::int64_t outer, extent, inner;
+  split_dims(x.dims, 1, outer, extent, inner);
+  HostTensor out = x;
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t c = 0; c < extent; ++c) {
+      const auto i = static_cast<std::size_t>(c);
+      const float k = scale.data[i] / std::sqrt(var.data[i] + kNormEps);
+      ArrayMap v(out.data.data() + (o * extent + c) * inner, inner);
+      v = (v - mean.data[i]) * k + bias.data[i];
+    }
+  return out;
+}
+
+inline HostTensor enlarge(const HostTensor& w, const Dims& ref) {
+  const std::int64_t O = w.dims[0], I = w.dims[1], kh = w.dims[2], kw = w.dims[3];
+  const std::int64_t KH = ref[2], KW = ref[3], dh = (KH - kh) / 2, dw = (KW - kw) / 2;
+  HostTensor out(Dims{O, I, KH, KW}, w.dtype);
+  for (std::int64_t oi = 0; oi < O * I; ++oi)
+    for (std::int64_t i = 0; i < kh; ++i)
+      std::copy_n(w.data.data() + (oi * kh + i) * kw, kw, out.data.data() + (oi * KH + i + dh) * KW + dw);
+  return out;
+}
+
+inline HostTensor merge(const HostTensor& w, std::int64_t groups, std::int64_t count) {
+  const std::int64_t O = w.dims[0], c = w.dims[1], k = w.dims[2] * w.dims[3], m = O / groups;
+  HostTensor out(Dims{O, c * count, w.dims[2], w.dims[3]}, w.dtype);
+  for (std::int64_t o = 0; o < O; ++o) {
+    const std::int64_t block = (o / m) % count;
+    std::copy_n(w.data.data() + o * c * k, c * k, out.data.data() + (o * c * count + block * c) * k);
+  }
+  return out;
+}
+
+/// Evaluates programs node by node.
+class Evaluator {
+ public:
+  Evaluator(const RecExpr<TensorNode>& program, const Bindings& bindings)
+      : p_(program), bindings_(bindings), infos_(check_program(program)), values_(program.size()) {}
+
+  /// Evaluates every non-symbolic node (weight-only ones too unless `skip_weight_only`); frees
+  /// tensors after their last use unless `keep`.
+  void run(bool keep) {
+    const std::size_t n = p_.size();
+    std::vector<std::size_t> last_use(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      last_use[i] = std::max(last_use[i], i);
+      for (Id c : p_[Id(i)].children())
+        last_use[c.index()] = infos_[i].symbolic ? n : std::max(last_use[c.index()], i);
+    }
+    last_use[n - 1] = n;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (infos_[i].symbolic) continue;
+      values_[i] = eval(i, nullptr);
+      if (!keep)
+        for (Id c : p_[Id(i)].children())
+          if (last_use[c.index()] == i) {
+            values_[c.index()].t.reset();
+            values_[c.index()].t2.reset();
+          }
+    }
+  }
+
+  [[nodiscard]] std::vector<HostTensor> outputs() const {
+    std::vector<HostTensor> out;
+    const Value& root = values_.back();
+    if (p_[Id(p_.size() - 1)].op() == Op::Noop) {
+      for (const auto& t : root.outs) out.push_back(*t);
+    } else {
+      out.push_back(*root.t);
+    }
+    return out;
+  }
+  [[nodiscard]] const std::vector<TensorInfo>& infos() const noexcept { return infos_; }
+  [[nodiscard]] const Value& value(std::size_t i) const { return values_[i]; }
+
+ private:
+  /// `args`: the fused kernel's inputs when evaluating a body term (symbolic nodes), else null.
+  Value eval(std::size_t i, const std::vector<std::shared_ptr<const HostTensor>>* args) {
+    const TensorNode& node = p_[Id(i)];
+    const auto ch = node.children();
+    const TensorInfo& info = infos_[i];
+    auto val = [&](std::size_t k) -> const Value& { return values_[ch[k].index()]; };
+    auto num = [&](std::size_t k) { return val(k).value; };
+    auto ten = [&](std::size_t k) -> const HostTensor& {
+      const Value& v = val(k);
+      if (!v.t) throw ExecutionError(fmt::format("execute: node {} ({}) reads a freed or missing tensor", i, node.op_name()));
+      return *v.t;
+    };
+    Value out;
+    auto tensor_result = [&](HostTensor t) {
+      t.dtype = info.dtype;
+      round_tensor(t);
+      out.t = std::make_shared<const HostTensor>(std::move(t));
+      return out;
+    };
+    switch (node.op()) {
+      case Op::Num: out.value = node.value(); return out;
+      case Op::Sym: out.name = std::string(node.symbol().str()); return out;
+      case Op::Ints:
+        for (std::size_t k = 0; k < ch.size(); ++k) out.ints.push_back(num(k));
+        return out;
+      case Op::Input:
+      case Op::Weight: {
+        const Value& nv = val(0);
+        const std::string name = p_[ch[0]].op() == Op::Num ? std::to_string(nv.value) : nv.name;
+        auto it = bindings_.find(name);
+        if (it == bindings_.end()) throw MissingBindingError(name);
+        if (it->second.dims != info.dims) throw BindingShapeError(name, info.dims, it->second.dims);
+        if (static_cast<std::int64_t>(it->second.data.size()) != info.elements())
+          throw ExecutionError(fmt::format("execute: '{}' holds {} values for shape {}", name, it->second.data.size(),
+                                           dims_to_string(info.dims)));
+        return tensor_result(it->second);
+      }
+      case Op::Arg: {
+        const auto k = static_cast<std::size_t>(num(0));
+        if (!args || k >= args->size()) throw ExecutionError(fmt::format("execute: arg {} outside a fused kernel", k));
+        return tensor_result(*(*args)[k]);
+      }
+      case Op::EwAdd:
+      case Op::EwMul: {
+        HostTensor r = ten(0);
+        ArrayMap a(r.data.data(), r.elements());
+        ConstArrayMap b(ten(1).data.data(), r.elements());
+        if (node.op() == Op::EwAdd) a += b; else a *= b;
+        return tensor_result(std::move(r));
+      }
+      case Op::SMul: {
+        HostTensor r = ten(0);
+        ArrayMap(r.data.data(), r.elements()) *= ten(1).data[0];
+        return tensor_result(std::move(r));
+      }
+      case Op::Relu:
+      case Op::Tanh:
+      case Op::Sigmoid:
+      case Op::Gelu:
+      case Op::Exp: {
+        HostTensor r = ten(0);
+        ArrayMap a(r.data.data(), r.elements());
+        if (node.op() == Op::Relu) activate(r.data.data(), r.elements(), 2);
+        else if (node.op() == Op::Tanh) activate(r.data.data(), r.elements(), 3);
+        else if (node.op() == Op::Sigmoid) activate(r.data.data(), r.elements(), 1);
+        else if (node.op() == Op::Gelu) gelu(r.data.data(), r.elements());
+        else a = a.exp();
+        return tensor_result(std::move(r));
+      }
+      case Op::MatMul: return tensor_result(matmul(ten(1), ten(2), num(0)));
+      case Op::Conv2d: return tensor_result(conv2d(ten(4), ten(5), num(0), num(1), num(2), num(3)));
+      case Op::PoolMax:
+      case Op::PoolAvg:
+        return tensor_result(pool(ten(6), node.op() == Op::PoolMax, num(0), num(1), num(2), num(3), num(4), num(5)));
+      case Op::Concat: {
+        std::vector<const HostTensor*> xs;
+        for (std::size_t k = 1; k < ch.size(); ++k) xs.push_back(&ten(k));
+        return tensor_result(concat(num(0), xs));
+      }
+      case Op::Split: {
+        const HostTensor& x = ten(2);
+        const std::int64_t axis = num(0), size = num(1);
+        out.t = std::make_shared<const HostTensor>(slice(x, axis, 0, size));
+        out.t2 = std::make_shared<const HostTensor>(slice(x, axis, size, x.dims[static_cast<std::size_t>(axis)]));
+        return out;
+      }
+      case Op::Split0:
+      case Op::Split1: {
+        const Value& pair = val(0);
+        const auto& src = node.op() == Op::Split0 ? pair.t : pair.t2;
+        if (!src) throw ExecutionError(fmt::format("execute: node {} reads a freed split", i));
+        out.t = src;
+        return out;
+      }
+      case Op::Transpose: return tensor_result(transpose(ten(1), val(0).ints));
+      case Op::Reshape: {
+        HostTensor r = ten(1);
+        r.dims = val(0).ints;
+        return tensor_result(std::move(r));
+      }
+      case Op::BatchNorm: return tensor_result(batchnorm(ten(0), ten(1), ten(2), ten(3), ten(4)));
+      case Op::Enlarge: return tensor_result(enlarge(ten(0), ten(1).dims));
+      case Op::Merge: return tensor_result(merge(ten(2), num(0), num(1)));
+      case Op::Noop:
+        for (std::size_t k = 0; k < ch.size(); ++k) {
+          const Value& v = val(k);
+          if (v.t) out.outs.push_back(v.t);
+          else out.outs.insert(out.outs.end(), v.outs.begin(), v.outs.end());
+        }
+        return out;
+      case Op::Softmax: return tensor_result(softmax(ten(1), num(0)));
+      case Op::LayerNorm: return tensor_result(layernorm(ten(0), ten(1), ten(2)));
+      case Op::Broadcast: return tensor_result(broadcast(ten(1), val(0).ints));
+      case Op::ReduceSum:
+      case Op::ReduceMax:
+      case Op::ReduceMean: return tensor_result(reduce(ten(1), num(0), node.op()));
+      case Op::Slice: return tensor_result(slice(ten(3), num(0), num(1), num(2)));
+      case Op::Pad: return tensor_result(pad_axis(ten(3), num(0), num(1), num(2)));
+      case Op::Fused: {
+        std::vector<std::shared_ptr<const HostTensor>> inputs;
+        for (std::size_t k = 1; k < ch.size(); ++k) {
+          if (!val(k).t) throw ExecutionError(fmt::format("execute: fused node {} reads a freed tensor", i));
+          inputs.push_back(val(k).t);
+        }
+        return tensor_result(*eval_body(ch[0].index(), inputs));
+      }
+    }
+    throw ExecutionError(fmt::format("execute: unknown operator at node {}", i));
+  }
+
+  /// The body's value with its args bound to `inputs`: the body's symbolic nodes evaluated
+  /// tensor by tensor in program order (recursive evaluation, not a fused element loop).
+  std::shared_ptr<const HostTensor> eval_body(std::size_t body, const std::vector<std::shared_ptr<const HostTensor>>& inputs) {
+    std::vector<bool> needed(body + 1, false);
+    needed[body] = true;
+    for (std::size_t j = body + 1; j-- > 0;)
+      if (needed[j])
+        for (Id c : p_[Id(j)].children())
+          if (infos_[c.index()].symbolic) needed[c.index()] = true;
+    std::vector<std::size_t> order;
+    for (std::size_t j = 0; j <= body; ++j)
+      if (needed[j]) order.push_back(j);
+    std::vector<Value> saved;
+    for (std::size_t j : order) saved.push_back(std::move(values_[j]));
+    for (std::size_t j : order) values_[j] = eval(j, &inputs);
+    auto result = values_[body].t;
+    for (std::size_t k = 0; k < order.size(); ++k) values_[order[k]] = std::move(saved[k]);
+    return result;
+  }
+
+  const RecExpr<TensorNode>& p_;
+  const Bindings& bindings_;
+  std::vector<TensorInfo> infos_;
+  std::vector<Value> values_;
+};
+
+inline std::uint64_t splitmix64(std::uint64_t& state) noexcept {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+inline std::string source_name(const RecExpr<TensorNode>& p, const TensorNode& node) {
+  const TensorNode& n = p[node.children()[0]];
+  return n.op() == Op::Num ? std::to_string(n.value()) : std::string(n.symbol().str());
+}
+
+}  // namespace internal
+
+/// Evaluates `program` on `inputs` (every `input` and `weight` bound by name): each node once,
+/// in order. Returns the root's value, or the values of a root `noop`'s children (nested
+/// `noop`s flattened). Throws `MissingBindingError`, `BindingShapeError`, `ShapeError` (an
+/// ill-typed program).
+[[nodiscard]] inline std::vector<HostTensor> execute(const RecExpr<TensorNode>& program, const Bindings& inputs) {
+  if (program.size() == 0) throw ExecutionError("execute: empty program");
+  internal::Evaluator ev(program, inputs);
+  ev.run(false);
+  return ev.outputs();
+}
+
+/// Deterministic random values for every `input` and `weight` of `program`, a function of the
+/// seed and the name only (so two programs sharing names get the same values). Inputs are
+/// uniform in [-1, 1]; weights of rank >= 2 are scaled by sqrt(3 / fan_in) (fan_in: dims[0] for
+/// rank 2, the product of dims[1..] otherwise) so that deep models keep values of order one;
+/// tensors feeding a `batchnorm` variance are made positive (|v| + 0.5).
+[[nodiscard]] inline Bindings random_bindings(const RecExpr<TensorNode>& program, std::uint64_t seed = 1) {
+  Bindings out;
+  std::vector<bool> positive(program.size(), false);
+  for (std::size_t i = 0; i < program.size(); ++i)
+    if (program[Id(i)].op() == Op::BatchNorm) positive[program[Id(i)].children()[4].index()] = true;
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    const TensorNode& node = program[Id(i)];
+    if (node.op() != Op::Input && node.op() != Op::Weight) continue;
+    const std::string name = internal::source_name(program, node);
+    if (out.count(name)) continue;
+    const TensorNode& dtype_node = program[node.children()[1]];
+    const DType dtype = dtype_from_name(dtype_node.symbol().str()).value_or(DType::F32);
+    Dims dims;
+    for (Id c : program[node.children()[2]].children()) dims.push_back(program[c].value());
+    HostTensor t(dims, dtype);
+    std::uint64_t state = seed * 0x2545f4914f6cdd1dull;
+    for (char ch : name) state = (state ^ static_cast<unsigned char>(ch)) * 0x100000001b3ull;
+    float scale = 1.0f;
+    if (node.op() == Op::Weight && dims.size() >= 2) {
+      std::int64_t fan_in = dims[0];
+      if (dims.size() > 2) {
+        fan_in = 1;
+        for (std::size_t k = 1; k < dims.size(); ++k) fan_in *= dims[k];
+      }
+      scale = std::sqrt(3.0f / static_cast<float>(fan_in));
+    }
+    for (float& v : t.data) {
+      const double u = static_cast<double>(internal::splitmix64(state) >> 11) * 0x1.0p-53;  // [0, 1)
+      v = static_cast<float>(2 * u - 1) * scale;
+      if (positive[i]) v = std::fabs(v) + 0.5f;
+    }
+    round_tensor(t);
+    out.emplace(name, std::move(t));
+  }
+  return out;
+}
+
+/// A program whose weight-only computed tensors (TASO's precomputable subgraphs) are replaced by
+/// new weights `__pre<i>`, with the bindings holding their values.
+struct PrecomputedProgram {
+  RecExpr<TensorNode> program;
+  Bindings bindings;
+};
+
+/// Evaluates the weight-only subgraphs of `program` once: every weight-only, computed tensor
+/// read by a node that is not weight-only (or that is the root) becomes a `weight` leaf bound to
+/// its value. Executing the result computes the same outputs without the weight transforms.
+[[nodiscard]] inline PrecomputedProgram precompute_weights(const RecExpr<TensorNode>& program, const Bindings& bindings) {
+  const std::vector<TensorInfo> infos = check_program(program);
+  const std::size_t n = program.size();
+  auto computed = [&](std::size_t i) {
+    const Op op = program[Id(i)].op();
+    return infos[i].is_tensor() && infos[i].weight_only && !infos[i].symbolic && op != Op::Weight && op != Op::Input;
+  };
+  std::vector<bool> frontier(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (infos[i].weight_only) continue;
+    for (Id c : program[Id(i)].children())
+      if (computed(c.index())) frontier[c.index()] = true;
+  }
+  if (computed(n - 1)) frontier[n - 1] = true;
+  // Values of the frontier nodes (every weight-only node is evaluated once here).
+  internal::Evaluator ev(program, bindings);
+  ev.run(true);
+  PrecomputedProgram out;
+  std::vector<Id> map(n, kInvalidId);
+  std::vector<bool> needed(n, false);
+  needed[n - 1] = true;
+  for (std::size_t i = n; i-- > 0;)
+    if (needed[i] && !frontier[i])
+      for (Id c : program[Id(i)].children()) needed[c.index()] = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!needed[i]) continue;
+    if (frontier[i]) {
+      const std::string name = fmt::format("__pre{}", i);
+      const Id name_id = out.program.add(TensorNode::sym(name));
+      const Id dtype_id = out.program.add(TensorNode::sym(dtype_name(infos[i].dtype)));
+      std::vector<Id> dims;
+      for (std::int64_t d : infos[i].dims) dims.push_back(out.program.add(TensorNode::num(d)));
+      const Id ints = out.program.add(TensorNode(Op::Ints, Span<const Id>(dims.data(), dims.size())));
+      map[i] = out.program.add(TensorNode(Op::Weight, {name_id, dtype_id, ints}));
+      out.bindings.emplace(name, *ev.value(i).t);
+      continue;
+    }
+    const TensorNode& node = program[Id(i)];
+    if (node.op() == Op::Input || node.op() == Op::Weight) {
+      const std::string name = internal::source_name(program, node);
+      if (auto it = bindings.find(name); it != bindings.end()) out.bindings.emplace(name, it->second);
+    }
+    map[i] = out.program.add(map_children(node, [&](Id c) { return map[c.index()]; }));
+  }
+  return out;
+}
+
+/// The outcome of `verify`: `ok`, and the worst element (the largest error relative to the
+/// tolerance `atol + rtol * |expected|`).
+struct VerifyResult {
+  bool ok = true;
+  std::size_t output = 0;      ///< output index of the worst element
+  std::size_t index = 0;       ///< its flat (row-major) index
+  double expected = 0;         ///< the original program's value
+  double actual = 0;           ///< the optimized program's value
+  double abs_error = 0;        ///< |actual - expected|
+  double rel_error = 0;        ///< abs_error / |expected| (infinity when expected is 0 and they differ)
+  std::size_t compared = 0;    ///< elements compared
+  /// Elements whose expected value is not finite (NaN or infinity; they pass when the actual
+  /// value is the same): when this equals `compared`, the check says nothing.
+  std::size_t nonfinite = 0;
+  std::string message;
+};
+
+/// Runs `original` and `optimized` on the same deterministic random inputs and weights (matched
+/// by name: `random_bindings` of both programs with `seed`) and compares every output element:
+/// an element fails when `|actual - expected| > atol + rtol * |expected|` or exactly one is NaN.
+/// A different number of outputs or a different output shape fails with a message.
+[[nodiscard]] inline VerifyResult verify(const RecExpr<TensorNode>& original, const RecExpr<TensorNode>& optimized,
+                                         std::uint64_t seed = 1, double rtol = 1e-4, double atol = 1e-5) {
+  Bindings bindings = random_bindings(original, seed);
+  for (auto& [name, t] : random_bindings(optimized, seed)) bindings.emplace(name, std::move(t));
+  const std::vector<HostTensor> want = execute(original, bindings);
+  const std::vector<HostTensor> got = execute(optimized, bindings);
+  VerifyResult r;
+  if (want.size() != got.size()) {
+    r.ok = false;
+    r.message = fmt::format("the original has {} outputs, the optimized program {}", want.size(), got.size());
+    return r;
+  }
+  double worst = -1;
+  for (std::size_t o = 0; o < want.size(); ++o) {
+    if (want[o].dims != got[o].dims) {
+      r.ok = false;
+      r.output = o;
+      r.message = fmt::format("output {}: shape {} expected, {} computed", o, dims_to_string(want[o].dims),
+                              dims_to_string(got[o].dims));
+      return r;
+    }
+    for (std::size_t k = 0; k < want[o].data.size(); ++k) {
+      const double e = want[o].data[k], a = got[o].data[k];
+      ++r.compared;
+      if (!std::isfinite(e)) ++r.nonfinite;
+      double score;
+      if (std::isnan(e) || std::isnan(a)) score = std::isnan(e) && std::isnan(a) ? 0 : std::numeric_limits<double>::infinity();
+      else if (e == a) score = 0;
+      else if (std::isinf(e) || std::isinf(a)) score = std::numeric_limits<double>::infinity();
+      else score = std::fabs(a - e) / (atol + rtol * std::fabs(e));
+      if (score > worst) {
+        worst = score;
+        r.output = o;
+        r.index = k;
+        r.expected = e;
+        r.actual = a;
+        r.abs_error = std::fabs(a - e);
+        r.rel_error = e != 0 ? r.abs_error / std::fabs(e) : (r.abs_error == 0 ? 0 : std::numeric_limits<double>::infinity());
+      }
+    }
+  }
+  r.ok = !(worst > 1);
+  r.message = fmt::format("{}: worst element output {} index {}: expected {}, actual {} (abs error {:.3g}, rel error {:.3g})",
+                          r.ok ? "ok" : "mismatch", r.output, r.index, r.expected, r.actual, r.abs_error, r.rel_error);
+  if (r.nonfinite) r.message += fmt::format("; {} of {} expected values not finite", r.nonfinite, r.compared);
+  return r;
+}
+
+}  // namespace tensor
+}  // namespace v0
+}  // namespace tensat
+
+#endif  // TENSAT_TENSOR_EXECUTOR_H
