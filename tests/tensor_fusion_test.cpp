@@ -162,4 +162,8 @@ TEST_CASE("fusion: bodies are symbolic, cost nothing on their own, and print and
   CHECK(program_time(parse_program(text), *options.profile) == Approx(result.cost_after));
   CHECK_THROWS_AS(parse_program("(fused (input x f32 (ints 4)) (input x f32 (ints 4)))"), ShapeError);
   CHECK_THROWS_AS(parse_program("(fused (relu (arg 1 f32 (ints 4))) (input x f32 (ints 4)))"), ShapeError);
+  // An arg must declare its input's dtype and shape.
+  CHECK_THROWS_AS(parse_program("(fused (relu (arg 0 f32 (ints 2 2))) (input x f32 (ints 4 8)))"), ShapeError);
+  CHECK_THROWS_AS(parse_program("(fused (relu (arg 0 f16 (ints 4 8))) (input x f32 (ints 4 8)))"), ShapeError);
+  CHECK_NOTHROW(parse_program("(fused (relu (arg 0 f32 (ints 4 8))) (input x f32 (ints 4 8)))"));
 }

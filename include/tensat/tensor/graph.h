@@ -30,6 +30,36 @@ struct Tensor {
   friend bool operator!=(Tensor a, Tensor b) noexcept { return a.id != b.id; }
 };
 
+/// Throws `ShapeError` unless every `arg i` in the body of the `fused` node `at` declares the
+/// dtype and shape of the node's input `i` (inference sees only the body's result; this walk
+/// sees the args).
+inline void check_fused_args(const RecExpr<TensorNode>& program, const std::vector<TensorInfo>& infos,
+                             std::size_t at) {
+  const TensorNode& fused = program[Id(at)];
+  std::vector<Id> stack{fused.children()[0]};
+  std::vector<bool> seen(at, false);
+  while (!stack.empty()) {
+    const Id b = stack.back();
+    stack.pop_back();
+    if (seen[b.index()]) continue;
+    seen[b.index()] = true;
+    const TensorNode& n = program[b];
+    if (n.op() == Op::Arg) {
+      const auto index = static_cast<std::size_t>(infos[n.children()[0].index()].value);
+      const TensorInfo& arg = infos[b.index()];
+      const TensorInfo& input = infos[fused.children()[index + 1].index()];
+      if (arg.dtype != input.dtype || arg.dims != input.dims)
+        throw ShapeError(at, "fused",
+                         fmt::format("arg {} is {} {} but input {} is {} {}", index, dtype_name(arg.dtype),
+                                     dims_to_string(arg.dims), index, dtype_name(input.dtype),
+                                     dims_to_string(input.dims)));
+      continue;
+    }
+    for (Id c : n.children())
+      if (infos[c.index()].symbolic) stack.push_back(c);
+  }
+}
+
 /// Infers every node of `program` bottom-up; returns the info of each node (indexed like the
 /// program). Throws `ShapeError` naming the first ill-typed node.
 [[nodiscard]] inline std::vector<TensorInfo> check_program(const RecExpr<TensorNode>& program) {
@@ -42,6 +72,7 @@ struct Tensor {
     for (Id c : node.children()) children.push_back(&infos[c.index()]);
     if (!infer(node, Span<const TensorInfo* const>(children.data(), children.size()), infos[i], &why))
       throw ShapeError(i, node.op_name(), why);
+    if (node.op() == Op::Fused) check_fused_args(program, infos, i);
   }
   return infos;
 }
