@@ -15,13 +15,21 @@
 // (ops by type, total, cost and gain, optimizer time, stop reason, cycle nodes pruned). With
 // --json: nothing but one JSON object on one line.
 //
+// --verify runs the original and the optimized program on the Eigen reference executor
+// (tensat/tensor/executor.h, `verify` with seed 1) and compares every output element; --measure N
+// times both programs on that executor (weight-only subgraphs precomputed first; one untimed
+// warm-up run, then the median of N runs).
+//
 // Exit status: 0 on success, 2 on bad arguments (on stderr "tensat-opt: <reason>" and the usage
-// line), 1 on an internal error.
+// line), 1 on an internal error or when --verify finds a mismatch.
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -32,6 +40,7 @@
 
 #include <tensat/core/error.h>
 #include <tensat/tensor.h>
+#include <tensat/tensor/executor.h>
 #include <tensat/tensor/models.h>
 
 #include "common/cli.h"
@@ -43,7 +52,7 @@ namespace tt = tensat::tensor;
 constexpr const char* kUsageLine =
     "usage: tensat-opt --model bert|nasrnn|resnext50|nasneta|inceptionv3|squeezenet|vgg19 "
     "[--node-limit N] [--iter-limit K] [--k-multi M] [--time-limit S] [--extractor greedy-dag|ilp] "
-    "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--json]\n";
+    "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--verify] [--measure N] [--json]\n";
 
 constexpr const char* kHelp =
     "\n"
@@ -63,11 +72,17 @@ constexpr const char* kHelp =
     "                        xla-cpu-default) or a profile JSON file; adds fusion and prints the\n"
     "                        predicted time by op kind before and after (default: simple cost)\n"
     "  --no-fusion           with --profile: no fusion phase\n"
+    "  --verify              run the original and the optimized program on the Eigen reference\n"
+    "                        executor (random inputs and weights, seed 1) and compare every output\n"
+    "                        element (rtol 1e-4, atol 1e-5; values non-finite in both pass and are\n"
+    "                        counted); exit status 1 on a mismatch\n"
+    "  --measure N           time the original and the optimized program on the Eigen executor\n"
+    "                        (weights precomputed, one warm-up run, median of N >= 1 runs)\n"
     "  --json                print only one JSON object on one line\n"
     "  --help                print this help and exit\n"
     "\n"
     "Without --json, prints one progress line per iteration, then a before/after table.\n"
-    "Exit status: 0 success, 2 bad arguments, 1 internal error.\n";
+    "Exit status: 0 success, 2 bad arguments, 1 internal error or --verify mismatch.\n";
 
 using cli::BadInput;
 using cli::one_line;
@@ -78,6 +93,8 @@ struct Options {
   bool json = false;
   bool help = false;
   bool no_fusion = false;
+  bool verify = false;
+  std::size_t measure = 0;  // runs per program; 0: no --measure
 };
 
 std::size_t parse_count(const std::string& name, const std::string& text) {
@@ -112,6 +129,10 @@ Options parse_args(int argc, char** argv) {
       options.no_fusion = true;
       continue;
     }
+    if (arg == "--verify") {
+      options.verify = true;
+      continue;
+    }
     if (arg.rfind("--", 0) != 0) throw BadInput{"unexpected argument '" + arg + "'"};
     // --name VALUE or --name=VALUE
     std::string name = arg, value;
@@ -122,7 +143,8 @@ Options parse_args(int argc, char** argv) {
       inline_value = true;
     }
     if (name != "--model" && name != "--node-limit" && name != "--iter-limit" && name != "--k-multi" &&
-        name != "--time-limit" && name != "--extractor" && name != "--ilp-time-limit" && name != "--profile")
+        name != "--time-limit" && name != "--extractor" && name != "--ilp-time-limit" && name != "--profile" &&
+        name != "--measure")
       throw BadInput{"unknown option '" + name + "'"};
     if (!inline_value) {
       if (i + 1 >= argc) throw BadInput{"option " + name + " needs a value"};
@@ -138,6 +160,11 @@ Options parse_args(int argc, char** argv) {
       }
       if (!known) throw BadInput{"unknown model '" + value + "' (expected " + valid + ")"};
       options.model = value;
+    } else if (name == "--measure") {
+      bool ok = !value.empty() && value.size() <= 9;
+      for (char ch : value) ok = ok && ch >= '0' && ch <= '9';
+      if (ok) options.measure = static_cast<std::size_t>(std::strtoull(value.c_str(), nullptr, 10));
+      if (!ok || options.measure == 0) throw BadInput{"--measure must be a positive integer, got '" + value + "'"};
     } else if (name == "--node-limit") {
       options.optimize.node_limit = parse_count(name, value);
     } else if (name == "--iter-limit") {
@@ -180,6 +207,23 @@ nlohmann::ordered_json number(double value) {
   return value;
 }
 
+/// Median wall time in milliseconds of `runs` executions of `program` (weight-only subgraphs
+/// precomputed once, one untimed warm-up run first).
+double median_ms(const tensat::RecExpr<tt::TensorNode>& program, std::size_t runs) {
+  const tt::PrecomputedProgram pre = tt::precompute_weights(program, tt::random_bindings(program, 1));
+  std::size_t sink = tt::execute(pre.program, pre.bindings).size();  // warm-up
+  std::vector<double> ms;
+  for (std::size_t r = 0; r < runs; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    sink += tt::execute(pre.program, pre.bindings).size();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  if (sink == 0) throw tensat::Error("execute returned no outputs");
+  std::sort(ms.begin(), ms.end());
+  const std::size_t n = ms.size();
+  return n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+}
+
 int run(const Options& options) {
   const tensat::RecExpr<tt::TensorNode> program = tt::models::build_model(options.model).program();
 
@@ -210,6 +254,15 @@ int run(const Options& options) {
   const bool ilp = options.optimize.extractor == tt::TensorExtractor::Ilp;
   const std::string stop = result.stop_reason.to_string();
   const std::string status = result.extraction_status == tensat::ExtractionStatus::Optimal ? "optimal" : "feasible";
+
+  std::optional<tt::VerifyResult> verified;
+  if (options.verify) verified = tt::verify(program, result.optimized, 1);
+  const int exit_code = verified && !verified->ok ? 1 : 0;
+  double measured_before = 0, measured_after = 0;
+  if (options.measure) {
+    measured_before = median_ms(program, options.measure);
+    measured_after = median_ms(result.optimized, options.measure);
+  }
 
   if (options.json) {
     nlohmann::ordered_json by_before = nlohmann::ordered_json::object();
@@ -260,8 +313,21 @@ int run(const Options& options) {
       line["time_by_op_before"] = kinds(tt::program_breakdown(program, *opts.profile));
       line["time_by_op_after"] = kinds(tt::program_breakdown(result.optimized, *opts.profile));
     }
+    if (verified) {
+      line["verify_ok"] = verified->ok;
+      line["verify_worst_rel_error"] = number(verified->rel_error);
+      line["verify_nonfinite"] = verified->nonfinite;
+      line["verify_compared"] = verified->compared;
+      if (!verified->ok) line["verify_message"] = verified->message;
+    }
+    if (options.measure) {
+      line["measure_runs"] = options.measure;
+      line["measured_original_ms"] = measured_before;
+      line["measured_optimized_ms"] = measured_after;
+      line["measured_speedup_percent"] = number(gain_percent(measured_before, measured_after));
+    }
     std::cout << line.dump() << '\n' << std::flush;
-    return 0;
+    return exit_code;
   }
 
   std::string out = fmt::format("\n{:<20} {:>12} {:>12}\n", "op", "before", "after");
@@ -291,8 +357,23 @@ int run(const Options& options) {
   out += fmt::format("cycle nodes pruned  {}\n", result.cycle_nodes_pruned);
   if (result.kept_original)
     out += "note                the extracted program cost more than the input; the input was kept\n";
+  if (options.measure)
+    out += fmt::format("measured: original {:.3f} ms, optimized {:.3f} ms, speedup {:.2f}%\n", measured_before,
+                       measured_after, gain_percent(measured_before, measured_after));
+  if (verified) {
+    const tt::VerifyResult& v = *verified;
+    if (v.ok) {
+      out += fmt::format("verify: ok, worst relative error {:.3g} (output {}, element {})", v.rel_error, v.output,
+                         v.index);
+      if (v.nonfinite)
+        out += fmt::format(", {} of {} expected values not finite (equal in both)", v.nonfinite, v.compared);
+      out += "\n";
+    } else {
+      out += "verify: MISMATCH " + v.message + "\n";
+    }
+  }
   std::cout << out << std::flush;
-  return 0;
+  return exit_code;
 }
 
 }  // namespace
