@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -428,11 +429,325 @@ inline HostTensor merge(const HostTensor& w, std::int64_t groups, std::int64_t c
   return out;
 }
 
+/// A fused kernel compiled into one loop over its output (XLA's loop emitter, on the CPU): the
+/// body's elementwise, broadcast, injective and reshape terms are evaluated chunk by chunk (`kChunk`
+/// elements at a time, in cache), each term reading its operands at the positions its index map
+/// gives, so no intermediate of the loop is materialized as a tensor. A contraction in the body
+/// runs first as one GEMM over its loop-evaluated operands (its epilogue then reads it chunk by
+/// chunk); a reduction root accumulates its operand's chunks as they are produced.
+class FusedLoop {
+ public:
+  /// Elements per chunk: small enough that a body's chunks stay in L1/L2, large enough that the
+  /// per-chunk dispatch is amortized and Eigen vectorizes each term.
+  static constexpr std::int64_t kChunk = 512;
+
+  /// One term of the body. Leaves (`arg`s, and a contraction once computed) hold a tensor.
+  struct Term {
+    Op op = Op::Arg;
+    DType dtype = DType::F32;
+    Dims dims;
+    std::int64_t elements = 0;
+    std::vector<std::size_t> operands;  ///< tensor operands, as term indices, in order
+    std::vector<std::int64_t> attrs;    ///< integer attributes (axis, start, act, ...)
+    std::vector<std::int64_t> strides;  ///< transpose/broadcast/slice: the operand's stride per output axis
+    std::int64_t offset = 0;            ///< slice: the flat offset of the first element
+    std::shared_ptr<const HostTensor> leaf;
+  };
+
+  /// Adds a term; returns its index. Operands must have been added before.
+  std::size_t add(Term t) {
+    t.elements = HostTensor::count(t.dims);
+    terms_.push_back(std::move(t));
+    memo_.push_back({});
+    return terms_.size() - 1;
+  }
+  [[nodiscard]] Term& term(std::size_t t) { return terms_[t]; }
+
+  /// Whether a body op has a loop form here (elementwise, broadcast, injective, reshape).
+  [[nodiscard]] static bool loop_op(Op op) noexcept {
+    switch (op) {
+      case Op::EwAdd: case Op::EwMul: case Op::SMul: case Op::Relu: case Op::Tanh: case Op::Sigmoid:
+      case Op::Gelu: case Op::Exp: case Op::Transpose: case Op::Broadcast: case Op::Slice: case Op::Pad:
+      case Op::Concat: case Op::Reshape: return true;
+      default: return false;
+    }
+  }
+
+  /// The value of the last term added (the body's root).
+  [[nodiscard]] HostTensor run() {
+    // Contractions (at most one in kernels built by fusion_rules; any number works) become leaves.
+    for (std::size_t t = 0; t < terms_.size(); ++t) {
+      Term& term = terms_[t];
+      if (term.op != Op::MatMul && term.op != Op::Conv2d) continue;
+      const auto a = materialize(term.operands[0]);
+      const auto b = materialize(term.operands[1]);
+      HostTensor r = term.op == Op::MatMul ? matmul(*a, *b, term.attrs[0])
+                                           : conv2d(*a, *b, term.attrs[0], term.attrs[1], term.attrs[2], term.attrs[3]);
+      r.dtype = term.dtype;
+      round_tensor(r);
+      term.leaf = std::make_shared<const HostTensor>(std::move(r));
+    }
+    const std::size_t root = terms_.size() - 1;
+    const Term& r = terms_[root];
+    if (r.op == Op::ReduceSum || r.op == Op::ReduceMax || r.op == Op::ReduceMean) return reduce_root(r);
+    if (r.leaf) return *r.leaf;
+    HostTensor out(r.dims, r.dtype);
+    for (std::int64_t start = 0; start < r.elements; start += kChunk) {
+      const std::int64_t n = std::min(kChunk, r.elements - start);
+      begin_chunk();
+      const float* p = eval(root, Indices{start, n, nullptr});
+      std::copy_n(p, n, out.data.data() + start);
+    }
+    return out;
+  }
+
+ private:
+  /// Positions in a term's output: the range [start, start + size), or `list[0..size)`.
+  struct Indices {
+    std::int64_t start = 0, size = 0;
+    const std::int64_t* list = nullptr;
+    [[nodiscard]] std::int64_t at(std::int64_t k) const noexcept { return list ? list[k] : start + k; }
+  };
+  struct Memo {
+    std::uint64_t chunk = 0;
+    std::int64_t start = 0, size = 0;
+    const float* values = nullptr;
+  };
+
+  void begin_chunk() noexcept {
+    ++chunk_;
+    next_values_ = 0;
+    next_indices_ = 0;
+  }
+  // Chunk-sized scratch blocks, handed out in order and all released at the next chunk: a
+  // block's address stays valid while the chunk is evaluated.
+  float* values_block() {
+    if (next_values_ == values_blocks_.size()) values_blocks_.emplace_back(new float[kChunk]);
+    return values_blocks_[next_values_++].get();
+  }
+  std::int64_t* indices_block() {
+    if (next_indices_ == indices_blocks_.size()) indices_blocks_.emplace_back(new std::int64_t[kChunk]);
+    return indices_blocks_[next_indices_++].get();
+  }
+
+  /// The whole value of term `t` (a leaf's tensor, else evaluated chunk by chunk).
+  std::shared_ptr<const HostTensor> materialize(std::size_t t) {
+    const Term& term = terms_[t];
+    if (term.leaf) return term.leaf;
+    HostTensor out(term.dims, term.dtype);
+    for (std::int64_t start = 0; start < term.elements; start += kChunk) {
+      const std::int64_t n = std::min(kChunk, term.elements - start);
+      begin_chunk();
+      std::copy_n(eval(t, Indices{start, n, nullptr}), n, out.data.data() + start);
+    }
+    return std::make_shared<const HostTensor>(std::move(out));
+  }
+
+  /// A reduction root: its operand's chunks accumulated into the output in the order the
+  /// unfused `reduce` adds them (so the sums are bit-identical).
+  HostTensor reduce_root(const Term& r) {
+    const Term& x = terms_[r.operands[0]];
+    std::int64_t outer, extent, inner;
+    split_dims(x.dims, r.attrs[0], outer, extent, inner);
+    HostTensor out(r.dims, r.dtype);
+    const bool is_max = r.op == Op::ReduceMax;
+    std::fill(out.data.begin(), out.data.end(), is_max ? -std::numeric_limits<float>::infinity() : 0.0f);
+    float* acc = out.data.data();
+    std::int64_t o = 0, e = 0, in = 0;  // the position of the next operand element
+    for (std::int64_t start = 0; start < x.elements; start += kChunk) {
+      const std::int64_t n = std::min(kChunk, x.elements - start);
+      begin_chunk();
+      const float* p = eval(r.operands[0], Indices{start, n, nullptr});
+      for (std::int64_t k = 0; k < n; ++k) {
+        float& a = acc[o * inner + in];
+        a = is_max ? std::max(a, p[k]) : a + p[k];
+        if (++in == inner) {
+          in = 0;
+          if (++e == extent) {
+            e = 0;
+            ++o;
+          }
+        }
+      }
+    }
+    if (r.op == Op::ReduceMean)
+      for (float& v : out.data) v /= static_cast<float>(extent);
+    round_tensor(out);
+    return out;
+  }
+
+  /// Output positions `ix` of a term with output `dims` mapped to its operand's flat positions
+  /// `offset + sum_k m_k * strides_k` (m: the multi-index), into an index block.
+  const std::int64_t* map_strided(const Indices& ix, const Dims& dims, const std::vector<std::int64_t>& strides,
+                                  std::int64_t offset) {
+    std::int64_t* out = indices_block();
+    const std::size_t r = dims.size();
+    if (r == 0) {
+      std::fill_n(out, ix.size, offset);
+      return out;
+    }
+    std::int64_t m[16];
+    auto decompose = [&](std::int64_t f) {
+      std::int64_t src = offset;
+      for (std::size_t a = r; a-- > 0;) {
+        m[a] = f % dims[a];
+        f /= dims[a];
+        src += m[a] * strides[a];
+      }
+      return src;
+    };
+    if (ix.list || r > 16) {
+      for (std::int64_t k = 0; k < ix.size; ++k) out[k] = decompose(ix.at(k));
+      return out;
+    }
+    std::int64_t src = decompose(ix.start);  // contiguous: an odometer from the first position
+    for (std::int64_t k = 0; k < ix.size; ++k) {
+      out[k] = src;
+      for (std::size_t a = r; a-- > 0;) {
+        src += strides[a];
+        if (++m[a] < dims[a]) break;
+        src -= strides[a] * dims[a];
+        m[a] = 0;
+      }
+    }
+    return out;
+  }
+
+  /// Term `t`'s values at positions `ix` (at most kChunk of them).
+  const float* eval(std::size_t t, const Indices& ix) {
+    const Term& term = terms_[t];
+    Memo& memo = memo_[t];
+    if (!ix.list && memo.chunk == chunk_ && memo.start == ix.start && memo.size == ix.size) return memo.values;
+    const float* result = compute(term, ix);
+    if (!ix.list) memo = Memo{chunk_, ix.start, ix.size, result};
+    return result;
+  }
+
+  const float* compute(const Term& term, const Indices& ix) {
+    const std::int64_t n = ix.size;
+    if (term.leaf) {
+      const float* data = term.leaf->data.data();
+      if (!ix.list) return data + ix.start;
+      float* out = values_block();
+      for (std::int64_t k = 0; k < n; ++k) out[k] = data[ix.list[k]];
+      return out;
+    }
+    switch (term.op) {
+      case Op::Reshape: return eval(term.operands[0], ix);  // the same flat positions
+      case Op::Transpose:
+      case Op::Broadcast:
+      case Op::Slice: {
+        const Indices in{0, n, map_strided(ix, term.dims, term.strides, term.offset)};
+        return eval(term.operands[0], in);
+      }
+      case Op::Pad: return pad(term, ix);
+      case Op::Concat: return concat(term, ix);
+      default: break;
+    }
+    float* out = values_block();
+    ArrayMap o(out, n);
+    const ConstArrayMap a(eval(term.operands[0], ix), n);
+    switch (term.op) {
+      case Op::EwAdd: o = a + ConstArrayMap(eval(term.operands[1], ix), n); break;
+      case Op::EwMul: o = a * ConstArrayMap(eval(term.operands[1], ix), n); break;
+      case Op::SMul: o = a * eval(term.operands[1], Indices{0, 1, nullptr})[0]; break;
+      case Op::Relu: o = a.max(0.0f); break;
+      case Op::Tanh: o = a.tanh(); break;
+      case Op::Sigmoid: o = 1.0f / (1.0f + (-a).exp()); break;
+      case Op::Exp: o = a.exp(); break;
+      case Op::Gelu:
+        o = a;
+        gelu(out, n);
+        break;
+      default: throw ExecutionError(fmt::format("execute: '{}' has no loop form in a fused kernel", op_name(term.op)));
+    }
+    if (term.dtype != DType::F32)
+      for (std::int64_t k = 0; k < n; ++k) out[k] = round_to(out[k], term.dtype);
+    return out;
+  }
+
+  /// Output positions `ix` of a `pad` or `concat` along `axis` (output `dims`), gathered from
+  /// `parts`: part k covers `extents[k]` positions of the axis, in order; a part of `kZeros` is
+  /// padding (zeros). A contiguous request splits into runs that are contiguous in their part
+  /// (no per-element arithmetic); a list request maps each position.
+  static constexpr std::size_t kZeros = static_cast<std::size_t>(-1);
+  const float* gather_parts(const Dims& dims, std::int64_t axis, const std::vector<std::size_t>& parts,
+                            const std::vector<std::int64_t>& extents, const Indices& ix) {
+    std::int64_t outer, extent, inner;
+    split_dims(dims, axis, outer, extent, inner);
+    float* out = values_block();
+    if (!ix.list) {
+      std::int64_t p = ix.start;
+      const std::int64_t end = ix.start + ix.size;
+      while (p < end) {
+        const std::int64_t o = p / (extent * inner), a = (p / inner) % extent;
+        std::size_t k = 0;
+        std::int64_t first = 0;
+        while (a >= first + extents[k]) first += extents[k++];
+        const std::int64_t run_end = std::min(end, (o * extent + first + extents[k]) * inner);
+        const std::int64_t len = run_end - p;
+        if (parts[k] == kZeros) {
+          std::fill_n(out + (p - ix.start), len, 0.0f);
+        } else {
+          const std::int64_t src = (o * extents[k] + (a - first)) * inner + p % inner;
+          std::copy_n(eval(parts[k], Indices{src, len, nullptr}), len, out + (p - ix.start));
+        }
+        p = run_end;
+      }
+      return out;
+    }
+    std::int64_t* src = indices_block();
+    std::int64_t* where = indices_block();
+    std::int64_t first = 0;
+    for (std::size_t k = 0; k < parts.size(); first += extents[k++]) {
+      std::int64_t m = 0;
+      for (std::int64_t j = 0; j < ix.size; ++j) {
+        const std::int64_t f = ix.list[j], a = (f / inner) % extent - first;
+        if (a < 0 || a >= extents[k]) continue;
+        if (parts[k] == kZeros) {
+          out[j] = 0.0f;
+          continue;
+        }
+        src[m] = ((f / (inner * extent)) * extents[k] + a) * inner + f % inner;
+        where[m++] = j;
+      }
+      if (m) {
+        const float* v = eval(parts[k], Indices{0, m, src});
+        for (std::int64_t j = 0; j < m; ++j) out[where[j]] = v[j];
+      }
+    }
+    return out;
+  }
+
+  /// pad: positions inside the operand read it, the others are zero.
+  const float* pad(const Term& term, const Indices& ix) {
+    const std::int64_t axis = term.attrs[0];
+    const std::int64_t x_extent = terms_[term.operands[0]].dims[static_cast<std::size_t>(axis)];
+    return gather_parts(term.dims, axis, {kZeros, term.operands[0], kZeros}, {term.attrs[1], x_extent, term.attrs[2]}, ix);
+  }
+
+  /// concat: each position reads the operand whose part of the axis holds it.
+  const float* concat(const Term& term, const Indices& ix) {
+    const std::int64_t axis = term.attrs[0];
+    std::vector<std::int64_t> extents;
+    for (std::size_t part : term.operands) extents.push_back(terms_[part].dims[static_cast<std::size_t>(axis)]);
+    return gather_parts(term.dims, axis, term.operands, extents, ix);
+  }
+
+  std::vector<Term> terms_;
+  std::vector<Memo> memo_;
+  std::uint64_t chunk_ = 0;
+  std::vector<std::unique_ptr<float[]>> values_blocks_;
+  std::vector<std::unique_ptr<std::int64_t[]>> indices_blocks_;
+  std::size_t next_values_ = 0, next_indices_ = 0;
+};
+
 /// Evaluates programs node by node.
 class Evaluator {
  public:
-  Evaluator(const RecExpr<TensorNode>& program, const Bindings& bindings)
-      : p_(program), bindings_(bindings), infos_(check_program(program)), values_(program.size()) {}
+  Evaluator(const RecExpr<TensorNode>& program, const Bindings& bindings, bool fused_loops = true)
+      : p_(program), bindings_(bindings), infos_(check_program(program)), values_(program.size()),
+        fused_loops_(fused_loops) {}
 
   /// Evaluates every non-symbolic node (weight-only ones too unless `skip_weight_only`); frees
   /// tensors after their last use unless `keep`.
@@ -506,6 +821,11 @@ class Evaluator {
         if (static_cast<std::int64_t>(it->second.data.size()) != info.elements())
           throw ExecutionError(fmt::format("execute: '{}' holds {} values for shape {}", name, it->second.data.size(),
                                            dims_to_string(info.dims)));
+        if (it->second.dtype == DType::F32 && info.dtype == DType::F32) {
+          // Read in place (the bindings outlive the run): no copy of the model's weights per run.
+          out.t = std::shared_ptr<const HostTensor>(&it->second, [](const HostTensor*) {});
+          return out;
+        }
         return tensor_result(it->second);
       }
       case Op::Arg: {
@@ -595,21 +915,124 @@ class Evaluator {
           if (!val(k).t) throw ExecutionError(fmt::format("execute: fused node {} reads a freed tensor", i));
           inputs.push_back(val(k).t);
         }
+        if (fused_loops_)
+          if (std::optional<HostTensor> r = eval_loop(ch[0].index(), inputs)) return tensor_result(std::move(*r));
         return tensor_result(*eval_body(ch[0].index(), inputs));
       }
     }
     throw ExecutionError(fmt::format("execute: unknown operator at node {}", i));
   }
 
-  /// The body's value with its args bound to `inputs`: the body's symbolic nodes evaluated
-  /// tensor by tensor in program order (recursive evaluation, not a fused element loop).
-  std::shared_ptr<const HostTensor> eval_body(std::size_t body, const std::vector<std::shared_ptr<const HostTensor>>& inputs) {
+  /// The body's nodes (symbolic nodes reachable from `body` through symbolic children), flagged.
+  std::vector<bool> body_nodes(std::size_t body) const {
     std::vector<bool> needed(body + 1, false);
     needed[body] = true;
     for (std::size_t j = body + 1; j-- > 0;)
       if (needed[j])
         for (Id c : p_[Id(j)].children())
           if (infos_[c.index()].symbolic) needed[c.index()] = true;
+    return needed;
+  }
+
+  /// The kernel's value computed by one `FusedLoop`, or nothing when a body term has no loop form
+  /// (pooling, normalizations, softmax, a reduction below the root, rank above 16): then
+  /// `eval_body` evaluates it op by op.
+  std::optional<HostTensor> eval_loop(std::size_t body, const std::vector<std::shared_ptr<const HostTensor>>& inputs) {
+    constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+    const std::vector<bool> needed = body_nodes(body);
+    std::vector<std::size_t> term_of(body + 1, kNone);
+    FusedLoop loop;
+    for (std::size_t j = 0; j <= body; ++j) {
+      if (!needed[j]) continue;
+      const TensorNode& node = p_[Id(j)];
+      const auto ch = node.children();
+      if (infos_[j].dims.size() > 16) return std::nullopt;
+      auto attr = [&](std::size_t k) { return values_[ch[k].index()].value; };
+      // The term of tensor child k: a body term, or a leaf for a tensor computed outside the body.
+      auto operand = [&](std::size_t k) -> std::size_t {
+        const std::size_t c = ch[k].index();
+        if (infos_[c].symbolic) return term_of[c];
+        if (!values_[c].t) throw ExecutionError(fmt::format("execute: fused body node {} reads a freed tensor", j));
+        if (infos_[c].dims.size() > 16) return kNone;
+        FusedLoop::Term leaf;
+        leaf.dtype = infos_[c].dtype;
+        leaf.dims = infos_[c].dims;
+        leaf.leaf = values_[c].t;
+        return loop.add(std::move(leaf));
+      };
+      FusedLoop::Term t;
+      t.op = node.op();
+      t.dtype = infos_[j].dtype;
+      t.dims = infos_[j].dims;
+      std::vector<std::size_t> tensor_children;  // indices into ch of the tensor operands
+      switch (node.op()) {
+        case Op::Arg: {
+          const auto k = static_cast<std::size_t>(attr(0));
+          if (k >= inputs.size()) throw ExecutionError(fmt::format("execute: arg {} outside a fused kernel", k));
+          t.leaf = inputs[k];
+          break;
+        }
+        case Op::EwAdd: case Op::EwMul: case Op::SMul: tensor_children = {0, 1}; break;
+        case Op::Relu: case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::Exp: tensor_children = {0}; break;
+        case Op::Reshape: tensor_children = {1}; break;
+        case Op::Transpose: {
+          const auto in_strides = strides_of(infos_[ch[1].index()].dims);
+          for (std::int64_t axis : values_[ch[0].index()].ints) t.strides.push_back(in_strides[static_cast<std::size_t>(axis)]);
+          tensor_children = {1};
+          break;
+        }
+        case Op::Broadcast: {
+          const Dims& x = infos_[ch[1].index()].dims;
+          const auto in_strides = strides_of(x);
+          t.strides.assign(t.dims.size(), 0);
+          const std::size_t offset = t.dims.size() - x.size();
+          for (std::size_t a = 0; a < x.size(); ++a) t.strides[offset + a] = x[a] == 1 ? 0 : in_strides[a];
+          tensor_children = {1};
+          break;
+        }
+        case Op::Slice:
+          t.strides = strides_of(infos_[ch[3].index()].dims);
+          t.offset = attr(1) * t.strides[static_cast<std::size_t>(attr(0))];
+          tensor_children = {3};
+          break;
+        case Op::Pad:
+          t.attrs = {attr(0), attr(1), attr(2)};
+          tensor_children = {3};
+          break;
+        case Op::Concat:
+          t.attrs = {attr(0)};
+          for (std::size_t k = 1; k < ch.size(); ++k) tensor_children.push_back(k);
+          break;
+        case Op::MatMul:
+          t.attrs = {attr(0)};
+          tensor_children = {1, 2};
+          break;
+        case Op::Conv2d:
+          t.attrs = {attr(0), attr(1), attr(2), attr(3)};
+          tensor_children = {4, 5};
+          break;
+        case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMean:
+          if (j != body) return std::nullopt;
+          t.attrs = {attr(0)};
+          tensor_children = {1};
+          break;
+        default: return std::nullopt;
+      }
+      for (std::size_t k : tensor_children) {
+        const std::size_t term = operand(k);
+        if (term == kNone) return std::nullopt;
+        t.operands.push_back(term);
+      }
+      term_of[j] = loop.add(std::move(t));
+    }
+    return loop.run();
+  }
+
+  /// The body's value with its args bound to `inputs`: the body's symbolic nodes evaluated
+  /// tensor by tensor in program order (each intermediate materialized; the reference the fused
+  /// loop is tested against, and the path for bodies with no loop form).
+  std::shared_ptr<const HostTensor> eval_body(std::size_t body, const std::vector<std::shared_ptr<const HostTensor>>& inputs) {
+    const std::vector<bool> needed = body_nodes(body);
     std::vector<std::size_t> order;
     for (std::size_t j = 0; j <= body; ++j)
       if (needed[j]) order.push_back(j);
@@ -625,6 +1048,7 @@ class Evaluator {
   const Bindings& bindings_;
   std::vector<TensorInfo> infos_;
   std::vector<Value> values_;
+  bool fused_loops_;
 };
 
 inline std::uint64_t splitmix64(std::uint64_t& state) noexcept {
@@ -641,13 +1065,23 @@ inline std::string source_name(const RecExpr<TensorNode>& p, const TensorNode& n
 
 }  // namespace internal
 
+/// How `execute` runs a program.
+struct ExecuteOptions {
+  /// Run each `fused` node as one loop over its output, chunk by chunk, with no intermediate
+  /// materialized (a contraction in the body as one GEMM first); bodies with a term that has no
+  /// loop form fall back to op-by-op evaluation. false: every body op by op, each intermediate a
+  /// full tensor (the reference the loops are tested against).
+  bool fused_loops = true;
+};
+
 /// Evaluates `program` on `inputs` (every `input` and `weight` bound by name): each node once,
 /// in order. Returns the root's value, or the values of a root `noop`'s children (nested
 /// `noop`s flattened). Throws `MissingBindingError`, `BindingShapeError`, `ShapeError` (an
 /// ill-typed program).
-[[nodiscard]] inline std::vector<HostTensor> execute(const RecExpr<TensorNode>& program, const Bindings& inputs) {
+[[nodiscard]] inline std::vector<HostTensor> execute(const RecExpr<TensorNode>& program, const Bindings& inputs,
+                                                     const ExecuteOptions& options = {}) {
   if (program.size() == 0) throw ExecutionError("execute: empty program");
-  internal::Evaluator ev(program, inputs);
+  internal::Evaluator ev(program, inputs, options.fused_loops);
   ev.run(false);
   return ev.outputs();
 }

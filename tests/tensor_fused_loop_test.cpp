@@ -1,0 +1,132 @@
+// Fused kernels executed as one loop (executor.h's FusedLoop): every op with a loop form, a
+// contraction inside or at the root, reduction roots, shared terms, f16 bodies and bodies with no
+// loop form, each against the same computation written with the unfused ops (a separate code path:
+// one Eigen kernel per op, every intermediate materialized) and against op-by-op body evaluation.
+// Sizes span several of the loop's chunks and end off a chunk boundary.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include <tensat/tensor.h>
+#include <tensat/tensor/executor.h>
+
+using namespace tensat;
+using namespace tensat::tensor;
+
+namespace {
+
+struct Operand {
+  std::string name;
+  std::string dims;  // "3 7 41"
+};
+
+std::string input_of(const Operand& o) { return "(input " + o.name + " f32 (ints " + o.dims + "))"; }
+
+/// `body` with `$k` replaced by `arg k` (fused) or by operand k's input (unfused).
+std::string substitute(std::string body, const std::vector<Operand>& operands, bool as_args,
+                       const std::string& dtype = "f32") {
+  for (std::size_t k = operands.size(); k-- > 0;) {
+    const std::string key = "$" + std::to_string(k);
+    const std::string with = as_args ? "(arg " + std::to_string(k) + " " + dtype + " (ints " + operands[k].dims + "))"
+                                     : input_of(operands[k]);
+    for (std::size_t at = body.find(key); at != std::string::npos; at = body.find(key, at + with.size()))
+      body.replace(at, key.size(), with);
+  }
+  return body;
+}
+
+/// The fused program `(fused body inputs...)` and the unfused one agree (verify, rtol 1e-4), and the
+/// loop agrees with op-by-op body evaluation.
+void check_fused(const std::string& body, const std::vector<Operand>& operands) {
+  INFO("body " << body);
+  std::string fused = "(fused " + substitute(body, operands, true);
+  for (const Operand& o : operands) fused += " " + input_of(o);
+  fused += ")";
+  const auto fused_program = parse_program(fused);
+  const auto unfused_program = parse_program(substitute(body, operands, false));
+  const VerifyResult r = verify(unfused_program, fused_program, 7);
+  INFO(r.message);
+  CHECK(r.ok);
+  CHECK(r.nonfinite == 0);
+  const Bindings b = random_bindings(fused_program, 3);
+  const auto loop = execute(fused_program, b);
+  const auto by_op = execute(fused_program, b, ExecuteOptions{false});
+  REQUIRE(loop.size() == 1);
+  REQUIRE(loop[0].dims == by_op[0].dims);
+  for (std::size_t i = 0; i < loop[0].data.size(); ++i) {
+    INFO("element " << i);
+    REQUIRE(loop[0].data[i] == Approx(by_op[0].data[i]).epsilon(1e-5).margin(1e-6));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("fused loop: elementwise ops over several chunks") {
+  const std::vector<Operand> xy{{"x", "3 7 41"}, {"y", "3 7 41"}};
+  check_fused("(relu (ewadd (tanh $0) $1))", xy);
+  check_fused("(ewmul (sigmoid $0) (exp $1))", xy);
+  check_fused("(gelu (ewadd $0 $1))", xy);
+  check_fused("(smul (tanh $0) $1)", {{"x", "5 300"}, {"s", "1"}});
+  check_fused("(relu (ewmul $0 $0))", {{"x", "2 1000"}});
+}
+
+TEST_CASE("fused loop: injective producers (transpose, slice, pad, concat, broadcast, reshape)") {
+  check_fused("(relu (transpose (ints 2 0 1) $0))", {{"x", "5 9 23"}});
+  check_fused("(ewadd (transpose (ints 1 0) (tanh $0)) $1)", {{"x", "37 29"}, {"y", "29 37"}});
+  check_fused("(exp (slice 1 3 17 $0))", {{"x", "4 20 11"}});
+  check_fused("(relu (pad 2 3 5 $0))", {{"x", "6 7 30"}});
+  check_fused("(tanh (pad 0 1 0 (ewadd $0 $1)))", {{"x", "9 70"}, {"y", "9 70"}});
+  check_fused("(relu (concat 1 $0 (tanh $1) $0))", {{"x", "3 5 40"}, {"y", "3 8 40"}});
+  check_fused("(ewadd (broadcast (ints 6 13 35) $0) $1)", {{"x", "13 1"}, {"y", "6 13 35"}});
+  check_fused("(relu (reshape (ints 35 39) (tanh $0)))", {{"x", "3 13 35"}});
+  // Injective ops stacked: a transpose of a slice of a pad.
+  check_fused("(sigmoid (transpose (ints 1 0) (slice 0 2 40 (pad 0 4 4 $0))))", {{"x", "44 31"}});
+}
+
+TEST_CASE("fused loop: a contraction at the root or inside the body") {
+  // kOutput: the contraction's epilogue.
+  check_fused("(relu (ewadd (matmul 0 $0 $1) $2))", {{"a", "33 24"}, {"b", "24 40"}, {"c", "33 40"}});
+  check_fused("(tanh (conv2d 1 1 0 0 $0 $1))", {{"x", "2 4 9 9"}, {"w", "8 4 3 3"}});
+  // The contraction as the root with its producers loop-evaluated into its operands.
+  check_fused("(matmul 2 (tanh $0) (transpose (ints 1 0) $1))", {{"a", "19 21"}, {"b", "30 21"}});
+  check_fused("(conv2d 2 2 0 1 (relu (ewadd $0 $1)) $2)", {{"x", "1 6 11 11"}, {"y", "1 6 11 11"}, {"w", "4 3 3 3"}});
+}
+
+TEST_CASE("fused loop: reduction roots") {
+  check_fused("(reduce_sum 1 (exp $0))", {{"x", "4 37 23"}});
+  check_fused("(reduce_max 2 (ewmul $0 $1))", {{"x", "5 6 130"}, {"y", "5 6 130"}});
+  check_fused("(reduce_mean 0 (transpose (ints 1 0) $0))", {{"x", "70 19"}});
+}
+
+TEST_CASE("fused loop: a term shared by two consumers, and an f16 body") {
+  check_fused("(ewadd (tanh $0) (ewmul (tanh $0) (transpose (ints 1 0) (tanh $1))))", {{"x", "31 31"}, {"y", "31 31"}});
+  // f16: every body term rounded to f16 as the unfused ops round their outputs.
+  const std::string x = "(input x f16 (ints 7 100))", y = "(input y f16 (ints 7 100))";
+  const auto unfused = parse_program("(relu (ewadd (tanh " + x + ") " + y + "))");
+  const auto fused = parse_program("(fused (relu (ewadd (tanh (arg 0 f16 (ints 7 100))) (arg 1 f16 (ints 7 100)))) " + x +
+                                   " " + y + ")");
+  const VerifyResult r = verify(unfused, fused, 5);
+  INFO(r.message);
+  CHECK(r.ok);
+}
+
+TEST_CASE("fused loop: a body with no loop form falls back to op-by-op evaluation") {
+  check_fused("(relu (softmax 1 (tanh $0)))", {{"x", "6 50"}});
+  check_fused("(exp (reduce_sum 0 (tanh $0)))", {{"x", "30 40"}});  // a reduction below the root
+}
+
+TEST_CASE("fused loop: an optimized model with fusion computes what the original does") {
+  OptimizeOptions options;
+  options.profile = find_profile("h100-sxm");
+  options.fusion = true;
+  const auto original = models::build_model("nasrnn").program();
+  const auto result = optimize(original, options);
+  REQUIRE(result.fusion_nodes_added > 0);
+  std::size_t fused = 0;
+  for (std::size_t i = 0; i < result.optimized.size(); ++i) fused += result.optimized[Id(i)].op() == Op::Fused;
+  REQUIRE(fused > 0);
+  const VerifyResult r = verify(original, result.optimized, 1);
+  INFO(r.message);
+  CHECK(r.ok);
+}
