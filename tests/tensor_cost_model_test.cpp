@@ -745,3 +745,36 @@ TEST_CASE("calibrate: calibrate_host with tiny sizes returns a valid host profil
   CHECK(host.launch_overhead == 0);
   CHECK(profile_from_json(profile_to_json(host)) == host);
 }
+
+TEST_CASE("cost_model: a producer inlined into a contraction is written and read back, an epilogue is not") {
+  const DeviceProfile p = find_profile("h100-sxm");
+  const std::string x = "(input x f32 (ints 256 512))", w = "(input w f32 (ints 512 128))";
+  const std::string a0 = "(arg 0 f32 (ints 256 512))", a1 = "(arg 1 f32 (ints 512 128))";
+  const double bx = 256.0 * 512 * 4, bw = 512.0 * 128 * 4, bout = 256.0 * 128 * 4;
+  // Prologue: relu(x) feeds the GEMM, which reads its operand from memory.
+  const RecExpr<TensorNode> prologue = parse_program("(fused (matmul 0 (relu " + a0 + ") " + a1 + ") " + x + " " + w + ")");
+  const ProgramTime pt = program_breakdown(prologue, p);
+  REQUIRE(pt.kernels.size() == 1);
+  CHECK(pt.kernels[0].work.bytes_read == Approx(bx + bw + bx));
+  CHECK(pt.kernels[0].work.bytes_written == Approx(bout + bx));
+  // Epilogue: relu of the GEMM's result stays on chip.
+  const RecExpr<TensorNode> epilogue = parse_program("(fused (relu (matmul 0 " + a0 + " " + a1 + ")) " + x + " " + w + ")");
+  const ProgramTime et = program_breakdown(epilogue, p);
+  REQUIRE(et.kernels.size() == 1);
+  CHECK(et.kernels[0].work.bytes_read == Approx(bx + bw));
+  CHECK(et.kernels[0].work.bytes_written == Approx(bout));
+  // Elementwise chains keep their intermediates on chip.
+  const RecExpr<TensorNode> chain = parse_program("(fused (tanh (relu " + a0 + ")) " + x + ")");
+  CHECK(program_breakdown(chain, p).kernels.at(0).work.bytes() == Approx(2 * bx));
+  // The e-graph cost agrees with program_time on the same fused programs.
+  for (const RecExpr<TensorNode>* program : {&prologue, &epilogue}) {
+    TensorEGraph egraph;
+    std::vector<Id> ids(program->size());
+    for (std::size_t i = 0; i < program->size(); ++i)
+      ids[i] = egraph.add(map_children((*program)[Id(i)], [&](Id c) { return ids[c.index()]; }));
+    egraph.rebuild();
+    const RooflineCost cost(egraph, p);
+    const auto& root = egraph[ids.back()];
+    CHECK(cost(egraph.node(root.nodes[0]), root) == Approx(program_time(*program, p)));
+  }
+}

@@ -259,19 +259,35 @@ struct FusedGroup {
   return roofline_time(flops, g.bytes_read + g.bytes_written, p.peak(root.dtype, root.unit), p);
 }
 
-/// The group of a `fused` node: its body's ops (`visit_body(f)` calls `f(node, out, children)`
-/// once for each distinct body term other than `arg`s), the external inputs' bytes (each
-/// distinct input once) and the result's bytes.
+/// The bytes a body term of op `op` needs in memory for its computed (non-`arg`) operand
+/// `operand`: the operand's size for a contraction (`matmul`, `conv2d`: library kernels read
+/// their operands from memory), 0 for every other op (loop-fused).
+[[nodiscard]] inline double prologue_bytes(Op op, const TensorInfo& operand) noexcept {
+  return (op == Op::MatMul || op == Op::Conv2d) && operand.kind == Kind::Tensor ? static_cast<double>(operand.bytes())
+                                                                                : 0.0;
+}
+
+/// The group of a `fused` node: its body's ops (`visit_body(f)` calls
+/// `f(node, out, children, materialized)` once for each distinct body term other than `arg`s),
+/// the external inputs' bytes (each distinct input once) and the result's bytes. `materialized`:
+/// the bytes of the term's operands that are computed in the body but must exist in memory for
+/// it — a `matmul`'s or `conv2d`'s operands other than `arg`s (see `prologue_bytes`). A
+/// GEMM or convolution library (cuBLAS, cuDNN, Eigen, oneDNN) reads its operands from memory, so
+/// a producer inlined into a contraction is written and read back, as XLA materializes the
+/// operands of its library calls; they are charged to the group twice (written, then read).
 template <class VisitBody>
 [[nodiscard]] FusedGroup fused_group(const TensorInfo& out, double bytes_read, const DeviceProfile& profile,
                                      VisitBody&& visit_body) {
   FusedGroup g;
   g.bytes_read = bytes_read;
   g.bytes_written = static_cast<double>(out.bytes());
-  visit_body([&](const TensorNode& node, const TensorInfo& info, Span<const TensorInfo* const> children) {
+  visit_body([&](const TensorNode& node, const TensorInfo& info, Span<const TensorInfo* const> children,
+                 double materialized) {
     TensorInfo concrete = info;  // the body term, costed as if computed (its bytes are not used)
     concrete.symbolic = false;
     g.members.push_back(op_work(node, concrete, children, profile));
+    g.bytes_written += materialized;
+    g.bytes_read += materialized;
   });
   return g;
 }
@@ -328,11 +344,16 @@ class RooflineCost {
         const TensorNode& n = egraph_->node(body.nodes[0]);
         if (n.op() == Op::Arg) continue;
         SmallVector<const TensorInfo*, 8> children;
+        double materialized = 0;
         for (Id child : n.children()) {
-          children.push_back(&(*egraph_)[child].data);
-          if ((*egraph_)[child].data.symbolic) stack.push_back(egraph_->find(child));
+          const auto& child_class = (*egraph_)[child];
+          children.push_back(&child_class.data);
+          if (!child_class.data.symbolic) continue;
+          stack.push_back(egraph_->find(child));
+          const bool is_arg = !child_class.nodes.empty() && egraph_->node(child_class.nodes[0]).op() == Op::Arg;
+          if (!is_arg) materialized += prologue_bytes(n.op(), child_class.data);
         }
-        f(n, body.data, Span<const TensorInfo* const>(children.data(), children.size()));
+        f(n, body.data, Span<const TensorInfo* const>(children.data(), children.size()), materialized);
       }
     });
   }
@@ -440,11 +461,15 @@ struct ProgramTime {
           const TensorNode& n = program[b];
           if (n.op() == Op::Arg) continue;
           std::vector<const TensorInfo*> body_children;
+          double materialized = 0;
           for (Id child : n.children()) {
             body_children.push_back(&infos[child.index()]);
-            if (infos[child.index()].symbolic) stack.push_back(canonical[child.index()]);
+            if (!infos[child.index()].symbolic) continue;
+            stack.push_back(canonical[child.index()]);
+            if (program[child].op() != Op::Arg) materialized += prologue_bytes(n.op(), infos[child.index()]);
           }
-          f(n, infos[b.index()], Span<const TensorInfo* const>(body_children.data(), body_children.size()));
+          f(n, infos[b.index()], Span<const TensorInfo* const>(body_children.data(), body_children.size()),
+            materialized);
         }
       });
       time = fused_time(group, profile);
