@@ -763,6 +763,20 @@ TEST_CASE("cost_model: a producer inlined into a contraction is written and read
   REQUIRE(et.kernels.size() == 1);
   CHECK(et.kernels[0].work.bytes_read == Approx(bx + bw));
   CHECK(et.kernels[0].work.bytes_written == Approx(bout));
+  // The staged operand is a phase of its own: the GEMM (compute-bound here) cannot hide it.
+  const KernelTime& pk = pt.kernels[0].time;
+  const KernelTime& ek = et.kernels[0].time;
+  CHECK(pk.total_us - ek.total_us >= Approx(2 * bx / (p.mem_bandwidth * p.eta_m) * 1e6).epsilon(1e-3));
+  FusedGroup staged;
+  staged.members.push_back(et.kernels[0].work);
+  staged.bytes_read = 1e9;
+  staged.staged_bytes = 4e8;
+  FusedGroup overlapped = staged;
+  overlapped.staged_bytes = 0;
+  CHECK(fused_time(staged, p).total_us ==
+        Approx(fused_time(overlapped, p).total_us + 4e8 / (p.mem_bandwidth * p.eta_m) * 1e6 -
+               (roofline_time(0, 1e9, 1, p).memory_us - roofline_time(0, 6e8, 1, p).memory_us))
+            .epsilon(1e-9));
   // Elementwise chains keep their intermediates on chip.
   const RecExpr<TensorNode> chain = parse_program("(fused (tanh (relu " + a0 + ")) " + x + ")");
   CHECK(program_breakdown(chain, p).kernels.at(0).work.bytes() == Approx(2 * bx));

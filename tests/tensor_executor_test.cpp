@@ -401,3 +401,20 @@ TEST_CASE("executor: every rule verified numerically on its instances") {
   for (const auto& name : unverified) WARN("  no applied instance: " << name);
   CHECK(verified_rules > 0);
 }
+
+TEST_CASE("executor: compare_times reports runs, medians within min and max, and rejects zero runs") {
+  const RecExpr<TensorNode> a = parse_program("(relu (input a f32 (ints 64 64)))");
+  const RecExpr<TensorNode> b = parse_program("(tanh (relu (input a f32 (ints 64 64))))");
+  CHECK_THROWS_AS(compare_times(a, b, 0), ExecutionError);
+  const TimeComparison t = compare_times(a, b, 5);
+  CHECK(t.runs == 5);
+  for (const TimeComparison::Times& x : {t.original, t.optimized}) {
+    CHECK(x.min_ms > 0);
+    CHECK(x.min_ms <= x.median_ms);
+    CHECK(x.median_ms <= x.max_ms);
+  }
+  CHECK(t.speedup_percent() == Approx(100.0 * (t.original.median_ms - t.optimized.median_ms) / t.original.median_ms));
+  // An ill-typed program fails the comparison before anything runs.
+  CHECK_THROWS_AS(compare_times(a, parse_program("(ewadd (input a f32 (ints 2 2)) (input b f32 (ints 3 3)))"), 1),
+                  ShapeError);
+}

@@ -35,6 +35,10 @@
 #include <string_view>
 #include <vector>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -77,7 +81,8 @@ constexpr const char* kHelp =
     "                        element (rtol 1e-4, atol 1e-5; values non-finite in both pass and are\n"
     "                        counted); exit status 1 on a mismatch\n"
     "  --measure N           time the original and the optimized program on the Eigen executor\n"
-    "                        (weights precomputed, one warm-up run, median of N >= 1 runs)\n"
+    "                        (weights precomputed, one warm-up run each, then N >= 1 runs of each,\n"
+    "                        alternating the two programs; medians compared)\n"
     "  --json                print only one JSON object on one line\n"
     "  --help                print this help and exit\n"
     "\n"
@@ -209,21 +214,6 @@ nlohmann::ordered_json number(double value) {
 
 /// Median wall time in milliseconds of `runs` executions of `program` (weight-only subgraphs
 /// precomputed once, one untimed warm-up run first).
-double median_ms(const tensat::RecExpr<tt::TensorNode>& program, std::size_t runs) {
-  const tt::PrecomputedProgram pre = tt::precompute_weights(program, tt::random_bindings(program, 1));
-  std::size_t sink = tt::execute(pre.program, pre.bindings).size();  // warm-up
-  std::vector<double> ms;
-  for (std::size_t r = 0; r < runs; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    sink += tt::execute(pre.program, pre.bindings).size();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  }
-  if (sink == 0) throw tensat::Error("execute returned no outputs");
-  std::sort(ms.begin(), ms.end());
-  const std::size_t n = ms.size();
-  return n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
-}
-
 int run(const Options& options) {
   const tensat::RecExpr<tt::TensorNode> program = tt::models::build_model(options.model).program();
 
@@ -260,8 +250,9 @@ int run(const Options& options) {
   const int exit_code = verified && !verified->ok ? 1 : 0;
   double measured_before = 0, measured_after = 0;
   if (options.measure) {
-    measured_before = median_ms(program, options.measure);
-    measured_after = median_ms(result.optimized, options.measure);
+    const tt::TimeComparison times = tt::compare_times(program, result.optimized, options.measure);
+    measured_before = times.original.median_ms;
+    measured_after = times.optimized.median_ms;
   }
 
   if (options.json) {
@@ -385,6 +376,14 @@ int main(int argc, char** argv) {
       std::cout << kUsageLine << kHelp;
       return 0;
     }
+#ifdef __GLIBC__
+    // --measure: keep freed buffers in the heap; returned to the OS, every run page-faults its
+    // large tensors in again, which costs more than the arithmetic of some kernels.
+    if (options.measure) {
+      mallopt(M_MMAP_MAX, 0);        // every block from the heap, whatever its size
+      mallopt(M_TRIM_THRESHOLD, -1);  // and the heap never shrinks
+    }
+#endif
     return run(options);
   } catch (const BadInput& e) {
     std::fprintf(stderr, "tensat-opt: %s\n%s", one_line(e.reason).c_str(), kUsageLine);

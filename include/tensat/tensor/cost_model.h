@@ -229,6 +229,10 @@ struct FusedGroup {
   /// The member whose peak the group runs at; by default the first member on the matrix unit
   /// (a GEMM/conv root), else the member with the most flops (the first on ties).
   std::optional<std::size_t> primary;
+  /// Part of R(G) + W(G) that is a phase of its own: operands computed in the group and stored
+  /// for a contraction, then read back by it (`prologue_bytes`). The contraction starts only
+  /// once its operand is complete, so this traffic does not overlap the group's compute.
+  double staged_bytes = 0;
 };
 
 /// Index of the group's primary member (see `FusedGroup::primary`); `members.size()` when no
@@ -246,8 +250,9 @@ struct FusedGroup {
 }
 
 /// The time of a fused group as one kernel: one launch, F(G) = sum of the members' flops at the
-/// primary member's peak, R(G) + W(G) bytes:
-/// cost(G) = t_launch + combine(F(G) / (P_G · eta_c), (R(G) + W(G)) / (BW · eta_m) + lat_m).
+/// primary member's peak, R(G) + W(G) bytes, of which the staged bytes S(G) come after:
+/// cost(G) = t_launch + combine(F(G) / (P_G · eta_c), (R(G) + W(G) − S(G)) / (BW · eta_m) + lat_m)
+///           + S(G) / (BW · eta_m).
 /// A group without a kernel member is free.
 [[nodiscard]] inline KernelTime fused_time(const FusedGroup& g, const DeviceProfile& p) {
   const std::size_t primary = primary_member(g);
@@ -256,7 +261,15 @@ struct FusedGroup {
   for (const OpWork& m : g.members)
     if (m.kernel) flops += m.flops;
   const OpWork& root = g.members[primary];
-  return roofline_time(flops, g.bytes_read + g.bytes_written, p.peak(root.dtype, root.unit), p);
+  const double staged = std::clamp(g.staged_bytes, 0.0, g.bytes_read + g.bytes_written);
+  KernelTime t = roofline_time(flops, g.bytes_read + g.bytes_written - staged, p.peak(root.dtype, root.unit), p);
+  if (staged > 0) {
+    const double staged_us = staged / (p.mem_bandwidth * p.eta_m) * 1e6;
+    t.memory_us += staged_us;
+    t.total_us += staged_us;
+    t.bound = t.compute_us > t.memory_us ? Bound::Compute : Bound::Memory;
+  }
+  return t;
 }
 
 /// The bytes a body term of op `op` needs in memory for its computed (non-`arg`) operand
@@ -274,7 +287,8 @@ struct FusedGroup {
 /// it — a `matmul`'s or `conv2d`'s operands other than `arg`s (see `prologue_bytes`). A
 /// GEMM or convolution library (cuBLAS, cuDNN, Eigen, oneDNN) reads its operands from memory, so
 /// a producer inlined into a contraction is written and read back, as XLA materializes the
-/// operands of its library calls; they are charged to the group twice (written, then read).
+/// operands of its library calls; they are charged to the group twice (written, then read),
+/// as staged bytes (`FusedGroup::staged_bytes`): time that the contraction cannot hide.
 template <class VisitBody>
 [[nodiscard]] FusedGroup fused_group(const TensorInfo& out, double bytes_read, const DeviceProfile& profile,
                                      VisitBody&& visit_body) {
@@ -288,6 +302,7 @@ template <class VisitBody>
     g.members.push_back(op_work(node, concrete, children, profile));
     g.bytes_written += materialized;
     g.bytes_read += materialized;
+    g.staged_bytes += 2 * materialized;
   });
   return g;
 }

@@ -5,6 +5,7 @@
 #define TENSAT_TENSOR_EXECUTOR_H
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -1252,6 +1253,55 @@ struct VerifyResult {
                           r.ok ? "ok" : "mismatch", r.output, r.index, r.expected, r.actual, r.abs_error, r.rel_error);
   if (r.nonfinite) r.message += fmt::format("; {} of {} expected values not finite", r.nonfinite, r.compared);
   return r;
+}
+
+/// Measured times of two programs, from `compare_times`, in milliseconds.
+struct TimeComparison {
+  struct Times {
+    double median_ms = 0, min_ms = 0, max_ms = 0;
+  };
+  Times original, optimized;
+  std::size_t runs = 0;  ///< timed runs of each program
+  /// (original - optimized) / original of the medians, in percent: positive when faster.
+  [[nodiscard]] double speedup_percent() const noexcept {
+    return original.median_ms > 0 ? 100.0 * (original.median_ms - optimized.median_ms) / original.median_ms : 0.0;
+  }
+};
+
+/// Times `original` and `optimized` on the executor as TASO times a graph: `random_bindings`
+/// (`seed`) of each with its weight-only subgraphs precomputed outside the timing, one untimed
+/// warm-up run each, then `runs` timed `execute` calls of each, **alternating** the two
+/// programs so that a machine whose speed drifts (frequency, a neighbour on a shared host) slows
+/// both alike; the medians are compared. Throws `ExecutionError` when `runs` is 0, and whatever
+/// `execute` throws. On glibc, large freed buffers go back to the OS and are page-faulted in
+/// again on the next run, which can cost more than the arithmetic: harnesses raise
+/// `M_MMAP_THRESHOLD` (see docs/executor.md) before timing.
+[[nodiscard]] inline TimeComparison compare_times(const RecExpr<TensorNode>& original, const RecExpr<TensorNode>& optimized,
+                                                  std::size_t runs, std::uint64_t seed = 1) {
+  if (runs == 0) throw ExecutionError("compare_times: runs must be positive");
+  const PrecomputedProgram pre[2] = {precompute_weights(original, random_bindings(original, seed)),
+                                     precompute_weights(optimized, random_bindings(optimized, seed))};
+  std::vector<double> ms[2];
+  std::size_t sink = 0;
+  for (const PrecomputedProgram& p : pre) sink += execute(p.program, p.bindings).size();  // warm-up
+  for (std::size_t r = 0; r < runs; ++r)
+    for (int k = 0; k < 2; ++k) {
+      const auto start = std::chrono::steady_clock::now();
+      sink += execute(pre[k].program, pre[k].bindings).size();
+      ms[k].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+  if (sink == 0) throw ExecutionError("compare_times: the programs have no outputs");
+  TimeComparison out;
+  out.runs = runs;
+  for (int k = 0; k < 2; ++k) {
+    std::sort(ms[k].begin(), ms[k].end());
+    const std::size_t n = ms[k].size();
+    TimeComparison::Times& t = k == 0 ? out.original : out.optimized;
+    t.median_ms = n % 2 ? ms[k][n / 2] : (ms[k][n / 2 - 1] + ms[k][n / 2]) / 2;
+    t.min_ms = ms[k].front();
+    t.max_ms = ms[k].back();
+  }
+  return out;
 }
 
 }  // namespace tensor
