@@ -1,0 +1,630 @@
+// The CUDA executor (tensat/tensor/cuda_executor.h): every operator of the tensor dialect on an
+// NVIDIA GPU. matmul runs on cuBLAS (strided batched SGEMM), conv2d on cuDNN (grouped, explicit
+// zero padding when TensorFlow's SAME padding is asymmetric); the other operators are the small
+// grid-stride kernels of kernels.cu, launched from here (host code, built by the C++ compiler).
+// The semantics, including the choices the shape rules leave open (SAME padding, poolavg
+// divisors, eps, gelu's tanh form, f16/bf16 rounding), are those of the Eigen executor, against
+// which the tests compare it.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <tensat/tensor/cuda_executor.h>
+#include <tensat/tensor/graph.h>
+
+#include "kernels.h"
+
+namespace tensat {
+inline namespace v0 {
+namespace tensor {
+namespace cuda_internal {
+
+namespace k = ::tensat::cuda_kernels;
+
+// ----------------------------------------------------------------------------- errors
+
+inline void check(cudaError_t e, const char* call) {
+  if (e != cudaSuccess) throw ExecutionError(fmt::format("execute_cuda: {} failed: {}", call, cudaGetErrorString(e)));
+}
+inline void check(cublasStatus_t s, const char* call) {
+  if (s != CUBLAS_STATUS_SUCCESS) throw ExecutionError(fmt::format("execute_cuda: {} failed: cuBLAS status {}", call, static_cast<int>(s)));
+}
+inline void check(cudnnStatus_t s, const char* call) {
+  if (s != CUDNN_STATUS_SUCCESS) throw ExecutionError(fmt::format("execute_cuda: {} failed: {}", call, cudnnGetErrorString(s)));
+}
+#define TENSAT_CUDA_CHECK(call) ::tensat::tensor::cuda_internal::check((call), #call)
+
+// ----------------------------------------------------------------------------- memory
+
+/// Device buffers reused by size: a program allocates and frees the same sizes on every run, and
+/// cudaMalloc/cudaFree synchronize.
+class Pool {
+ public:
+  Pool() = default;
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+  ~Pool() {
+    for (auto& [bytes, p] : free_) cudaFree(p);
+  }
+  float* get(std::size_t elements) {
+    const std::size_t bytes = std::max<std::size_t>(elements, 1) * sizeof(float);
+    auto it = free_.find(bytes);
+    if (it != free_.end()) {
+      float* p = it->second;
+      free_.erase(it);
+      return p;
+    }
+    void* p = nullptr;
+    TENSAT_CUDA_CHECK(cudaMalloc(&p, bytes));
+    return static_cast<float*>(p);
+  }
+  void put(float* p, std::size_t elements) { free_.emplace(std::max<std::size_t>(elements, 1) * sizeof(float), p); }
+
+ private:
+  std::multimap<std::size_t, float*> free_;
+};
+
+/// A tensor on the device; its buffer goes back to the pool with the last reference.
+struct DeviceTensor {
+  DType dtype = DType::F32;
+  Dims dims;
+  std::shared_ptr<float> data;
+  [[nodiscard]] std::int64_t elements() const noexcept { return HostTensor::count(dims); }
+  [[nodiscard]] float* ptr() const noexcept { return data.get(); }
+};
+
+// ----------------------------------------------------------------------------- the evaluator
+
+/// Node values: integers, lists and names on the host; tensors on the device.
+struct Value {
+  std::int64_t value = 0;
+  Dims ints;
+  std::string name;
+  std::shared_ptr<DeviceTensor> t, t2;
+  std::vector<std::shared_ptr<DeviceTensor>> outs;
+};
+
+/// A CUDA context for one program: handles, the buffer pool and the uploaded bindings.
+class Executor {
+ public:
+  Executor(const RecExpr<TensorNode>& program, const Bindings& bindings)
+      : p_(program), bindings_(bindings), infos_(check_program(program)) {
+    if (p_.size() == 0) throw ExecutionError("execute_cuda: empty program");
+    TENSAT_CUDA_CHECK(cudaStreamCreate(&stream_));
+    TENSAT_CUDA_CHECK(cublasCreate(&cublas_));
+    TENSAT_CUDA_CHECK(cublasSetStream(cublas_, stream_));
+    // Plain f32 arithmetic, as on the CPU: no TF32 tensor cores (verification uses rtol 1e-4).
+    TENSAT_CUDA_CHECK(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH));
+    TENSAT_CUDA_CHECK(cudnnCreate(&cudnn_));
+    TENSAT_CUDA_CHECK(cudnnSetStream(cudnn_, stream_));
+  }
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+  ~Executor() {
+    values_.clear();
+    uploaded_.clear();
+    if (workspace_) cudaFree(workspace_);
+    if (cudnn_) cudnnDestroy(cudnn_);
+    if (cublas_) cublasDestroy(cublas_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  /// One run: every non-symbolic node in order, tensors freed after their last use.
+  void run() {
+    const std::size_t n = p_.size();
+    values_.assign(n, Value{});
+    std::vector<std::size_t> last_use(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      last_use[i] = std::max(last_use[i], i);
+      for (Id c : p_[Id(i)].children())
+        last_use[c.index()] = infos_[i].symbolic ? n : std::max(last_use[c.index()], i);
+    }
+    last_use[n - 1] = n;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (infos_[i].symbolic) continue;
+      values_[i] = eval(i, nullptr);
+      for (Id c : p_[Id(i)].children())
+        if (last_use[c.index()] == i) {
+          values_[c.index()].t.reset();
+          values_[c.index()].t2.reset();
+        }
+    }
+  }
+
+  [[nodiscard]] std::vector<HostTensor> outputs() {
+    std::vector<std::shared_ptr<DeviceTensor>> roots;
+    const Value& root = values_.back();
+    if (p_[Id(p_.size() - 1)].op() == Op::Noop) roots = root.outs;
+    else roots.push_back(root.t);
+    std::vector<HostTensor> out;
+    for (const auto& t : roots) {
+      HostTensor h(t->dims, t->dtype);
+      TENSAT_CUDA_CHECK(cudaMemcpyAsync(h.data.data(), t->ptr(), h.data.size() * sizeof(float), cudaMemcpyDeviceToHost,
+                                        stream_));
+      out.push_back(std::move(h));
+    }
+    TENSAT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return out;
+  }
+
+  [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
+
+ private:
+  std::shared_ptr<DeviceTensor> make(const Dims& dims, DType dtype) {
+    auto t = std::make_shared<DeviceTensor>();
+    t->dtype = dtype;
+    t->dims = dims;
+    const std::size_t n = static_cast<std::size_t>(t->elements());
+    Pool* pool = &pool_;
+    t->data = std::shared_ptr<float>(pool->get(n), [pool, n](float* p) { pool->put(p, n); });
+    return t;
+  }
+  void zero(const DeviceTensor& t) {
+    TENSAT_CUDA_CHECK(cudaMemsetAsync(t.ptr(), 0, static_cast<std::size_t>(t.elements()) * sizeof(float), stream_));
+  }
+  void unary(const DeviceTensor& x, DeviceTensor& y, k::Unary op) {
+    TENSAT_CUDA_CHECK(k::unary(x.ptr(), y.ptr(), x.elements(), op, stream_));
+  }
+  void activate(DeviceTensor& y, std::int64_t act) {
+    if (act == 1) unary(y, y, k::Unary::Sigmoid);
+    else if (act == 2) unary(y, y, k::Unary::Relu);
+    else if (act == 3) unary(y, y, k::Unary::Tanh);
+  }
+
+  /// The binding of `name`, uploaded once per executor (rounded to the declared dtype).
+  std::shared_ptr<DeviceTensor> upload(const std::string& name, const TensorInfo& info) {
+    if (auto it = uploaded_.find(name); it != uploaded_.end()) return it->second;
+    auto b = bindings_.find(name);
+    if (b == bindings_.end()) throw MissingBindingError(name);
+    if (b->second.dims != info.dims) throw BindingShapeError(name, info.dims, b->second.dims);
+    if (static_cast<std::int64_t>(b->second.data.size()) != info.elements())
+      throw ExecutionError(fmt::format("execute_cuda: '{}' holds {} values for shape {}", name, b->second.data.size(),
+                                       dims_to_string(info.dims)));
+    HostTensor h = b->second;
+    h.dtype = info.dtype;
+    round_tensor(h);
+    auto t = make(info.dims, info.dtype);
+    TENSAT_CUDA_CHECK(cudaMemcpy(t->ptr(), h.data.data(), h.data.size() * sizeof(float), cudaMemcpyHostToDevice));
+    uploaded_.emplace(name, t);
+    return t;
+  }
+
+  void* workspace(std::size_t bytes) {
+    if (bytes > workspace_bytes_) {
+      if (workspace_) TENSAT_CUDA_CHECK(cudaFree(workspace_));
+      workspace_ = nullptr;
+      TENSAT_CUDA_CHECK(cudaMalloc(&workspace_, bytes));
+      workspace_bytes_ = bytes;
+    }
+    return workspace_;
+  }
+
+  std::shared_ptr<DeviceTensor> matmul(const DeviceTensor& a, const DeviceTensor& b, std::int64_t act, DType dtype) {
+    const std::size_t r = a.dims.size();
+    const std::int64_t M = a.dims[r - 2], K = a.dims[r - 1], N = b.dims[r - 1];
+    Dims dims = a.dims;
+    dims[r - 1] = N;
+    auto out = make(dims, dtype);
+    std::int64_t batch = 1;
+    for (std::size_t i = 0; i + 2 < r; ++i) batch *= a.dims[i];
+    const float one = 1.0f, zero_f = 0.0f;
+    // Row-major C = A B is column-major C^T = B^T A^T.
+    TENSAT_CUDA_CHECK(cublasSgemmStridedBatched(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(N),
+                                                static_cast<int>(M), static_cast<int>(K), &one, b.ptr(),
+                                                static_cast<int>(N), K * N, a.ptr(), static_cast<int>(K), M * K,
+                                                &zero_f, out->ptr(), static_cast<int>(N), M * N,
+                                                static_cast<int>(batch)));
+    activate(*out, act);
+    return out;
+  }
+
+  std::shared_ptr<DeviceTensor> conv2d(const DeviceTensor& x0, const DeviceTensor& w, std::int64_t sh, std::int64_t sw,
+                                       std::int64_t pad, std::int64_t act, DType dtype) {
+    const std::int64_t N = x0.dims[0], C = x0.dims[1], H = x0.dims[2], W = x0.dims[3];
+    const std::int64_t O = w.dims[0], Cg = w.dims[1], kh = w.dims[2], kw = w.dims[3];
+    const std::int64_t Ho = pad == 0 ? (H + sh - 1) / sh : (H - kh) / sh + 1;
+    const std::int64_t Wo = pad == 0 ? (W + sw - 1) / sw : (W - kw) / sw + 1;
+    std::int64_t th = 0, tw = 0;  // SAME: total padding, the extra one after (TensorFlow)
+    if (pad == 0) {
+      th = std::max<std::int64_t>((Ho - 1) * sh + kh - H, 0);
+      tw = std::max<std::int64_t>((Wo - 1) * sw + kw - W, 0);
+    }
+    const DeviceTensor* x = &x0;
+    std::shared_ptr<DeviceTensor> padded;
+    std::int64_t ph = th / 2, pw = tw / 2;
+    if (th % 2 || tw % 2) {  // asymmetric: pad explicitly, then convolve without padding
+      padded = make(Dims{N, C, H + th, W + tw}, x0.dtype);
+      TENSAT_CUDA_CHECK(k::pad2d(x0.ptr(), padded->ptr(), N * C, H, W, th, tw, stream_));
+      x = padded.get();
+      ph = pw = 0;
+    }
+    auto out = make(Dims{N, O, Ho, Wo}, dtype);
+    cudnnTensorDescriptor_t xd = nullptr, yd = nullptr;
+    cudnnFilterDescriptor_t wd = nullptr;
+    cudnnConvolutionDescriptor_t cd = nullptr;
+    struct Guard {
+      cudnnTensorDescriptor_t& xd;
+      cudnnTensorDescriptor_t& yd;
+      cudnnFilterDescriptor_t& wd;
+      cudnnConvolutionDescriptor_t& cd;
+      ~Guard() {
+        if (xd) cudnnDestroyTensorDescriptor(xd);
+        if (yd) cudnnDestroyTensorDescriptor(yd);
+        if (wd) cudnnDestroyFilterDescriptor(wd);
+        if (cd) cudnnDestroyConvolutionDescriptor(cd);
+      }
+    } guard{xd, yd, wd, cd};
+    const auto i32 = [](std::int64_t v) { return static_cast<int>(v); };
+    TENSAT_CUDA_CHECK(cudnnCreateTensorDescriptor(&xd));
+    TENSAT_CUDA_CHECK(cudnnCreateTensorDescriptor(&yd));
+    TENSAT_CUDA_CHECK(cudnnCreateFilterDescriptor(&wd));
+    TENSAT_CUDA_CHECK(cudnnCreateConvolutionDescriptor(&cd));
+    TENSAT_CUDA_CHECK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i32(N), i32(C),
+                                                 i32(x->dims[2]), i32(x->dims[3])));
+    TENSAT_CUDA_CHECK(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, i32(O), i32(Cg), i32(kh), i32(kw)));
+    TENSAT_CUDA_CHECK(cudnnSetConvolution2dDescriptor(cd, i32(ph), i32(pw), i32(sh), i32(sw), 1, 1,
+                                                      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    TENSAT_CUDA_CHECK(cudnnSetConvolutionGroupCount(cd, i32(C / Cg)));
+    TENSAT_CUDA_CHECK(cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH));
+    TENSAT_CUDA_CHECK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i32(N), i32(O), i32(Ho), i32(Wo)));
+    cudnnConvolutionFwdAlgoPerf_t perf[8];
+    int found = 0;
+    TENSAT_CUDA_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(cudnn_, xd, wd, cd, yd, 8, &found, perf));
+    int pick = -1;
+    for (int a = 0; a < found && pick < 0; ++a)
+      if (perf[a].status == CUDNN_STATUS_SUCCESS && perf[a].mathType != CUDNN_TENSOR_OP_MATH &&
+          perf[a].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+        pick = a;
+    if (pick < 0) throw ExecutionError("execute_cuda: cuDNN offers no FMA-math algorithm for a conv2d");
+    std::size_t bytes = 0;
+    TENSAT_CUDA_CHECK(cudnnGetConvolutionForwardWorkspaceSize(cudnn_, xd, wd, cd, yd, perf[pick].algo, &bytes));
+    void* ws = bytes ? workspace(bytes) : nullptr;
+    const float one = 1.0f, zero_f = 0.0f;
+    TENSAT_CUDA_CHECK(cudnnConvolutionForward(cudnn_, &one, xd, x->ptr(), wd, w.ptr(), cd, perf[pick].algo, ws, bytes,
+                                              &zero_f, yd, out->ptr()));
+    activate(*out, act);
+    return out;
+  }
+
+  std::shared_ptr<DeviceTensor> gather(const DeviceTensor& x, const Dims& out_dims, const std::vector<std::int64_t>& strides,
+                                       std::int64_t offset, DType dtype) {
+    if (out_dims.size() > static_cast<std::size_t>(k::kMaxRank))
+      throw ExecutionError(fmt::format("execute_cuda: rank {} above {}", out_dims.size(), k::kMaxRank));
+    auto out = make(out_dims, dtype);
+    k::Strided s;
+    s.rank = static_cast<int>(out_dims.size());
+    for (std::size_t a = 0; a < out_dims.size(); ++a) {
+      s.dims[a] = out_dims[a];
+      s.strides[a] = strides[a];
+    }
+    s.offset = offset;
+    TENSAT_CUDA_CHECK(k::gather(x.ptr(), out->ptr(), out->elements(), s, stream_));
+    return out;
+  }
+
+  /// Places parts along `axis` of a zeroed `out`, starting at `first`.
+  void place(const DeviceTensor& x, DeviceTensor& out, std::int64_t axis, std::int64_t at) {
+    std::int64_t outer = 1, inner = 1;
+    for (std::int64_t a = 0; a < axis; ++a) outer *= x.dims[static_cast<std::size_t>(a)];
+    for (std::size_t a = static_cast<std::size_t>(axis) + 1; a < x.dims.size(); ++a) inner *= x.dims[a];
+    const std::int64_t extent = x.dims[static_cast<std::size_t>(axis)];
+    TENSAT_CUDA_CHECK(
+        k::place(x.ptr(), out.ptr(), outer, extent, inner, out.dims[static_cast<std::size_t>(axis)], at, stream_));
+  }
+
+  static void split_dims(const Dims& d, std::int64_t axis, std::int64_t& outer, std::int64_t& extent, std::int64_t& inner) {
+    outer = inner = 1;
+    for (std::int64_t i = 0; i < axis; ++i) outer *= d[static_cast<std::size_t>(i)];
+    extent = d[static_cast<std::size_t>(axis)];
+    for (std::size_t i = static_cast<std::size_t>(axis) + 1; i < d.size(); ++i) inner *= d[i];
+  }
+  static std::vector<std::int64_t> strides_of(const Dims& d) {
+    std::vector<std::int64_t> s(d.size(), 1);
+    for (std::size_t i = d.size(); i-- > 1;) s[i - 1] = s[i] * d[i];
+    return s;
+  }
+
+  std::shared_ptr<DeviceTensor> slice(const DeviceTensor& x, std::int64_t axis, std::int64_t start, std::int64_t end,
+                                      DType dtype) {
+    Dims d = x.dims;
+    d[static_cast<std::size_t>(axis)] = end - start;
+    const auto s = strides_of(x.dims);
+    return gather(x, d, s, start * s[static_cast<std::size_t>(axis)], dtype);
+  }
+
+  /// Copies a host-computed tensor (the weight transforms `enlarge` and `merge`) to the device.
+  std::shared_ptr<DeviceTensor> from_host(const HostTensor& h, DType dtype) {
+    auto t = make(h.dims, dtype);
+    TENSAT_CUDA_CHECK(cudaMemcpyAsync(t->ptr(), h.data.data(), h.data.size() * sizeof(float), cudaMemcpyHostToDevice, stream_));
+    TENSAT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return t;
+  }
+  HostTensor to_host(const DeviceTensor& t) {
+    HostTensor h(t.dims, t.dtype);
+    TENSAT_CUDA_CHECK(cudaMemcpyAsync(h.data.data(), t.ptr(), h.data.size() * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    TENSAT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return h;
+  }
+
+  Value eval(std::size_t i, const std::vector<std::shared_ptr<DeviceTensor>>* args) {
+    const TensorNode& node = p_[Id(i)];
+    const auto ch = node.children();
+    const TensorInfo& info = infos_[i];
+    auto val = [&](std::size_t k) -> const Value& { return values_[ch[k].index()]; };
+    auto num = [&](std::size_t k) { return val(k).value; };
+    auto ten = [&](std::size_t k) -> const DeviceTensor& {
+      const Value& v = val(k);
+      if (!v.t) throw ExecutionError(fmt::format("execute_cuda: node {} ({}) reads a freed or missing tensor", i, node.op_name()));
+      return *v.t;
+    };
+    Value out;
+    auto result = [&](std::shared_ptr<DeviceTensor> t) {
+      t->dtype = info.dtype;
+      if (info.dtype != DType::F32)
+        TENSAT_CUDA_CHECK(k::round_to(t->ptr(), t->elements(), info.dtype == DType::BF16 ? 1 : 2, stream_));
+      out.t = std::move(t);
+      return out;
+    };
+    switch (node.op()) {
+      case Op::Num: out.value = node.value(); return out;
+      case Op::Sym: out.name = std::string(node.symbol().str()); return out;
+      case Op::Ints:
+        for (std::size_t k = 0; k < ch.size(); ++k) out.ints.push_back(num(k));
+        return out;
+      case Op::Input:
+      case Op::Weight: {
+        const std::string name = p_[ch[0]].op() == Op::Num ? std::to_string(val(0).value) : val(0).name;
+        out.t = upload(name, info);
+        return out;
+      }
+      case Op::Arg: {
+        const auto k = static_cast<std::size_t>(num(0));
+        if (!args || k >= args->size()) throw ExecutionError(fmt::format("execute_cuda: arg {} outside a fused kernel", k));
+        out.t = (*args)[k];
+        return out;
+      }
+      case Op::EwAdd:
+      case Op::EwMul: {
+        auto y = make(info.dims, info.dtype);
+        TENSAT_CUDA_CHECK(k::binary(ten(0).ptr(), ten(1).ptr(), y->ptr(), y->elements(), node.op() == Op::EwMul, stream_));
+        return result(std::move(y));
+      }
+      case Op::SMul: {
+        auto y = make(info.dims, info.dtype);
+        TENSAT_CUDA_CHECK(k::scale(ten(0).ptr(), ten(1).ptr(), y->ptr(), y->elements(), stream_));
+        return result(std::move(y));
+      }
+      case Op::Relu:
+      case Op::Tanh:
+      case Op::Sigmoid:
+      case Op::Gelu:
+      case Op::Exp: {
+        auto y = make(info.dims, info.dtype);
+        const k::Unary op = node.op() == Op::Relu      ? k::Unary::Relu
+                            : node.op() == Op::Tanh    ? k::Unary::Tanh
+                            : node.op() == Op::Sigmoid ? k::Unary::Sigmoid
+                            : node.op() == Op::Gelu    ? k::Unary::Gelu
+                                                       : k::Unary::Exp;
+        unary(ten(0), *y, op);
+        return result(std::move(y));
+      }
+      case Op::MatMul: return result(matmul(ten(1), ten(2), num(0), info.dtype));
+      case Op::Conv2d: return result(conv2d(ten(4), ten(5), num(0), num(1), num(2), num(3), info.dtype));
+      case Op::PoolMax:
+      case Op::PoolAvg: {
+        const DeviceTensor& x = ten(6);
+        const std::int64_t kh = num(0), kw = num(1), sh = num(2), sw = num(3), pad = num(4);
+        const std::int64_t H = x.dims[2], W = x.dims[3], Ho = info.dims[2], Wo = info.dims[3];
+        k::PoolShape s{x.dims[0] * x.dims[1], H, W, Ho, Wo, kh, kw, sh, sw,
+                    pad == 0 ? std::max<std::int64_t>((Ho - 1) * sh + kh - H, 0) / 2 : 0,
+                    pad == 0 ? std::max<std::int64_t>((Wo - 1) * sw + kw - W, 0) / 2 : 0};
+        auto y = make(info.dims, info.dtype);
+        TENSAT_CUDA_CHECK(k::pool(x.ptr(), y->ptr(), s, node.op() == Op::PoolMax, stream_));
+        activate(*y, num(5));
+        return result(std::move(y));
+      }
+      case Op::Concat: {
+        auto y = make(info.dims, info.dtype);
+        std::int64_t at = 0;
+        for (std::size_t k = 1; k < ch.size(); ++k) {
+          place(ten(k), *y, num(0), at);
+          at += ten(k).dims[static_cast<std::size_t>(num(0))];
+        }
+        return result(std::move(y));
+      }
+      case Op::Split: {
+        const DeviceTensor& x = ten(2);
+        const std::int64_t axis = num(0), size = num(1);
+        out.t = slice(x, axis, 0, size, info.dtype);
+        out.t2 = slice(x, axis, size, x.dims[static_cast<std::size_t>(axis)], info.dtype);
+        return out;
+      }
+      case Op::Split0:
+      case Op::Split1: {
+        const auto& src = node.op() == Op::Split0 ? val(0).t : val(0).t2;
+        if (!src) throw ExecutionError(fmt::format("execute_cuda: node {} reads a freed split", i));
+        out.t = src;
+        return out;
+      }
+      case Op::Transpose: {
+        const DeviceTensor& x = ten(1);
+        const auto in = strides_of(x.dims);
+        std::vector<std::int64_t> s;
+        for (std::int64_t a : val(0).ints) s.push_back(in[static_cast<std::size_t>(a)]);
+        return result(gather(x, info.dims, s, 0, info.dtype));
+      }
+      case Op::Reshape: {
+        auto y = std::make_shared<DeviceTensor>(*val(1).t);  // the same buffer, new dims
+        y->dims = info.dims;
+        return result(std::move(y));
+      }
+      case Op::Broadcast: {
+        const DeviceTensor& x = ten(1);
+        const auto in = strides_of(x.dims);
+        std::vector<std::int64_t> s(info.dims.size(), 0);
+        const std::size_t offset = info.dims.size() - x.dims.size();
+        for (std::size_t a = 0; a < x.dims.size(); ++a) s[offset + a] = x.dims[a] == 1 ? 0 : in[a];
+        return result(gather(x, info.dims, s, 0, info.dtype));
+      }
+      case Op::BatchNorm: {
+        const DeviceTensor& x = ten(0);
+        std::int64_t outer, extent, inner;
+        split_dims(x.dims, 1, outer, extent, inner);
+        auto y = make(info.dims, info.dtype);
+        TENSAT_CUDA_CHECK(k::batchnorm(x.ptr(), ten(1).ptr(), ten(2).ptr(), ten(3).ptr(), ten(4).ptr(), y->ptr(), extent,
+                                       inner, y->elements(), internal::kNormEps, stream_));
+        return result(std::move(y));
+      }
+      case Op::LayerNorm: {
+        const DeviceTensor& x = ten(0);
+        const std::int64_t n = x.dims.back(), rows = n ? x.elements() / n : 0;
+        auto y = make(info.dims, info.dtype);
+        TENSAT_CUDA_CHECK(k::layernorm(x.ptr(), ten(1).ptr(), ten(2).ptr(), y->ptr(), rows, n, internal::kNormEps, stream_));
+        return result(std::move(y));
+      }
+      case Op::Softmax: {
+        const DeviceTensor& x = ten(1);
+        std::int64_t outer, extent, inner;
+        split_dims(x.dims, num(0), outer, extent, inner);
+        auto y = make(info.dims, info.dtype);
+        TENSAT_CUDA_CHECK(k::softmax(x.ptr(), y->ptr(), outer, extent, inner, stream_));
+        return result(std::move(y));
+      }
+      case Op::ReduceSum:
+      case Op::ReduceMax:
+      case Op::ReduceMean: {
+        const DeviceTensor& x = ten(1);
+        std::int64_t outer, extent, inner;
+        split_dims(x.dims, num(0), outer, extent, inner);
+        auto y = make(info.dims, info.dtype);
+        const k::Reduce op = node.op() == Op::ReduceSum ? k::Reduce::Sum
+                             : node.op() == Op::ReduceMax ? k::Reduce::Max
+                                                          : k::Reduce::Mean;
+        TENSAT_CUDA_CHECK(k::reduce(x.ptr(), y->ptr(), outer, extent, inner, op, stream_));
+        return result(std::move(y));
+      }
+      case Op::Slice: return result(slice(ten(3), num(0), num(1), num(2), info.dtype));
+      case Op::Pad: {
+        auto y = make(info.dims, info.dtype);
+        zero(*y);
+        place(ten(3), *y, num(0), num(1));
+        return result(std::move(y));
+      }
+      case Op::Enlarge: return result(from_host(internal::enlarge(to_host(ten(0)), ten(1).dims), info.dtype));
+      case Op::Merge: return result(from_host(internal::merge(to_host(ten(2)), num(0), num(1)), info.dtype));
+      case Op::Noop:
+        for (std::size_t k = 0; k < ch.size(); ++k) {
+          const Value& v = val(k);
+          if (v.t) out.outs.push_back(v.t);
+          else out.outs.insert(out.outs.end(), v.outs.begin(), v.outs.end());
+        }
+        return out;
+      case Op::Fused: {
+        std::vector<std::shared_ptr<DeviceTensor>> inputs;
+        for (std::size_t k = 1; k < ch.size(); ++k) {
+          if (!val(k).t) throw ExecutionError(fmt::format("execute_cuda: fused node {} reads a freed tensor", i));
+          inputs.push_back(val(k).t);
+        }
+        return result(eval_body(ch[0].index(), inputs));
+      }
+    }
+    throw ExecutionError(fmt::format("execute_cuda: unknown operator at node {}", i));
+  }
+
+  /// The body's symbolic nodes evaluated op by op with its args bound to `inputs`.
+  std::shared_ptr<DeviceTensor> eval_body(std::size_t body, const std::vector<std::shared_ptr<DeviceTensor>>& inputs) {
+    std::vector<bool> needed(body + 1, false);
+    needed[body] = true;
+    for (std::size_t j = body + 1; j-- > 0;)
+      if (needed[j])
+        for (Id c : p_[Id(j)].children())
+          if (infos_[c.index()].symbolic) needed[c.index()] = true;
+    std::vector<std::size_t> order;
+    for (std::size_t j = 0; j <= body; ++j)
+      if (needed[j]) order.push_back(j);
+    std::vector<Value> saved;
+    for (std::size_t j : order) saved.push_back(std::move(values_[j]));
+    for (std::size_t j : order) values_[j] = eval(j, &inputs);
+    auto r = values_[body].t;
+    for (std::size_t k = 0; k < order.size(); ++k) values_[order[k]] = std::move(saved[k]);
+    // A body whose root is an arg (or a reshape of one) would alias an input: copy it.
+    auto copy = make(r->dims, r->dtype);
+    TENSAT_CUDA_CHECK(cudaMemcpyAsync(copy->ptr(), r->ptr(), static_cast<std::size_t>(r->elements()) * sizeof(float),
+                                      cudaMemcpyDeviceToDevice, stream_));
+    return copy;
+  }
+
+  const RecExpr<TensorNode>& p_;
+  const Bindings& bindings_;
+  std::vector<TensorInfo> infos_;
+  Pool pool_;  // declared before the tensors that return their buffers to it
+  std::unordered_map<std::string, std::shared_ptr<DeviceTensor>> uploaded_;
+  std::vector<Value> values_;
+  cudaStream_t stream_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;
+  cudnnHandle_t cudnn_ = nullptr;
+  void* workspace_ = nullptr;
+  std::size_t workspace_bytes_ = 0;
+};
+
+}  // namespace cuda_internal
+
+bool cuda_device_available(std::string* reason) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    if (reason) *reason = fmt::format("cudaGetDeviceCount: {}", cudaGetErrorString(e));
+    return false;
+  }
+  if (count == 0) {
+    if (reason) *reason = "no CUDA device is visible";
+    return false;
+  }
+  return true;
+}
+
+std::vector<HostTensor> execute_cuda(const RecExpr<TensorNode>& program, const Bindings& inputs) {
+  cuda_internal::Executor ex(program, inputs);
+  ex.run();
+  return ex.outputs();
+}
+
+double measure_cuda_ms(const RecExpr<TensorNode>& program, const Bindings& inputs, std::size_t runs) {
+  if (runs == 0) throw ExecutionError("measure_cuda_ms: runs must be positive");
+  cuda_internal::Executor ex(program, inputs);
+  ex.run();  // warm-up: uploads the bindings, fills the buffer pool, picks cuDNN algorithms
+  TENSAT_CUDA_CHECK(cudaStreamSynchronize(ex.stream()));
+  cudaEvent_t start = nullptr, stop = nullptr;
+  TENSAT_CUDA_CHECK(cudaEventCreate(&start));
+  TENSAT_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> ms;
+  for (std::size_t r = 0; r < runs; ++r) {
+    TENSAT_CUDA_CHECK(cudaEventRecord(start, ex.stream()));
+    ex.run();
+    TENSAT_CUDA_CHECK(cudaEventRecord(stop, ex.stream()));
+    TENSAT_CUDA_CHECK(cudaEventSynchronize(stop));
+    float t = 0;
+    TENSAT_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+    ms.push_back(t);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(ms.begin(), ms.end());
+  const std::size_t n = ms.size();
+  return n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+}
+
+}  // namespace tensor
+}  // namespace v0
+}  // namespace tensat

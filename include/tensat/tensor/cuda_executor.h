@@ -1,0 +1,42 @@
+// A CUDA executor of the tensor dialect: the same semantics as executor.h's Eigen executor, run
+// on an NVIDIA GPU with cuBLAS (matmul) and cuDNN (conv2d) and small CUDA kernels for the other
+// operators. Compiled separately: link `tensat::cuda` (built when CMake finds CUDA and cuDNN,
+// option TENSAT_WITH_CUDA); this header only declares.
+#ifndef TENSAT_TENSOR_CUDA_EXECUTOR_H
+#define TENSAT_TENSOR_CUDA_EXECUTOR_H
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "tensat/core/recexpr.h"
+#include "tensat/tensor/executor.h"
+#include "tensat/tensor/node.h"
+
+namespace tensat {
+inline namespace v0 {
+namespace tensor {
+
+/// Whether a CUDA device can be used. When not, `reason` (if given) says why: no device visible,
+/// a driver error, or a build without CUDA (then the library `tensat::cuda` is not linked and
+/// these functions do not exist: guard with `#ifdef TENSAT_HAS_CUDA`).
+[[nodiscard]] bool cuda_device_available(std::string* reason = nullptr);
+
+/// Evaluates `program` on the GPU, as `execute` does on the CPU: bindings uploaded, every node
+/// once in order, tensors freed after their last reader, the root's value (or a root `noop`'s
+/// children) copied back. f32 arithmetic (cuBLAS and cuDNN without TF32); f16/bf16 values are
+/// rounded to their type after every node, as on the CPU. `fused` nodes run their body op by op.
+/// Throws `ExecutionError` (a CUDA, cuBLAS or cuDNN failure names the call), and the CPU
+/// executor's `MissingBindingError`, `BindingShapeError`, `ShapeError`.
+[[nodiscard]] std::vector<HostTensor> execute_cuda(const RecExpr<TensorNode>& program, const Bindings& inputs);
+
+/// The median of `runs` timed executions (CUDA events around each run, after one untimed
+/// warm-up) of `program` with its bindings resident on the GPU, in milliseconds. Precompute
+/// weight-only subgraphs first (`precompute_weights`) to time what TASO times.
+[[nodiscard]] double measure_cuda_ms(const RecExpr<TensorNode>& program, const Bindings& inputs, std::size_t runs);
+
+}  // namespace tensor
+}  // namespace v0
+}  // namespace tensat
+
+#endif  // TENSAT_TENSOR_CUDA_EXECUTOR_H
