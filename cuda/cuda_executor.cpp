@@ -465,7 +465,7 @@ class Executor {
         return result(gather(x, info.dims, s, 0, info.dtype));
       }
       case Op::Reshape: {
-        auto y = std::make_shared<DeviceTensor>(*val(1).t);  // the same buffer, new dims
+        auto y = std::make_shared<DeviceTensor>(ten(1));  // the same buffer, new dims
         y->dims = info.dims;
         return result(std::move(y));
       }

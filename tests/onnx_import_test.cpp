@@ -1,0 +1,204 @@
+// ONNX import (tensat/onnx/import.h): the models of tests/data/onnx (made by make_models.py with
+// python3-onnx) imported and executed against their numpy reference outputs, optimized and
+// verified, and bad input rejected with ImportError. Built only with libonnx-dev.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include <tensat/onnx/import.h>
+#include <tensat/tensor.h>
+#include <tensat/tensor/executor.h>
+
+using namespace tensat::tensor;
+namespace tonnx = tensat::onnx;
+using tensat::RecExpr;
+
+namespace {
+
+const std::string kData = std::string(TENSAT_SOURCE_DIR) + "/tests/data/onnx/";
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+HostTensor tensor_from_json(const nlohmann::json& j) {
+  Dims dims;
+  for (const auto& d : j.at("dims")) dims.push_back(d.get<std::int64_t>());
+  HostTensor t(dims);
+  const auto& data = j.at("data");
+  REQUIRE(data.size() == t.data.size());
+  for (std::size_t i = 0; i < t.data.size(); ++i) t.data[i] = data[i].get<float>();
+  return t;
+}
+
+/// Imports `name`, runs it on the reference input and compares with the numpy output.
+tonnx::ImportedModel check_against_reference(const std::string& name, const tonnx::ImportOptions& options) {
+  const tonnx::ImportedModel m = tonnx::import(kData + name + ".onnx", options);
+  const nlohmann::json ref = nlohmann::json::parse(read_bytes(kData + name + ".reference.json"));
+  Bindings b = m.weights;
+  for (const auto& [input, value] : ref.at("inputs").items())
+    b.emplace(tonnx::internal::symbol_name(input), tensor_from_json(value));
+  const std::vector<HostTensor> got = execute(m.program, b);
+  REQUIRE(got.size() == m.outputs.size());
+  for (std::size_t o = 0; o < got.size(); ++o) {
+    const HostTensor want = tensor_from_json(ref.at("outputs").at(m.outputs[o]));
+    REQUIRE(got[o].dims == want.dims);
+    for (std::size_t i = 0; i < want.data.size(); ++i) {
+      INFO(name << " output " << m.outputs[o] << " element " << i);
+      REQUIRE(got[o].data[i] == Approx(want.data[i]).epsilon(1e-4).margin(1e-5));
+    }
+  }
+  return m;
+}
+
+/// A one-node model: `op_type` on input x [2, 4] (float), opset `opset`.
+::onnx::ModelProto one_node_model(const std::string& op_type, std::int64_t opset = 13) {
+  ::onnx::ModelProto model;
+  model.set_ir_version(7);
+  auto* o = model.add_opset_import();
+  o->set_domain("");
+  o->set_version(opset);
+  auto* graph = model.mutable_graph();
+  graph->set_name("one_node");
+  auto* in = graph->add_input();
+  in->set_name("x");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(::onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_value(2);
+  tt->mutable_shape()->add_dim()->set_dim_value(4);
+  auto* node = graph->add_node();
+  node->set_op_type(op_type);
+  node->set_name("the_node");
+  node->add_input("x");
+  node->add_output("y");
+  graph->add_output()->set_name("y");
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("onnx import: a CNN with Constant-held weights and a Shape-chain reshape equals numpy") {
+  tonnx::ImportOptions options;
+  options.input_shapes["x"] = {2, 3, 16, 16};
+  const tonnx::ImportedModel m = check_against_reference("cnn_constant_weights", options);
+  CHECK(m.opset == 13);
+  CHECK(m.inputs == std::vector<std::string>{"x"});
+  CHECK(m.outputs == std::vector<std::string>{"y"});
+  // Every Constant tensor the program reads became a weight; the Shape chain left nothing.
+  CHECK(m.weights.size() == 10);
+  const auto histogram = op_histogram(m.program);
+  CHECK(histogram[static_cast<std::size_t>(Op::Conv2d)] == 2);
+  CHECK(histogram[static_cast<std::size_t>(Op::Reshape)] == 1);
+
+  // Optimized, it still computes the same thing.
+  OptimizeOptions opt;
+  opt.node_limit = 20000;
+  const OptimizeResult r = optimize(m.program, opt);
+  Bindings b = m.weights;
+  for (auto& [name, t] : random_bindings(m.program, 3)) b.emplace(name, std::move(t));
+  const std::vector<HostTensor> before = execute(m.program, b), after = execute(r.optimized, b);
+  REQUIRE(before.size() == after.size());
+  for (std::size_t i = 0; i < before[0].data.size(); ++i)
+    REQUIRE(after[0].data[i] == Approx(before[0].data[i]).epsilon(1e-4).margin(1e-5));
+}
+
+TEST_CASE("onnx import: a symbolic batch needs a shape, and a given shape must fit") {
+  const std::string path = kData + "cnn_constant_weights.onnx";
+  try {
+    (void)tonnx::import(path);
+    FAIL("imported a model with a symbolic dimension and no input shape");
+  } catch (const tonnx::ImportError& e) {
+    CHECK(e.where() == "input 'x'");
+    CHECK(std::string(e.what()).find("'N'") != std::string::npos);
+  }
+  tonnx::ImportOptions wrong_rank;
+  wrong_rank.input_shapes["x"] = {2, 3, 16};
+  CHECK_THROWS_AS(tonnx::import(path, wrong_rank), tonnx::ImportError);
+  tonnx::ImportOptions wrong_dim;
+  wrong_dim.input_shapes["x"] = {2, 4, 16, 16};  // the model says 3 channels
+  CHECK_THROWS_AS(tonnx::import(path, wrong_dim), tonnx::ImportError);
+}
+
+TEST_CASE("onnx import: truncated, empty and foreign files are rejected with ImportError") {
+  const std::string bytes = read_bytes(kData + "cnn_constant_weights.onnx");
+  for (std::size_t cut : {std::size_t{0}, std::size_t{1}, std::size_t{17}, bytes.size() / 3, bytes.size() / 2,
+                          bytes.size() - 1}) {
+    INFO("first " << cut << " bytes");
+    tonnx::ImportOptions options;
+    options.input_shapes["x"] = {1, 3, 16, 16};
+    CHECK_THROWS_AS(tonnx::import_model_from_bytes(std::string_view(bytes.data(), cut), options), tonnx::ImportError);
+  }
+  CHECK_THROWS_AS(tonnx::import_model_from_bytes("this is not a protobuf message at all"), tonnx::ImportError);
+  CHECK_THROWS_AS(tonnx::import(kData + "does_not_exist.onnx"), tonnx::ImportError);
+}
+
+TEST_CASE("onnx import: unsupported operators and opsets name the node") {
+  try {
+    (void)tonnx::import_model(one_node_model("Erf"));
+    FAIL("imported Erf");
+  } catch (const tonnx::ImportError& e) {
+    CHECK(e.where() == "node 0 ('the_node', Erf)");
+    CHECK(std::string(e.what()).find("not supported") != std::string::npos);
+  }
+  CHECK_NOTHROW(tonnx::import_model(one_node_model("Relu")));
+  CHECK_THROWS_AS(tonnx::import_model(one_node_model("Relu", 8)), tonnx::ImportError);
+  CHECK_THROWS_AS(tonnx::import_model(one_node_model("Relu", 99)), tonnx::ImportError);
+  // A node reading a value nothing defines.
+  ::onnx::ModelProto dangling = one_node_model("Add");
+  dangling.mutable_graph()->mutable_node(0)->add_input("nowhere");
+  CHECK_THROWS_AS(tonnx::import_model(dangling), tonnx::ImportError);
+  // Inconsistent shapes: x [2, 4] plus a constant [3].
+  ::onnx::ModelProto bad_add = one_node_model("Add");
+  auto* init = bad_add.mutable_graph()->add_initializer();
+  init->set_name("c");
+  init->set_data_type(::onnx::TensorProto::FLOAT);
+  init->add_dims(3);
+  for (float v : {1.0f, 2.0f, 3.0f}) init->add_float_data(v);
+  bad_add.mutable_graph()->mutable_node(0)->add_input("c");
+  CHECK_THROWS_AS(tonnx::import_model(bad_add), tonnx::ImportError);
+  // An initializer whose data disagrees with its dims.
+  init->add_dims(2);
+  CHECK_THROWS_AS(tonnx::import_model(bad_add), tonnx::ImportError);
+}
+
+TEST_CASE("onnx import: elementwise operators with constants and folding") {
+  // y = relu((x - c) / d) with constant c and d: Sub and Div of constants fold into Add and Mul.
+  ::onnx::ModelProto model = one_node_model("Sub");
+  auto* g = model.mutable_graph();
+  const auto add_init = [&](const std::string& name, std::vector<float> values) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    t->add_dims(static_cast<std::int64_t>(values.size()));
+    for (float v : values) t->add_float_data(v);
+  };
+  add_init("c", {1, 2, 3, 4});
+  add_init("d", {2, 4, 8, -1});
+  g->mutable_node(0)->add_input("c");
+  g->mutable_node(0)->set_output(0, "s");
+  auto* div = g->add_node();
+  div->set_op_type("Div");
+  div->add_input("s");
+  div->add_input("d");
+  div->add_output("q");
+  auto* relu = g->add_node();
+  relu->set_op_type("Relu");
+  relu->add_input("q");
+  relu->add_output("y");
+  const tonnx::ImportedModel m = tonnx::import_model(model);
+  Bindings b = m.weights;
+  b.emplace("x", HostTensor({2, 4}, {3, 2, 1, 0, 5, 6, 7, 8}));
+  const HostTensor y = execute(m.program, b).at(0);
+  const std::vector<float> want{1, 0, 0, 4, 2, 1, 0.5f, 0};  // relu((x - c) / d)
+  REQUIRE(y.data.size() == want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) CHECK(y.data[i] == Approx(want[i]));
+}
