@@ -1,22 +1,35 @@
 #!/usr/bin/python3
 """Makes the small ONNX models of tensat's importer tests, and their reference outputs.
 
-Run with Debian's interpreter, which has python3-onnx (onnx 1.12) and numpy:
+Run with Debian's interpreter, which has python3-onnx (onnx 1.12) and numpy (the `python3` on a
+pyenv PATH usually has no onnx):
 
     /usr/bin/python3 tests/data/onnx/make_models.py [outdir]
 
 (outdir defaults to this script's folder). Deterministic: a fixed seed, so running it again
-rewrites the same bytes. Each model is checked with onnx.checker (full check, with shape
-inference). Each reference output is computed here by a plain numpy implementation of the
-model's ops, independently of tensat and of any ONNX runtime, and written beside the model as
-<name>.reference.json: {"inputs": {name: {"dims", "data"}}, "outputs": {name: {"dims", "data"}}}.
+rewrites the same bytes. Every model is opset 13 and is checked with shape inference (strict)
+and onnx.checker.check_model(full_check=True). Each reference output is computed here by a plain
+numpy implementation of the model's ops (in float64 from the float32 weights), independently of
+tensat and of any ONNX runtime, and written beside the model as <name>.reference.json:
+{"inputs": {name: {"dims", "data"}}, "outputs": {name: {"dims", "data"}}}, floats rounded to 7
+significant digits.
 
 Models:
-  cnn_constant_weights  Conv weights and biases in Constant nodes (PyTorch's exporter style), a
-                        symbolic batch dimension, a Reshape whose target is computed by a
-                        Shape -> Gather -> Unsqueeze -> Cast -> Concat chain, Gemm and Softmax.
+  cnn_constant_weights  x [N, 3, 16, 16] (symbolic batch N; reference at batch 2). Conv weights
+                        and biases in Constant nodes (PyTorch's exporter style): Conv 3x3 +
+                        BatchNormalization + Relu, MaxPool 2x2, grouped Conv (group 2) + Relu,
+                        GlobalAveragePool, a Reshape whose
+                        target is computed by Shape -> Gather -> Unsqueeze -> Cast -> Concat,
+                        Gemm (transB) to 10 classes, Softmax.
+  transformer_block     x [1, 8, 32]: one 2-head self-attention block with initializer weights
+                        (Q/K/V MatMul + Add, Reshape + Transpose to heads, Q.K^T, scale by a
+                        Constant 1/sqrt(16), Softmax(-1), .V, Transpose + Reshape back, output
+                        projection, residual Add) and a LayerNorm written out as ReduceMean / Sub
+                        / Pow / ReduceMean / Add(eps) / Sqrt / Div / Mul / Add.
+  unsupported_op        x [2, 4]: Relu -> Erf -> Add (an operator the tensor dialect lacks).
 """
 import json
+import math
 import os
 import sys
 
@@ -26,12 +39,18 @@ from onnx import TensorProto, helper, numpy_helper
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
 OPSET = 13
+PRODUCER = "tensat tests/data/onnx/make_models.py"
 
 
 def const(name, array):
     """A Constant node holding `array`, and its output name."""
     tensor = numpy_helper.from_array(np.asarray(array), name=name + "_value")
     return helper.make_node("Constant", [], [name], name=name, value=tensor), name
+
+
+def init(name, array):
+    """An initializer holding `array`."""
+    return numpy_helper.from_array(np.asarray(array), name=name)
 
 
 # ----------------------------------------------------------------------------- numpy reference
@@ -64,6 +83,10 @@ def softmax(x, axis):
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
 def write_reference(name, inputs, outputs):
     def tensor(a):
         a = np.asarray(a, dtype=np.float64)
@@ -75,7 +98,8 @@ def write_reference(name, inputs, outputs):
         f.write("\n")
 
 
-def save(model, name):
+def save(graph, name):
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name=PRODUCER)
     model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
     onnx.checker.check_model(model, full_check=True)
     onnx.save(model, os.path.join(OUT, name + ".onnx"))
@@ -133,24 +157,114 @@ def cnn_constant_weights(rng):
         nodes, "cnn_constant_weights",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                              producer_name="tensat tests/data/onnx/make_models.py")
-    save(model, "cnn_constant_weights")
+    save(graph, "cnn_constant_weights")
 
     x = rng.uniform(-1, 1, (2, 3, 16, 16)).astype(np.float32)
     h = conv2d(x.astype(np.float64), w1, b1, [1, 1, 1, 1])
     h = (h - mean.reshape(1, -1, 1, 1)) / np.sqrt(var.reshape(1, -1, 1, 1) + 1e-5) * scale.reshape(1, -1, 1, 1) \
         + bias.reshape(1, -1, 1, 1)
     h = maxpool2(np.maximum(h, 0))
-    h = np.maximum(conv2d(h, w2, b2, [1, 1, 1, 1], group=2), 0)
+    h = np.maximum(conv2d(h, w2, b2, [1, 1, 1, 1], group=2), 0.0)
     h = h.mean(axis=(2, 3))
     y = softmax(h @ wf.T.astype(np.float64) + bf, 1)
     write_reference("cnn_constant_weights", {"x": x}, {"y": y})
 
 
+def transformer_block(rng):
+    b, s, d, heads = 1, 8, 32, 2
+    hd = d // heads
+    lim = 1 / math.sqrt(d)
+    w = {k: rng.uniform(-lim, lim, (d, d)).astype(np.float32) for k in ("q", "k", "v", "o")}
+    bias = {k: rng.uniform(-0.1, 0.1, (d,)).astype(np.float32) for k in ("q", "k", "v", "o")}
+    gamma = rng.uniform(0.5, 1.5, (d,)).astype(np.float32)
+    beta = rng.uniform(-0.2, 0.2, (d,)).astype(np.float32)
+
+    inits = []
+    for k in ("q", "k", "v", "o"):
+        inits += [init("w" + k, w[k]), init("b" + k, bias[k])]
+    inits += [init("ln_gamma", gamma), init("ln_beta", beta),
+              init("heads_shape", np.array([b, s, heads, hd], dtype=np.int64)),
+              init("model_shape", np.array([b, s, d], dtype=np.int64))]
+    scale_node, scale = const("scale", np.array(1 / math.sqrt(hd), dtype=np.float32))
+    two_node, two = const("two", np.array(2.0, dtype=np.float32))
+    eps_node, eps = const("eps", np.array(1e-5, dtype=np.float32))
+    nodes = [scale_node, two_node, eps_node]
+    for k in ("q", "k", "v"):
+        nodes += [
+            helper.make_node("MatMul", ["x", "w" + k], [k + "_mm"], name=k + "_matmul"),
+            helper.make_node("Add", [k + "_mm", "b" + k], [k + "_proj"], name=k + "_add"),
+            helper.make_node("Reshape", [k + "_proj", "heads_shape"], [k + "_heads"], name=k + "_reshape"),
+        ]
+    nodes += [
+        helper.make_node("Transpose", ["q_heads"], ["q_t"], name="q_transpose", perm=[0, 2, 1, 3]),
+        helper.make_node("Transpose", ["k_heads"], ["k_t"], name="k_transpose", perm=[0, 2, 3, 1]),
+        helper.make_node("Transpose", ["v_heads"], ["v_t"], name="v_transpose", perm=[0, 2, 1, 3]),
+        helper.make_node("MatMul", ["q_t", "k_t"], ["scores"], name="qk_matmul"),
+        helper.make_node("Mul", ["scores", scale], ["scaled"], name="scale_mul"),
+        helper.make_node("Softmax", ["scaled"], ["attn"], name="softmax", axis=-1),
+        helper.make_node("MatMul", ["attn", "v_t"], ["ctx"], name="av_matmul"),
+        helper.make_node("Transpose", ["ctx"], ["ctx_t"], name="ctx_transpose", perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["ctx_t", "model_shape"], ["ctx_m"], name="ctx_reshape"),
+        helper.make_node("MatMul", ["ctx_m", "wo"], ["o_mm"], name="o_matmul"),
+        helper.make_node("Add", ["o_mm", "bo"], ["o_proj"], name="o_add"),
+        helper.make_node("Add", ["x", "o_proj"], ["res"], name="residual"),
+        # LayerNorm over the last axis, as exporters write it before opset 17.
+        helper.make_node("ReduceMean", ["res"], ["mu"], name="ln_mean", axes=[-1], keepdims=1),
+        helper.make_node("Sub", ["res", "mu"], ["centered"], name="ln_sub"),
+        helper.make_node("Pow", ["centered", two], ["sq"], name="ln_pow"),
+        helper.make_node("ReduceMean", ["sq"], ["var"], name="ln_var", axes=[-1], keepdims=1),
+        helper.make_node("Add", ["var", eps], ["var_eps"], name="ln_add_eps"),
+        helper.make_node("Sqrt", ["var_eps"], ["std"], name="ln_sqrt"),
+        helper.make_node("Div", ["centered", "std"], ["normed"], name="ln_div"),
+        helper.make_node("Mul", ["normed", "ln_gamma"], ["scaled_ln"], name="ln_mul"),
+        helper.make_node("Add", ["scaled_ln", "ln_beta"], ["y"], name="ln_add"),
+    ]
+    graph = helper.make_graph(
+        nodes, "transformer_block",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [b, s, d])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [b, s, d])],
+        initializer=inits)
+    save(graph, "transformer_block")
+
+    x = rng.uniform(-1, 1, (b, s, d)).astype(np.float32)
+    xd = x.astype(np.float64)
+    def split(t):  # [b, s, d] -> [b, heads, s, hd]
+        return t.reshape(b, s, heads, hd).transpose(0, 2, 1, 3)
+    q, k, v = (split(xd @ w[n].astype(np.float64) + bias[n]) for n in ("q", "k", "v"))
+    attn = softmax(q @ k.transpose(0, 1, 3, 2) * np.float64(np.float32(1 / math.sqrt(hd))), -1)
+    ctx = (attn @ v).transpose(0, 2, 1, 3).reshape(b, s, d)
+    res = xd + ctx @ w["o"].astype(np.float64) + bias["o"]
+    mu = res.mean(axis=-1, keepdims=True)
+    var = ((res - mu) ** 2).mean(axis=-1, keepdims=True)
+    y = (res - mu) / np.sqrt(var + np.float64(np.float32(1e-5))) * gamma + beta
+    write_reference("transformer_block", {"x": x}, {"y": y})
+
+
+def unsupported_op(rng):
+    c = rng.uniform(-1, 1, (4,)).astype(np.float32)
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Erf", ["r"], ["e"], name="erf"),
+        helper.make_node("Add", ["e", "c"], ["y"], name="add"),
+    ]
+    graph = helper.make_graph(
+        nodes, "unsupported_op",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+        initializer=[init("c", c)])
+    save(graph, "unsupported_op")
+
+    x = rng.uniform(-1, 1, (2, 4)).astype(np.float32)
+    y = erf(np.maximum(x.astype(np.float64), 0)) + c
+    write_reference("unsupported_op", {"x": x}, {"y": y})
+
+
 def main():
+    os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(20261124)
     cnn_constant_weights(rng)
+    transformer_block(np.random.default_rng(20261125))
+    unsupported_op(np.random.default_rng(20261126))
 
 
 if __name__ == "__main__":
