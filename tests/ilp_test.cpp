@@ -3,12 +3,14 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "gym_oracles.h"
 #include "math/math_language.h"
 #include "math/math_suite.h"
 
+#include <tensat/extract/dag_problem.h>
 #include <tensat/extract/greedy_dag.h>
 #include <tensat/extract/ilp.h>
 #include <tensat/io/json.h>
@@ -95,6 +97,35 @@ TEST_CASE("ilp: the shared examples where heuristics miss") {
   }
 }
 
+TEST_CASE("ilp: the mandatory-class bound never exceeds the optimum, and counts exactly the classes every extraction needs") {
+  std::mt19937 rng(5);
+  std::size_t positive = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const auto g = gym::random_graph(rng, 2 + trial % 7, 0, 10, trial % 4 == 0);
+    const double best = gym::brute_force_dag(g);
+    if (!std::isfinite(best)) continue;
+    const auto problem = tensat::DagProblem::reduce(g, tensat::extract_greedy_dag(g));
+    const double bound = problem.mandatory_lower_bound();
+    INFO("trial " << trial);
+    CHECK(gym::at_least(best, bound));
+    CHECK(bound >= 0);
+    positive += bound > 0 ? 1 : 0;
+  }
+  CHECK(positive > 100);  // the bound is not vacuous on these graphs
+
+  // Root r = {f(a, b) 1, g(a) 4}; a = {x 2, h(b) 3}; b = {y 7, z 4}: every extraction needs r
+  // and a (a child of both root nodes), not b (g(a) with a = x avoids it). Bound 1 + 2.
+  const ExtractionGraph g(3, {0, 0, 1, 1, 2, 2}, {1, 4, 2, 3, 7, 4}, {0, 2, 3, 3, 4, 4, 4}, {1, 2, 1, 2}, {0});
+  const auto problem = tensat::DagProblem::reduce(g, tensat::extract_greedy_dag(g));
+  CHECK(problem.mandatory_lower_bound() == 3.0);
+  CHECK(gym::brute_force_dag(g) == 6.0);  // g(x) = 4 + 2; f(x, z) = 1 + 2 + 4 = 7
+
+  // With a negative cost there is no such bound.
+  const ExtractionGraph negative(2, {0, 1}, {1, -3}, {0, 1, 1}, {1}, {0});
+  CHECK(tensat::DagProblem::reduce(negative, tensat::extract_greedy_dag(negative)).mandatory_lower_bound() ==
+        -std::numeric_limits<double>::infinity());
+}
+
 TEST_CASE("ilp: on a time limit, a valid extraction no worse than the heuristic and a bound below it") {
   if (!gym::available()) {
     WARN("skipped: " << gym::kDir << " is absent");
@@ -111,6 +142,13 @@ TEST_CASE("ilp: on a time limit, a valid extraction no worse than the heuristic 
     CHECK(result.lower_bound <= result.dag_cost);
     CHECK(result.lower_bound > 0);  // something was proven
     if (result.status == tensat::ExtractionStatus::Feasible) CHECK(result.lower_bound < result.dag_cost);
+    // With no time at all, however slow the machine: still valid, and the mandatory classes'
+    // bound, which needs no search, is proven.
+    const auto instant = exact(graph, backend, 0.0);
+    REQUIRE_FALSE(tensat::check_extraction(graph, instant.choice).has_value());
+    CHECK(instant.dag_cost <= greedy.dag_cost);
+    CHECK(instant.lower_bound <= 5936.0);  // the proven optimum (oracles.csv)
+    CHECK(instant.lower_bound > 0);
   }
   CHECK_THROWS_AS(exact(graph, IlpBackend::BuiltIn, -1), tensat::Error);
   CHECK_THROWS_AS(exact(graph, IlpBackend::BuiltIn, std::nan("")), tensat::Error);

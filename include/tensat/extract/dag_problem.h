@@ -57,6 +57,13 @@ struct DagProblem {
   /// The reduced problem of `graph`; `incumbent` must be a valid extraction of it (a heuristic's).
   static DagProblem reduce(const ExtractionGraph& graph, const Extraction& incumbent);
 
+  /// A lower bound on the DAG cost of every extraction, found without search: the classes that
+  /// every extraction contains (the roots, and to a fixpoint each class that is a child of every
+  /// node of such a class) each pay at least their cheapest node. Exact solvers start from it,
+  /// so a bound is proven even when they are stopped before their first relaxation. With
+  /// negative costs, where a class can pay for itself, there is no such bound: minus infinity.
+  [[nodiscard]] double mandatory_lower_bound() const;
+
   /// The reduced choice `choice` (reduced class → reduced node) as an ExtractionGraph choice.
   [[nodiscard]] std::vector<std::uint32_t> expand(const ExtractionGraph& graph,
                                                   const std::vector<std::uint32_t>& choice) const {
@@ -107,6 +114,45 @@ struct DagSolution {
   double lower_bound = -std::numeric_limits<double>::infinity();  ///< proven
   bool optimal = false;
 };
+
+inline double DagProblem::mandatory_lower_bound() const {
+  if (!nonnegative) return -std::numeric_limits<double>::infinity();
+  std::vector<bool> mandatory(num_classes(), false);
+  std::vector<std::uint32_t> work;
+  for (std::uint32_t root : roots)
+    if (!mandatory[root]) {
+      mandatory[root] = true;
+      work.push_back(root);
+    }
+  std::vector<std::uint32_t> shared;  // child classes common to every node of a class
+  while (!work.empty()) {
+    const std::uint32_t c = work.back();
+    work.pop_back();
+    const auto members = nodes(c);
+    if (members.empty()) continue;
+    const auto first = children(members[0]);  // distinct and sorted, as built by reduce()
+    shared.assign(first.begin(), first.end());
+    for (std::size_t i = 1; i < members.size() && !shared.empty(); ++i) {
+      const auto kids = children(members[i]);
+      shared.erase(std::remove_if(shared.begin(), shared.end(),
+                                  [&](std::uint32_t k) { return !std::binary_search(kids.begin(), kids.end(), k); }),
+                   shared.end());
+    }
+    for (std::uint32_t k : shared)
+      if (!mandatory[k]) {
+        mandatory[k] = true;
+        work.push_back(k);
+      }
+  }
+  double bound = 0;
+  for (std::uint32_t c = 0; c < num_classes(); ++c) {
+    if (!mandatory[c]) continue;
+    double cheapest = std::numeric_limits<double>::infinity();
+    for (std::uint32_t n : nodes(c)) cheapest = std::min(cheapest, cost[n]);
+    bound += cheapest;
+  }
+  return bound;
+}
 
 inline DagProblem DagProblem::reduce(const ExtractionGraph& graph, const Extraction& incumbent) {
   const std::size_t n_nodes = graph.num_nodes(), n_classes = graph.num_classes();

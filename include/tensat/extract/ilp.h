@@ -96,6 +96,7 @@ inline Extraction extract_ilp(const ExtractionGraph& graph, const IlpOptions& op
     solution.lower_bound = std::max(solution.lower_bound, bound);
 #endif
   }
+  solution.lower_bound = std::max(solution.lower_bound, problem.mandatory_lower_bound());
   const double proof_slack = 1e-9 * std::max(1.0, std::abs(solution.cost));
   if (solution.lower_bound >= solution.cost - proof_slack) solution.optimal = true;
 
