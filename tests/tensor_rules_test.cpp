@@ -4,6 +4,7 @@
 // first k_multi iterations.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -132,6 +133,77 @@ TEST_CASE("rules: rejected where shapes forbid the right-hand side") {
   CHECK_FALSE(fires(rules, "slice-concat", "(slice 0 0 2 (concat 0 " + a44 + " " + b44 + "))"));
   // Activation fusion keeps the shape; relu of a 1x1 conv fuses.
   CHECK(fires(rules, "fuse-relu-conv", "(relu (conv2d 1 1 0 0 " + x + " " + k1 + "))"));
+}
+
+TEST_CASE("rules: every instance applies exactly when its right-hand side is well-typed, of the class's shape, and new") {
+  // An independent verdict for each instance the search finds (applied and rejected alike): the
+  // right-hand side instantiated as text, shape-checked as a whole program, compared with the
+  // left-hand side's type, and looked up in the instance's e-graph. Rules with a C++ right-hand
+  // side are covered by the targeted cases below.
+  std::size_t checked = 0, shape_rejections = 0;
+  std::set<std::string> rejected_for_shape;
+  for (const auto& rule : all_rules()) {
+    std::string rhs = rule.applier().to_string();
+    const auto cut = rhs.find(" if <condition>");
+    const bool conditional = cut != std::string::npos;
+    if (conditional) rhs.erase(cut);
+    if (rhs.find('<') != std::string::npos || rule.has_label(kMultiLabel)) continue;
+    RuleInstanceSearch search;
+    search.wanted_rejected = 3;
+    for (const auto& instance : find_rule_instances(rule, search)) {
+      INFO("rule " << rule.name() << " on " << instance.program.to_string());
+      const RecExpr<TensorNode> right = parse_expr<TensorNode>(substitute(rhs, instance.bindings));
+      bool well_typed = true;
+      TensorInfo right_info;
+      try {
+        right_info = check_program(right).back();
+      } catch (const ShapeError&) {
+        well_typed = false;
+      }
+      const TensorInfo left_info = check_program(instance.program).back();
+      const bool same_type = well_typed && right_info.kind == left_info.kind && right_info.dtype == left_info.dtype &&
+                             right_info.dims == left_info.dims && right_info.dims2 == left_info.dims2;
+      TensorEGraph egraph;
+      const Id root = egraph.add_expr(instance.program);
+      egraph.rebuild();
+      const auto found = well_typed ? egraph.lookup_expr(right) : std::nullopt;
+      const bool already_there = found && egraph.find(*found) == egraph.find(root);
+      const bool expected = same_type && !already_there;
+      ++checked;
+      if (instance.applied) CHECK(expected);
+      else if (!conditional) CHECK_FALSE(expected);  // a condition may decline a valid one
+      if (!instance.applied && !same_type) {
+        ++shape_rejections;
+        rejected_for_shape.insert(rule.name());
+      }
+    }
+  }
+  CHECK(checked > 300);
+  CHECK(shape_rejections > 50);
+  // The rules whose right-hand side the search found ill-typed where the left-hand side was not
+  // (the others are total: e.g. associativity, or moving an activation through a concat).
+  for (const char* name : {"concat-ewadd", "concat-ewmul", "concat-conv-batch-rev",
+                           "matmul-concat-rhs", "matmul-concat-rhs-rev", "matmul-concat-lhs", "matmul-concat-lhs-rev",
+                           "conv-concat-weights", "conv-linear-weight-rev", "conv-linear-input-rev",
+                           "reduce-sum-ewadd-rev", "split0-concat", "split1-concat", "slice-concat"}) {
+    INFO("rule " << name);
+    CHECK(rejected_for_shape.count(name) == 1);
+  }
+}
+
+TEST_CASE("rules: multi-pattern rules decline where shapes forbid their right-hand side") {
+  const auto rules = all_rules();
+  const std::string x = "(input x f32 (ints 1 4 8 8))", y = "(input y f32 (ints 1 4 8 8))";
+  const std::string a = "(input a f32 (ints 2 8))", b = "(input b f32 (ints 3 8))";
+  // relu-pair concatenates its operands along axis 0: only for two tensors of one shape.
+  CHECK(fires(rules, "relu-pair", "(noop (relu " + x + ") (relu " + y + "))"));
+  CHECK_FALSE(fires(rules, "relu-pair", "(noop (relu " + a + ") (relu " + b + "))"));
+  // conv-share-input centres the smaller kernel in the larger: kernels of even size cannot be.
+  const std::string k3 = "(weight l f32 (ints 4 4 3 3))";
+  CHECK(fires(rules, "conv-share-input",
+              "(noop (conv2d 1 1 0 0 " + x + " " + k3 + ") (conv2d 1 1 0 0 " + x + " (weight m f32 (ints 2 4 1 1))))"));
+  CHECK_FALSE(fires(rules, "conv-share-input",
+                    "(noop (conv2d 1 1 0 0 " + x + " (weight k f32 (ints 4 4 2 2))) (conv2d 1 1 0 0 " + x + " " + k3 + "))"));
 }
 
 TEST_CASE("rules: the merged matmul of two products sharing an operand") {

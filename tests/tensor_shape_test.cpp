@@ -137,6 +137,30 @@ TEST_CASE("shape: normalization, reductions and softmax") {
   CHECK(root_info("(reduce_sum 1 " + t + ")") == "tensor f32 [64]");
   CHECK(root_info("(reduce_max 0 " + t + ")") == "tensor f32 [1024]");
   CHECK(root_info("(reduce_mean 0 (reduce_sum 1 " + t + "))") == "tensor f32 []");
+  for (const char* op : {"reduce_sum", "reduce_max", "reduce_mean"}) {
+    INFO(op);
+    CHECK_THAT(error_of(std::string("(") + op + " 2 " + t + ")"), Catch::Contains("out of range"));
+    CHECK_THAT(error_of(std::string("(") + op + " -1 " + t + ")"), Catch::Contains("out of range"));
+    CHECK_THAT(error_of(std::string("(") + op + " 0 (reduce_sum 0 (reduce_sum 0 " + t + ")))"), Catch::Contains("out of range"));
+    CHECK_THAT(error_of(std::string("(") + op + " (ints 0) " + t + ")"), Catch::Contains("not an integer"));
+    CHECK_THAT(error_of(std::string("(") + op + " 0 3)"), Catch::Contains("not a tensor"));
+  }
+}
+
+TEST_CASE("shape: operands of one operator must agree in dtype") {
+  const std::string h = in("h", "4 4", "f16"), f = in("f", "4 4"), b = in("b", "4 4", "bf16");
+  CHECK(root_info("(matmul 0 " + h + " " + in("g", "4 4", "f16") + ")") == "tensor f16 [4, 4]");
+  CHECK_THAT(error_of("(matmul 0 " + h + " " + f + ")"), Catch::Contains("matmul: dtypes differ (f16 and f32)"));
+  CHECK_THAT(error_of("(concat 0 " + b + " " + f + ")"), Catch::Contains("concat: dtypes differ (bf16 and f32)"));
+  CHECK_THAT(error_of("(smul " + f + " " + in("s", "1", "f16") + ")"), Catch::Contains("smul: dtypes differ"));
+  const std::string x = in("x", "1 4 8 8", "bf16"), w = wt("w", "8 4 3 3");
+  CHECK_THAT(error_of("(conv2d 1 1 0 0 " + x + " " + w + ")"), Catch::Contains("conv2d: dtypes differ (bf16 and f32)"));
+  const std::string p = wt("p", "4");
+  CHECK_THAT(error_of("(batchnorm " + x + " " + p + " " + p + " " + p + " " + p + ")"),
+             Catch::Contains("batchnorm: dtypes differ (bf16 and f32)"));
+  const std::string t = in("t", "2 4", "f16");
+  CHECK_THAT(error_of("(layernorm " + t + " " + p + " " + p + ")"), Catch::Contains("layernorm: dtypes differ (f16 and f32)"));
+  CHECK(root_info("(layernorm " + t + " (weight g f16 (ints 4)) (weight e f16 (ints 4)))") == "tensor f16 [2, 4]");
 }
 
 TEST_CASE("shape: enlarge, merge and noop") {

@@ -186,7 +186,7 @@ class Inferrer {
         return like(1, c_[1]->weight_only);
       }
       case Op::LayerNorm: {
-        if (!tensor(0) || !tensor(1) || !tensor(2)) return false;
+        if (!tensor(0) || !tensor(1) || !tensor(2) || !same_dtype(0, 1) || !same_dtype(0, 2)) return false;
         if (c_[0]->rank() == 0) return fail("layernorm: a scalar has no last axis");
         const Dims want{c_[0]->dims.back()};
         if (c_[1]->dims != want || c_[2]->dims != want)
