@@ -78,7 +78,10 @@ TEST_CASE("fusion: never two contractions in one kernel, never an opaque op, red
   Graph g;
   const Tensor x = g.input("x", {64, 256});
   const Tensor h = g.relu(g.matmul(x, g.weight("w1", {256, 256})));
-  const Tensor y = g.tanh(g.matmul(h, g.weight("w2", {256, 256})));
+  // A contraction under a transpose or a slice: not an elementwise epilogue, never fused.
+  const Tensor t = g.transpose(g.transpose(g.matmul(h, g.weight("w3", {256, 256})), {1, 0}), {1, 0});
+  const Tensor u = g.slice(g.matmul(h, g.weight("w4", {256, 512})), 1, 0, 256);
+  const Tensor y = g.tanh(g.ewadd(g.ewadd(g.matmul(h, g.weight("w2", {256, 256})), u), t));
   const Tensor soft = g.relu(g.softmax(g.exp(y), 1));
   const Tensor red = g.sigmoid(g.reduce_sum(g.tanh(soft), 1));
   const Tensor img = g.input("img", {1, 8, 16, 16});
@@ -96,14 +99,18 @@ TEST_CASE("fusion: never two contractions in one kernel, never an opaque op, red
       // (what is costed and executed) and check each op's place.
       std::size_t contractions = 0;
       const Id body_root = egraph.find(n.children()[0]);
-      std::vector<Id> stack{body_root}, seen;
+      // Body classes with whether every op above them (up to the root) is elementwise.
+      std::vector<std::pair<Id, bool>> stack{{body_root, true}};
+      std::vector<Id> seen;
       while (!stack.empty()) {
-        const Id b = stack.back();
+        const auto [b, epilogue_only] = stack.back();
         stack.pop_back();
         if (std::find(seen.begin(), seen.end(), b) != seen.end()) continue;
         seen.push_back(b);
         for (Id m : egraph[b].nodes) {
           const TensorNode& op = egraph.node(m);
+          // A contraction heads an elementwise epilogue, or is the root itself.
+          if (is_contraction(op.op())) CHECK(epilogue_only);
           CHECK(op.op() != Op::Softmax);
           CHECK(op.op() != Op::PoolMax);
           CHECK(op.op() != Op::Fused);
@@ -113,7 +120,8 @@ TEST_CASE("fusion: never two contractions in one kernel, never an opaque op, red
           }
           if (m == egraph[b].nodes[0]) contractions += is_contraction(op.op());
           for (Id child : op.children())
-            if (egraph[child].data.symbolic) stack.push_back(egraph.find(child));
+            if (egraph[child].data.symbolic)
+              stack.emplace_back(egraph.find(child), epilogue_only && is_fusible_elementwise(op.op()));
         }
       }
       CHECK(contractions <= 1);

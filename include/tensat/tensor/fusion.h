@@ -49,8 +49,9 @@ class FusedBuilder {
  public:
   using Ref = RightHandSide::Ref;
 
-  /// `no_contraction`: the kernel's root is a contraction or a reduction, so no producer may
-  /// bring a contraction.
+  /// `no_contraction`: no producer may bring a contraction — the kernel's root is a
+  /// contraction or a reduction, or an injective op (a contraction heads elementwise epilogues
+  /// only: XLA's kOutput, TVM's out-elementwise-fusable level).
   FusedBuilder(RightHandSide& rhs, const TensorEGraph& egraph, bool no_contraction)
       : rhs_(rhs), egraph_(egraph), contractions_(no_contraction ? 1 : 0) {}
 
@@ -177,8 +178,9 @@ class FusedBuilder {
 /// as they are). Each iteration grows kernels by one level of producers; nothing is added when no
 /// producer could be inlined. Legality follows TVM's op-pattern lattice and XLA's fusion kinds:
 /// elementwise, broadcast and injective ops (transpose, slice, pad, concat) fuse into any
-/// consumer (kLoop); a matmul or conv2d may head an elementwise epilogue (kOutput) or be the root
-/// that absorbs elementwise/injective producers of its operands, one contraction per kernel; a
+/// consumer (kLoop); a matmul or conv2d may head an elementwise epilogue (kOutput: every op
+/// above it in the body is elementwise) or be the root that absorbs elementwise/injective
+/// producers of its operands, one contraction per kernel; a
 /// reduction is the root of a kernel fed by elementwise/injective producers (kInput) and is never
 /// inlined as a producer; pooling, normalizations and softmax never fuse (opaque here). A class gains at
 /// most `max_per_class` fused nodes (the first iterations' kernels: one more producer level each).
@@ -206,7 +208,7 @@ inline std::vector<TensorRewrite> fusion_rules(std::size_t max_per_class = 2) {
       }
       if (all_weight_only) return {};
       RightHandSide rhs(g);
-      internal::FusedBuilder builder(rhs, g, is_contraction(op) || is_reduction(op));
+      internal::FusedBuilder builder(rhs, g, !is_fusible_elementwise(op));
       bool inlined = false;
       SmallVector<RightHandSide::Ref, 8> operands;
       for (const Var& v : reads) operands.push_back(builder.operand(s[v], inlined));
