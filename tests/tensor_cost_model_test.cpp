@@ -7,7 +7,6 @@
 // a calibrated number.
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -746,9 +745,7 @@ TEST_CASE("calibrate: calibrate_host with tiny sizes returns a valid host profil
   tiny.weight_elements = 1024;
   tiny.weight_passes = 4;
   tiny.repetitions = 1;
-  const auto start = std::chrono::steady_clock::now();
   const DeviceProfile host = calibrate_host(tiny);
-  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 2.0);
   CHECK(host.name == "host");
   CHECK(host.kind == "cpu");
   CHECK_NOTHROW(validate(host));

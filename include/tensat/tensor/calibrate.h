@@ -28,7 +28,9 @@ namespace tensor {
 /// Sizes of the measurements. The defaults take about two seconds; tiny sizes give meaningless
 /// but positive numbers quickly (what a test wants).
 struct CalibrationOptions {
-  /// Doubles per STREAM-triad array; 0: four times the last-level cache (at least 2^24).
+  /// Doubles per STREAM-triad array; 0: four times the last-level cache, at least 2^24 and at
+  /// most 2^25 (256 MiB an array: VMs and many-chiplet CPUs report the whole package's L3, of
+  /// which one core's share is a fraction, and four times that would take gigabytes).
   std::size_t stream_elements = 0;
   /// n of the n x n x n single-precision GEMM (Eigen::MatrixXf product).
   int gemm_size = 1024;
@@ -157,7 +159,8 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   HostMeasurements m;
   m.cache_bytes = host_cache_bytes();
   std::size_t stream = options.stream_elements;
-  if (stream == 0) stream = std::max<std::size_t>(static_cast<std::size_t>(4 * m.cache_bytes / 8), std::size_t{1} << 24);
+  if (stream == 0)
+    stream = std::clamp(static_cast<std::size_t>(4 * m.cache_bytes / 8), std::size_t{1} << 24, std::size_t{1} << 25);
   m.bandwidth = measure_triad_bandwidth(stream, options.repetitions);
   m.gemm_flops = measure_gemm_flops(options.gemm_size, options.repetitions);
   const auto time = [&](WeightedOp op) {
