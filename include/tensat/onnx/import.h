@@ -336,6 +336,9 @@ class Importer {
       out.input_symbols.push_back(std::string(symbol_of_input_.at(input.name())));
       values_[input.name()] = std::move(v);
     }
+    for (const auto& [name, dims] : options_.input_shapes)
+      if (!listed_inputs_.count(name))
+        throw ImportError(fmt::format("input '{}'", name), "a shape is given for it, but the model has no such input");
     for (int i = 0; i < graph.node_size(); ++i) node(graph.node(i), i);
     if (graph.output_size() == 0) throw ImportError("graph", "the model has no outputs");
     for (const auto& output : graph.output()) {

@@ -41,6 +41,13 @@ Models:
                         attributes, Softmax (opset 9's axis).
   layernorm_opset17     opset 17, x [2, 5, 8]: LayerNormalization over the last axis (eps 1e-5),
                         MatMul, LayerNormalization over the last two axes (eps 1e-3), Relu.
+
+Bad models, in bad/ (no references; the command line's tests expect a one-line error and exit
+status 2 for each): truncated.onnx (the first 200 bytes of cnn_constant_weights.onnx),
+not_onnx.onnx (text), empty.onnx (0 bytes), opset8.onnx (a valid Relu model of opset 8),
+missing_input.onnx (an Add reading a value nothing defines), inconsistent_shapes.onnx (an Add of
+x [2, 4] and an initializer [3]); the last two are written without the checker, which rejects
+them.
 """
 import json
 import math
@@ -489,6 +496,31 @@ def layernorm_opset17(rng):
     write_reference("layernorm_opset17", {"x": x}, {"y": y})
 
 
+def bad_models():
+    bad = os.path.join(OUT, "bad")
+    os.makedirs(bad, exist_ok=True)
+    with open(os.path.join(OUT, "cnn_constant_weights.onnx"), "rb") as f:
+        cnn = f.read()
+    for name, data in (("truncated.onnx", cnn[:200]), ("not_onnx.onnx", b"this is not an ONNX model\n"),
+                       ("empty.onnx", b"")):
+        with open(os.path.join(bad, name), "wb") as f:
+            f.write(data)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])
+    relu = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "opset8", [x], [y])
+    model = helper.make_model(relu, opset_imports=[helper.make_opsetid("", 8)], producer_name=PRODUCER)
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(bad, "opset8.onnx"))
+    dangling = helper.make_graph([helper.make_node("Add", ["x", "nowhere"], ["y"], name="add")], "missing_input",
+                                 [x], [y])
+    onnx.save(helper.make_model(dangling, opset_imports=[helper.make_opsetid("", OPSET)], producer_name=PRODUCER),
+              os.path.join(bad, "missing_input.onnx"))
+    mismatch = helper.make_graph([helper.make_node("Add", ["x", "c"], ["y"], name="add")], "inconsistent_shapes",
+                                 [x], [y], initializer=[init("c", np.array([1, 2, 3], dtype=np.float32))])
+    onnx.save(helper.make_model(mismatch, opset_imports=[helper.make_opsetid("", OPSET)], producer_name=PRODUCER),
+              os.path.join(bad, "inconsistent_shapes.onnx"))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(20261124)
@@ -499,6 +531,7 @@ def main():
     slices_arithmetic(np.random.default_rng(20261128))
     pytorch_opset9(np.random.default_rng(20261129))
     layernorm_opset17(np.random.default_rng(20261130))
+    bad_models()
 
 
 if __name__ == "__main__":
