@@ -288,6 +288,31 @@ TEST_CASE("onnx import: an operator outside the default domain is opaque with it
   CHECK(m.opset_imports.size() == 2);
 }
 
+TEST_CASE("onnx import: invalid operators the importer cannot map are errors, never handed to ONNX's inference") {
+  // Found by fuzzing: a ConvTranspose whose weight has rank 1 crashed libonnx 1.12's shape
+  // inference (it indexes the weight's dimensions unchecked) when the importer asked it for the
+  // shape of the node kept opaque. Now such a node's shape comes from value_info only.
+  ::onnx::ModelProto model = one_node_model("ConvTranspose");
+  auto* w = model.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(::onnx::TensorProto::FLOAT);
+  w->add_dims(4);
+  for (int i = 0; i < 4; ++i) w->add_float_data(1.0f);
+  model.mutable_graph()->mutable_node(0)->add_input("w");
+  try {
+    (void)tonnx::import_model(model);
+    FAIL("imported a ConvTranspose of a rank-1 weight");
+  } catch (const tonnx::ImportError& e) {
+    CHECK(e.where() == "node 0 ('the_node', ConvTranspose)");
+    CHECK(std::string(e.what()).find("only 2-D transposed convolutions") != std::string::npos);
+    CHECK(std::string(e.what()).find("output shape is unknown") != std::string::npos);
+  }
+  // An unknown operator that preserves its input's shape needs no inference at all.
+  const tonnx::ImportedModel softplus = tonnx::import_model(one_node_model("Softplus"));
+  CHECK(softplus.opaque_ops == std::vector<std::string>{"Softplus"});
+  CHECK(check_program(softplus.program).back().dims == Dims{2, 4});
+}
+
 TEST_CASE("onnx import: a known operator with an unsupported feature is kept opaque, its shape from ONNX") {
   // MaxPool with ceil_mode: ONNX's shape inference gives [1, 1, 3, 3] for a 5x5 input.
   ::onnx::ModelProto model = one_node_model("MaxPool");

@@ -267,6 +267,24 @@ TEST_CASE("builder: checks as it builds, shares identical nodes, prints and re-r
   CHECK(count_ops(program) == 7);  // matmul relu broadcast ewadd split split_0 split_1
 }
 
+TEST_CASE("builder: add/mul/sub/div/pow broadcast both operands when both need it") {
+  // Found by fuzzing the ONNX importer: broadcasting the first operand appends nodes, which
+  // could move the builder's infos while the second operand's shape was still referenced
+  // (a use after free under ASan). The graphs start with 0 to 63 filler nodes, so that in some
+  // of them the infos' vector reallocates exactly while the first operand is broadcast.
+  for (std::int64_t filler = 0; filler < 64; ++filler) {
+    Graph g;
+    for (std::int64_t i = 0; i < filler; ++i) (void)g.num(1000 + i);
+    const Tensor a = g.input("a", {4, 1});
+    const Tensor b = g.input("b", {1, 5});
+    for (Tensor t : {g.add(a, b), g.mul(a, b), g.sub(b, a), g.div(a, b), g.pow(b, a)}) {
+      CHECK(g.shape(t) == Dims{4, 5});
+      g.output(t);
+    }
+    CHECK_NOTHROW(check_program(g.program()));
+  }
+}
+
 TEST_CASE("builder: program() leaves out nodes no output needs") {
   Graph g;
   const Tensor x = g.input("x", {4});

@@ -60,6 +60,10 @@ struct ImportOptions {
   /// dilations, ...), becomes an `opaque` node when its output shape can be known (ONNX shape
   /// inference, or the model's value_info). false: such a node is an `ImportError`.
   bool allow_opaque = true;
+  /// Size limits (elements): a program tensor, and a constant folded at import time (held as
+  /// doubles). Beyond them a model is refused rather than risking overflow or exhausting memory.
+  std::int64_t max_tensor_elements = std::int64_t{1} << 40;
+  std::int64_t max_constant_elements = std::int64_t{1} << 24;
 };
 
 /// An ONNX node imported as an `opaque` node: what export needs to write it back.
@@ -103,11 +107,6 @@ struct ImportedModel {
 inline constexpr std::int64_t kMinOpset = 9;
 inline constexpr std::int64_t kMaxOpset = 17;
 
-/// The most elements a tensor of the program may have, and an import-time constant (held as
-/// doubles while folding): beyond them a model is refused rather than risking overflow or
-/// exhausting memory.
-inline constexpr std::int64_t kMaxTensorElements = std::int64_t{1} << 40;
-inline constexpr std::int64_t kMaxConstantElements = std::int64_t{1} << 24;
 
 namespace internal {
 
@@ -158,7 +157,7 @@ inline float half_to_float(std::uint16_t h) {
 
 /// The elements of an ONNX TensorProto (FLOAT, DOUBLE, FLOAT16, INT64, INT32, INT16, INT8,
 /// UINT16, UINT8, BOOL), from its typed fields or its little-endian raw_data.
-inline Value tensor_value(const ::onnx::TensorProto& t, const std::string& where) {
+inline Value tensor_value(const ::onnx::TensorProto& t, const std::string& where, std::int64_t max_elements) {
   Value v;
   for (std::int64_t d : t.dims()) {
     if (d < 0) throw ImportError(where, fmt::format("tensor '{}' has a negative dimension {}", t.name(), d));
@@ -167,7 +166,7 @@ inline Value tensor_value(const ::onnx::TensorProto& t, const std::string& where
   if (t.has_data_location() && t.data_location() == ::onnx::TensorProto::EXTERNAL)
     throw ImportError(where, fmt::format("tensor '{}' keeps its data in an external file, which is not supported",
                                          t.name()));
-  const std::int64_t n = checked_elements(v.dims, kMaxConstantElements, where, fmt::format("tensor '{}'", t.name()));
+  const std::int64_t n = checked_elements(v.dims, max_elements, where, fmt::format("tensor '{}'", t.name()));
   v.elem_type = t.data_type();
   const std::string& raw = t.raw_data();
   const auto from_raw = [&](auto sample, auto convert) {
@@ -302,10 +301,27 @@ inline std::string derived_key(std::string_view base, std::string_view suffix) {
 }
 
 /// A feature of a known operator that the importer does not map (dilations, ceil_mode, ...):
-/// the node becomes opaque when it can (thrown inside the importer only).
+/// the node becomes opaque when it can (thrown inside the importer only). `checked`: the
+/// operator's inputs have been validated (ranks, attribute lengths) before, so ONNX's shape
+/// inference function can be trusted with the node (libonnx 1.12's functions index dimensions
+/// without checking ranks: an invalid node crashes them).
 struct Unsupported {
   std::string reason;
+  bool checked = false;
 };
+
+/// ONNX operators (default domain) whose output has the shape of input 0: the shape of such an
+/// opaque node is known without ONNX's shape inference.
+inline bool preserves_shape(std::string_view op) {
+  static const std::set<std::string_view> kOps{
+      "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Celu", "Cos", "Cosh", "CumSum", "Elu",
+      "Erf", "Floor", "Hardmax", "InstanceNormalization", "Log", "LogSoftmax", "LpNormalization",
+      "MeanVarianceNormalization", "Mish", "PRelu", "Round", "Selu", "Shrink", "Sign", "Sin", "Sinh", "Softplus",
+      "Softsign", "Tan", "ThresholdedRelu", "Trilu"};
+  return kOps.count(op) != 0;
+}
+/// ONNX operators whose output is their inputs broadcast together (numpy rules).
+inline bool broadcasts_inputs(std::string_view op) { return op == "Max" || op == "Min" || op == "Mod"; }
 
 class Importer {
  public:
@@ -322,7 +338,7 @@ class Importer {
     for (const auto& init : graph.initializer()) {
       const std::string where = fmt::format("initializer '{}'", init.name());
       if (values_.count(init.name())) throw ImportError(where, "is defined twice");
-      values_[init.name()] = tensor_value(init, where);
+      values_[init.name()] = tensor_value(init, where, max_constant_);
     }
     for (const auto& input : graph.input()) {
       if (values_.count(input.name())) {
@@ -413,7 +429,7 @@ class Importer {
     }
     for (std::int64_t d : dims)
       if (d <= 0) throw ImportError(where, fmt::format("dimension {} is not positive", d));
-    checked_elements(dims, kMaxTensorElements, where, "the input");
+    checked_elements(dims, max_tensor_, where, "the input");
     // The model's fixed dimensions must agree; its symbolic ones are bound for value_info.
     if (has_shape)
       for (int k = 0; k < shape.dim_size(); ++k) {
@@ -565,13 +581,15 @@ class Importer {
       return v[0];
     }
     [[noreturn]] void fail(const std::string& reason) const { throw ImportError(where, reason); }
-    [[noreturn]] void unsupported(const std::string& reason) const { throw Unsupported{reason}; }
+    [[noreturn]] void unsupported(const std::string& reason) const { throw Unsupported{reason, false}; }
+    /// `unsupported`, once the node's inputs are validated (see `Unsupported::checked`).
+    [[noreturn]] void unsupported_checked(const std::string& reason) const { throw Unsupported{reason, true}; }
   };
 
   void set_tensor(const NodeContext& c, Tensor t, int output = 0) {
     Value v;
     v.dims = g_.shape(t);
-    checked_elements(v.dims, kMaxTensorElements, c.where, "the result");
+    checked_elements(v.dims, max_tensor_, c.where, "the result");
     v.tensor = t;
     set(c, std::move(v), output);
   }
@@ -580,7 +598,7 @@ class Importer {
     const std::string& name = c.node.output(output);
     if (name.empty()) return;  // an optional output nobody reads
     if (values_.count(name)) c.fail(fmt::format("defines '{}', which is already defined", name));
-    if (v.is_constant()) checked_elements(v.dims, kMaxConstantElements, c.where, "a constant");
+    if (v.is_constant()) checked_elements(v.dims, max_constant_, c.where, "a constant");
     values_[name] = std::move(v);
   }
 
@@ -614,11 +632,11 @@ class Importer {
     }
     return idx;
   }
-  static Value fold_binary(const Value& a, const Value& b, const std::function<double(double, double)>& f,
+  Value fold_binary(const Value& a, const Value& b, const std::function<double(double, double)>& f,
                            const std::string& where) {
     Value out;
     out.dims = broadcast_dims(a.dims, b.dims, where);
-    const std::int64_t n = checked_elements(out.dims, kMaxConstantElements, where, "a folded constant");
+    const std::int64_t n = checked_elements(out.dims, max_constant_, where, "a folded constant");
     out.integer = a.integer && b.integer;
     out.elem_type = a.integer ? a.elem_type : b.elem_type;
     out.data.resize(static_cast<std::size_t>(n));
@@ -649,7 +667,7 @@ class Importer {
   /// (zeros) when neither SAME nor VALID fits and `explicit_ok`.
   tensor::Padding window_padding(const NodeContext& c, Tensor& x, std::int64_t kh, std::int64_t kw, std::int64_t sh,
                                  std::int64_t sw, bool explicit_ok) {
-    const Dims& d = g_.shape(x);
+    const Dims d = g_.shape(x);  // a copy: adding nodes may move the builder's infos
     Dims pads = c.ints_attr("pads").value_or(Dims{0, 0, 0, 0});
     if (pads.size() != 4) c.fail("pads must have 4 values for a 2-D window");
     std::string auto_pad = c.string_attr("auto_pad", "NOTSET");
@@ -668,7 +686,7 @@ class Importer {
     if (std::all_of(pads.begin(), pads.end(), [](std::int64_t p) { return p == 0; })) return tensor::Padding::Valid;
     if (pads == Dims{th, tw, bh, bw}) return tensor::Padding::Same;
     if (!explicit_ok)
-      c.unsupported(fmt::format("pads {} are neither SAME nor VALID, which this operator cannot take",
+      c.unsupported_checked(fmt::format("pads {} are neither SAME nor VALID, which this operator cannot take",
                                 tensor::dims_to_string(pads)));
     if (pads[0] || pads[2]) x = g_.pad(x, 2, pads[0], pads[2]);
     if (pads[1] || pads[3]) x = g_.pad(x, 3, pads[1], pads[3]);
@@ -678,7 +696,7 @@ class Importer {
   void require_unit(const NodeContext& c, std::string_view attr) const {
     if (auto v = c.ints_attr(attr))
       for (std::int64_t d : *v)
-        if (d != 1) c.unsupported(fmt::format("{} other than 1 are not supported", attr));
+        if (d != 1) c.unsupported_checked(fmt::format("{} other than 1 are not supported", attr));
   }
   /// Two positive window values (kernel, strides) from a 2-value attribute.
   static std::pair<std::int64_t, std::int64_t> pair_of(const NodeContext& c, const Dims& v, std::string_view what) {
@@ -701,7 +719,7 @@ class Importer {
         c.fail(std::string("inconsistent shapes: ") + e.what());
       }
     } catch (const Unsupported& u) {
-      opaque(c, u.reason);
+      opaque(c, u.reason, u.checked);
     }
   }
 
@@ -719,7 +737,7 @@ class Importer {
       Value v;
       v.integer = true;
       v.elem_type = ::onnx::TensorProto::INT64;
-      v.data = {static_cast<double>(checked_elements(c.in(0).dims, kMaxTensorElements, c.where, "the input"))};
+      v.data = {static_cast<double>(checked_elements(c.in(0).dims, max_tensor_, c.where, "the input"))};
       return set(c, std::move(v)), true;
     }
     if (op == "ConstantOfShape") return constant_of_shape(c), true;
@@ -767,7 +785,7 @@ class Importer {
   void constant(const NodeContext& c) {
     if (const auto* a = c.attr("value")) {
       if (a->type() != ::onnx::AttributeProto::TENSOR) c.fail("attribute value is not a tensor");
-      return set(c, tensor_value(a->t(), c.where));
+      return set(c, tensor_value(a->t(), c.where, max_constant_));
     }
     Value v;
     if (const auto* a = c.attr("value_float")) {
@@ -811,11 +829,11 @@ class Importer {
     const Dims dims = c.ints_input(0);
     Value v;
     v.dims = dims;
-    const std::int64_t n = checked_elements(dims, kMaxConstantElements, c.where, "the result");
+    const std::int64_t n = checked_elements(dims, max_constant_, c.where, "the result");
     double fill = 0;
     if (const auto* a = c.attr("value")) {
       if (a->type() != ::onnx::AttributeProto::TENSOR) c.fail("attribute value is not a tensor");
-      const Value f = tensor_value(a->t(), c.where);
+      const Value f = tensor_value(a->t(), c.where, max_constant_);
       if (f.data.size() != 1) c.fail("value must hold one element");
       fill = f.data[0];
       v.integer = f.integer;
@@ -829,7 +847,7 @@ class Importer {
     const double start = c.scalar_input(0), limit = c.scalar_input(1), delta = c.scalar_input(2);
     if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) c.fail("a degenerate range");
     const double count = std::max(std::ceil((limit - start) / delta), 0.0);
-    if (count > static_cast<double>(kMaxConstantElements)) c.fail("the range is too long");
+    if (count > static_cast<double>(max_constant_)) c.fail("the range is too long");
     Value v;
     v.integer = c.in(0).integer;
     v.elem_type = c.in(0).elem_type;
@@ -901,7 +919,7 @@ class Importer {
     out.integer = data.integer;
     out.elem_type = data.elem_type;
     out.dims = dims_of(dims);
-    checked_elements(out.dims, kMaxConstantElements, c.where, "the result");
+    checked_elements(out.dims, max_constant_, c.where, "the result");
     for (std::int64_t o = 0; o < outer; ++o)
       for (std::int64_t i : indices)
         for (std::int64_t k = 0; k < inner; ++k)
@@ -991,7 +1009,7 @@ class Importer {
       out.integer = out.integer && v.integer;
     }
     if (!out.integer) out.elem_type = ::onnx::TensorProto::FLOAT;
-    checked_elements(out.dims, kMaxConstantElements, c.where, "the result");
+    checked_elements(out.dims, max_constant_, c.where, "the result");
     for (std::int64_t o = 0; o < outer; ++o)
       for (std::size_t i = 0; i < n; ++i) {
         const Value& v = c.in(i);
@@ -1018,7 +1036,7 @@ class Importer {
         continue;
       }
       if (target[k] < 0) c.fail(fmt::format("target dimension {} is negative", target[k]));
-      if (target[k] != 0 && known > kMaxTensorElements / target[k])
+      if (target[k] != 0 && known > max_tensor_ / target[k])
         c.fail(fmt::format("cannot reshape {} elements to {}", n, tensor::dims_to_string(target)));
       known *= target[k];
     }
@@ -1042,7 +1060,7 @@ class Importer {
     for (std::int64_t d : shape)
       if (d < 0) c.fail(fmt::format("target dimension {} is negative", d));
     const Dims out = broadcast_dims(v.dims, shape, c.where);
-    checked_elements(out, v.tensor ? kMaxTensorElements : kMaxConstantElements, c.where, "the result");
+    checked_elements(out, v.tensor ? max_tensor_ : max_constant_, c.where, "the result");
     if (v.tensor) {
       if (std::find(out.begin(), out.end(), 0) != out.end()) c.unsupported("an Expand to an empty tensor");
       return set_tensor(c, out == v.dims ? *v.tensor : g_.broadcast(*v.tensor, out));
@@ -1050,7 +1068,7 @@ class Importer {
     Value zero;  // folded as v + 0 broadcast to `out`
     zero.dims = out;
     zero.integer = true;
-    zero.data.assign(static_cast<std::size_t>(checked_elements(out, kMaxConstantElements, c.where, "the result")), 0.0);
+    zero.data.assign(static_cast<std::size_t>(checked_elements(out, max_constant_, c.where, "the result")), 0.0);
     Value r = fold_binary(v, zero, [](double x, double) { return x; }, c.where);
     r.integer = v.integer;
     r.elem_type = v.elem_type;
@@ -1109,7 +1127,7 @@ class Importer {
     }
     Dims out_dims = dims_of(count);
     if (v.is_constant()) {
-      const std::int64_t n = checked_elements(out_dims, kMaxConstantElements, c.where, "the result");
+      const std::int64_t n = checked_elements(out_dims, max_constant_, c.where, "the result");
       const auto strides = tensor::internal::strides_of(v.dims);
       Value out;
       out.dims = out_dims;
@@ -1143,7 +1161,7 @@ class Importer {
       // Every step-th entry: the span [first, first + count * step) (zero-padded past the end),
       // reshaped to [count, step] along the axis, entry 0 of each row kept.
       const std::int64_t extent = g_.shape(x)[a];
-      if (step[a] > kMaxTensorElements / count[a]) c.fail("a Slice step out of range");
+      if (step[a] > max_tensor_ / count[a]) c.fail("a Slice step out of range");
       const std::int64_t span = count[a] * step[a], available = std::min(span, extent - first[a]);
       x = slice_of(x, axis, first[a], first[a] + available);
       if (available < span) x = g_.pad(x, axis, 0, span - available);
@@ -1204,7 +1222,6 @@ class Importer {
   void pad(const NodeContext& c) {
     const Value& v = c.in(0);
     const std::string mode = c.string_attr("mode", "constant");
-    if (mode != "constant") c.unsupported(fmt::format("Pad mode '{}' is not supported", mode));
     Dims pads;
     double fill = 0;
     if (opset_ < 11) {
@@ -1226,12 +1243,13 @@ class Importer {
       for (std::size_t a = 0; a < rank; ++a) axes.push_back(static_cast<std::int64_t>(a));
     }
     if (pads.size() != 2 * axes.size()) c.fail(fmt::format("{} pads for {} axes", pads.size(), axes.size()));
-    if (fill != 0) c.unsupported("a Pad with a value other than 0");
+    if (mode != "constant") c.unsupported_checked(fmt::format("Pad mode '{}' is not supported", mode));
+    if (fill != 0) c.unsupported_checked("a Pad with a value other than 0");
     Tensor x = c.tensor(0);
     for (std::size_t k = 0; k < axes.size(); ++k) {
       const std::int64_t axis = axes[k], before = pads[k], after = pads[k + axes.size()];
       const std::int64_t extent = g_.shape(x)[static_cast<std::size_t>(axis)];
-      if (before > kMaxTensorElements || after > kMaxTensorElements) c.fail("a pad out of range");
+      if (before > max_tensor_ || after > max_tensor_) c.fail("a pad out of range");
       // Negative pads remove entries.
       const std::int64_t from = std::max<std::int64_t>(-before, 0), to = extent - std::max<std::int64_t>(-after, 0);
       if (to <= from) c.unsupported("a Pad whose negative pads leave nothing");
@@ -1239,7 +1257,7 @@ class Importer {
       if (before > 0 || after > 0) {
         Dims d = g_.shape(x);
         d[static_cast<std::size_t>(axis)] += std::max<std::int64_t>(before, 0) + std::max<std::int64_t>(after, 0);
-        checked_elements(d, kMaxTensorElements, c.where, "the result");
+        checked_elements(d, max_tensor_, c.where, "the result");
         x = g_.pad(x, axis, std::max<std::int64_t>(before, 0), std::max<std::int64_t>(after, 0));
       }
     }
@@ -1255,7 +1273,7 @@ class Importer {
       if (repeats[a] < 0 || repeats[a] > 64) c.unsupported(fmt::format("a Tile repeat of {}", repeats[a]));
       out[a] *= repeats[a];
     }
-    checked_elements(out, kMaxTensorElements, c.where, "the result");
+    checked_elements(out, max_tensor_, c.where, "the result");
     if (std::find(repeats.begin(), repeats.end(), 0) != repeats.end()) c.unsupported("a Tile to an empty tensor");
     Tensor x = c.tensor(0);
     for (std::size_t a = 0; a < repeats.size(); ++a)
@@ -1357,7 +1375,7 @@ class Importer {
       c.unsupported("Where of computed tensors is not supported");
     // cond ? x : y, broadcast: first pick between x and y at each broadcast position.
     const Dims dims = broadcast_dims(broadcast_dims(cond.dims, x.dims, c.where), y.dims, c.where);
-    const std::int64_t n = checked_elements(dims, kMaxConstantElements, c.where, "the result");
+    const std::int64_t n = checked_elements(dims, max_constant_, c.where, "the result");
     Value out;
     out.dims = dims;
     out.integer = x.integer && y.integer;
@@ -1551,7 +1569,7 @@ class Importer {
     // The dialect's end pads absorb output_padding (a negative end pad appends rows).
     const std::array<std::int64_t, 4> pads{begin[0], begin[1], end[0] - output_padding[0], end[1] - output_padding[1]};
     for (int a = 0; a < 2; ++a)
-      if (in[a] - 1 > kMaxTensorElements / s[a]) c.fail("the output is too large");
+      if (in[a] - 1 > max_tensor_ / s[a]) c.fail("the output is too large");
     const Tensor y = g_.conv_transpose(x, c.tensor(1), sh, sw, pads, group);
     set_tensor(c, add_bias(c, y, 2, wv.dims[1] * group));
   }
@@ -1561,17 +1579,17 @@ class Importer {
     if (g_.shape(x).size() != 4) c.unsupported("only 2-D pooling (NCHW) is supported");
     const auto [kh, kw] = pair_of(c, c.ints_attr("kernel_shape").value_or(Dims{}), "kernel_shape");
     const auto [sh, sw] = pair_of(c, c.ints_attr("strides").value_or(Dims{1, 1}), "strides");
-    if (c.int_attr("ceil_mode", 0) != 0) c.unsupported("ceil_mode is not supported");
+    if (c.int_attr("ceil_mode", 0) != 0) c.unsupported_checked("ceil_mode is not supported");
     require_unit(c, "dilations");
     if (c.node.output_size() > 1 && !c.node.output(1).empty()) c.unsupported("MaxPool's Indices output is not supported");
-    if (c.int_attr("storage_order", 0) != 0) c.unsupported("storage_order is not supported");
+    if (c.int_attr("storage_order", 0) != 0) c.unsupported_checked("storage_order is not supported");
     // The dialect's windows exclude padding from a max and from an average's divisor (ONNX's
     // count_include_pad = 0): SAME or VALID fit. With count_include_pad = 1 an average counts
     // the padding zeros, which is an average over the explicitly zero-padded input.
     const bool include_pad = !is_max && c.int_attr("count_include_pad", 0) != 0;
     const tensor::Padding pad = window_padding(c, x, kh, kw, sh, sw, include_pad);
     if (include_pad && pad == tensor::Padding::Same) {
-      const Dims& d = g_.shape(x);
+      const Dims d = g_.shape(x);  // a copy: adding nodes may move the builder's infos
       const auto [th, bh] = same_pads(d[2], kh, sh);
       const auto [tw, bw] = same_pads(d[3], kw, sw);
       if (th || bh) x = g_.pad(x, 2, th, bh);
@@ -1583,7 +1601,7 @@ class Importer {
 
   void global_pool(const NodeContext& c, bool is_max) {
     Tensor x = c.tensor(0);
-    const Dims& d = g_.shape(x);
+    const Dims d = g_.shape(x);  // a copy: adding nodes may move the builder's infos
     if (d.size() != 4) c.unsupported("only NCHW inputs are supported");
     set_tensor(c, is_max ? g_.poolmax(x, d[2], d[3], 1, 1, tensor::Padding::Valid)
                          : g_.poolavg(x, d[2], d[3], 1, 1, tensor::Padding::Valid));
@@ -1643,7 +1661,7 @@ class Importer {
   Tensor scalar_zeros(const Dims& dims, const std::string& key) {
     Value v;
     v.dims = dims;
-    v.data.assign(static_cast<std::size_t>(checked_elements(dims, kMaxConstantElements, key, "zeros")), 0.0);
+    v.data.assign(static_cast<std::size_t>(checked_elements(dims, max_constant_, key, "zeros")), 0.0);
     return weight_of(v, key);
   }
 
@@ -1689,7 +1707,7 @@ class Importer {
       out.dims = keepdims ? kept_dims : dropped;
       out.integer = v.integer;
       out.elem_type = v.elem_type;
-      const std::int64_t n = checked_elements(kept_dims, kMaxConstantElements, c.where, "the result");
+      const std::int64_t n = checked_elements(kept_dims, max_constant_, c.where, "the result");
       const double init = op == "ReduceProd" ? 1.0 : op == "ReduceMax" ? -std::numeric_limits<double>::infinity() : 0.0;
       out.data.assign(static_cast<std::size_t>(n), init);
       std::vector<std::int64_t> count(static_cast<std::size_t>(n), 0);
@@ -1747,19 +1765,19 @@ class Importer {
       if (!scales || scales->size() != in.size()) c.fail("scales must have one value per axis");
       for (std::size_t a = 0; a < in.size(); ++a) {
         const double target = static_cast<double>(in[a]) * (*scales)[a];
-        if (!(target >= 1 && target < static_cast<double>(kMaxTensorElements))) c.fail("a scale out of range");
+        if (!(target >= 1 && target < static_cast<double>(max_tensor_))) c.fail("a scale out of range");
         // With scales, ONNX maps coordinates by the given scale; it equals out / in (which the
         // dialect uses) only when in · scale is a whole number.
-        if (std::floor(target) != target) c.unsupported("a scale whose output extent is not a whole number");
+        if (std::floor(target) != target) c.unsupported_checked("a scale whose output extent is not a whole number");
         out[a] = static_cast<std::int64_t>(target);
       }
     }
     for (std::int64_t d : out)
       if (d <= 0) c.fail("a non-positive output size");
-    checked_elements(out, kMaxTensorElements, c.where, "the result");
+    checked_elements(out, max_tensor_, c.where, "the result");
     tensor::ResizeInterp interp = tensor::ResizeInterp::Nearest;
     if (mode == "linear" || mode == "bilinear") interp = tensor::ResizeInterp::Linear;
-    else if (mode != "nearest") c.unsupported(fmt::format("mode '{}' is not supported", mode));
+    else if (mode != "nearest") c.unsupported_checked(fmt::format("mode '{}' is not supported", mode));
     tensor::ResizeCoord coord = tensor::ResizeCoord::Asymmetric;
     tensor::ResizeNearest nearest = tensor::ResizeNearest::RoundPreferFloor;
     if (legacy) {
@@ -1771,7 +1789,7 @@ class Importer {
         shrinks = shrinks || out[a] < in[a];
       }
       if (grows && shrinks && interp == tensor::ResizeInterp::Nearest)
-        c.unsupported("nearest resizing that enlarges some axes and shrinks others (opset < 11)");
+        c.unsupported_checked("nearest resizing that enlarges some axes and shrinks others (opset < 11)");
       nearest = shrinks ? tensor::ResizeNearest::Ceil : tensor::ResizeNearest::Floor;
     } else {
       const std::string transform = c.string_attr("coordinate_transformation_mode", "half_pixel");
@@ -1781,10 +1799,10 @@ class Importer {
       else if (transform == "pytorch_half_pixel") {
         // half_pixel, except that an output extent of 1 reads coordinate 0.
         for (std::size_t a = 0; a < in.size(); ++a)
-          if (out[a] == 1 && in[a] != 1) c.unsupported("pytorch_half_pixel to an extent of 1");
+          if (out[a] == 1 && in[a] != 1) c.unsupported_checked("pytorch_half_pixel to an extent of 1");
         coord = tensor::ResizeCoord::HalfPixel;
       } else {
-        c.unsupported(fmt::format("coordinate_transformation_mode '{}' is not supported", transform));
+        c.unsupported_checked(fmt::format("coordinate_transformation_mode '{}' is not supported", transform));
       }
       const std::string rounding = c.string_attr("nearest_mode", "round_prefer_floor");
       if (rounding == "round_prefer_floor") nearest = tensor::ResizeNearest::RoundPreferFloor;
@@ -1792,7 +1810,7 @@ class Importer {
       else if (rounding == "round_prefer_ceil") nearest = tensor::ResizeNearest::RoundPreferCeil;
       else if (rounding == "ceil") nearest = tensor::ResizeNearest::Ceil;
       else c.fail(fmt::format("nearest_mode '{}' is not one of ONNX's", rounding));
-      if (c.int_attr("exclude_outside", 0) != 0) c.unsupported("exclude_outside is not supported");
+      if (c.int_attr("exclude_outside", 0) != 0) c.unsupported_checked("exclude_outside is not supported");
     }
     if (interp == tensor::ResizeInterp::Linear) nearest = tensor::ResizeNearest::RoundPreferFloor;  // unused: canonical
     set_tensor(c, out == in ? x : g_.resize(x, out, interp, coord, nearest));
@@ -1803,7 +1821,7 @@ class Importer {
   /// The node as an `opaque` node: its output shape from ONNX shape inference on the node alone
   /// (its operands' shapes are known), else from the model's value_info; otherwise, or when
   /// opaque nodes are not allowed, an ImportError with `reason`.
-  void opaque(const NodeContext& c, const std::string& reason) {
+  void opaque(const NodeContext& c, const std::string& reason, bool checked) {
     if (!options_.allow_opaque) c.fail(reason);
     std::size_t outputs = 0;
     for (const auto& o : c.node.output()) outputs += !o.empty();
@@ -1835,7 +1853,7 @@ class Importer {
       record.inputs.push_back(static_cast<std::int64_t>(operands.size()));
       operands.push_back(c.tensor(i));
     }
-    const Dims dims = opaque_shape(c, record, operands, reason);
+    const Dims dims = opaque_shape(c, record, operands, reason, checked);
     // One type symbol per distinct record (operator, attributes, constants): identical nodes
     // share it (and hash-cons), different ones do not.
     ::onnx::NodeProto key_node = record.node;
@@ -1854,12 +1872,22 @@ class Importer {
     set_tensor(c, g_.opaque(symbol, dims, operands));
   }
 
-  /// The output shape of an opaque node (see `opaque`).
+  /// The output shape of an opaque node (see `opaque`): input 0's for an operator that preserves
+  /// it, the inputs' broadcast for Max/Min/Mod, ONNX's shape inference for a known operator whose
+  /// inputs were validated (`checked`), else the model's declaration.
   Dims opaque_shape(const NodeContext& c, const OpaqueOp& record, const std::vector<Tensor>& operands,
-                    const std::string& reason) {
+                    const std::string& reason, bool checked) {
     std::optional<Dims> inferred;
     std::string inferred_type_problem;
-    {
+    const bool default_domain = record.node.domain().empty() || record.node.domain() == "ai.onnx";
+    const bool all_operands = std::all_of(record.inputs.begin(), record.inputs.end(), [](std::int64_t r) { return r >= 0; });
+    if (default_domain && preserves_shape(record.node.op_type()) && !record.inputs.empty() && record.inputs[0] == 0) {
+      inferred = g_.shape(operands[0]);
+    } else if (default_domain && broadcasts_inputs(record.node.op_type()) && !operands.empty() && all_operands) {
+      Dims d = g_.shape(operands[0]);
+      for (const Tensor& t : operands) d = broadcast_dims(d, g_.shape(t), c.where);
+      inferred = d;
+    } else if (checked) {
       ::onnx::ModelProto m;
       m.set_ir_version(model_.ir_version() > 0 ? model_.ir_version() : 8);
       *m.mutable_opset_import() = model_.opset_import();
@@ -1924,7 +1952,7 @@ class Importer {
     if (!dims)
       c.fail(reason + "; it cannot be kept opaque: its output shape is unknown (ONNX shape inference does not give it "
                       "and the model's value_info does not declare it)");
-    checked_elements(*dims, kMaxTensorElements, c.where, "the output");
+    checked_elements(*dims, max_tensor_, c.where, "the output");
     return *dims;
   }
 
@@ -1957,6 +1985,8 @@ class Importer {
 
   const ::onnx::ModelProto& model_;
   const ImportOptions& options_;
+  const std::int64_t max_tensor_ = options_.max_tensor_elements;
+  const std::int64_t max_constant_ = options_.max_constant_elements;
   std::int64_t opset_ = 0;
   tensor::Graph g_;
   std::map<std::string, Value> values_;

@@ -326,8 +326,9 @@ class Graph {
   }
 
   std::pair<Tensor, Tensor> broadcast_pair(Tensor a, Tensor b) {
-    const Dims& x = shape(a);
-    const Dims& y = shape(b);
+    // Copies: broadcasting `a` appends a node, which may reallocate the infos `shape` refers to.
+    const Dims x = shape(a);
+    const Dims y = shape(b);
     const std::size_t rank = std::max(x.size(), y.size());
     Dims out(rank, 1);
     for (std::size_t i = 0; i < rank; ++i) {
