@@ -300,4 +300,12 @@ TEST_CASE("onnx export: errors name the problem") {
   CHECK(check_program(m.program).back().dims == Dims{5});
   CHECK_THROWS_WITH(tonnx::export_model(m.program, m.weights, tonnx::export_options_for(m)),
                     Catch::Contains("differs in opset 13"));
+  // An Erf of opset 9 only gained element types by opset 13: it is written.
+  n->set_op_type("Erf");
+  n->clear_attribute();
+  const tonnx::ImportedModel erf = tonnx::import_model(pad9);
+  CHECK(erf.opaque_ops == std::vector<std::string>{"Erf"});
+  const ::onnx::ModelProto written = tonnx::export_model(erf.program, erf.weights, tonnx::export_options_for(erf));
+  CHECK(written.opset_import(0).version() == 13);
+  CHECK(written.graph().node(0).op_type() == "Erf");
 }

@@ -681,7 +681,13 @@ class Exporter {
       const std::int64_t from = options_.source_opset > 0 ? options_.source_opset : options_.opset;
       const auto* a = ::onnx::OpSchemaRegistry::Schema(record.node.op_type(), static_cast<int>(from));
       const auto* b = ::onnx::OpSchemaRegistry::Schema(record.node.op_type(), static_cast<int>(options_.opset));
-      if (a != b)
+      // Elementwise operators whose later versions only added element types (bfloat16, ...)
+      // mean the same at both; any other change of version might not.
+      static const std::set<std::string> kTypesOnly{
+          "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Celu", "Cos", "Cosh", "Elu", "Erf",
+          "Floor", "Log", "Max", "Min", "Mod", "PRelu", "Round", "Selu", "Sign", "Sin", "Sinh", "Softplus",
+          "Softsign", "Tan", "ThresholdedRelu"};
+      if (a != b && !kTypesOnly.count(record.node.op_type()))
         throw ExportError(where(i), fmt::format("the opaque operator {} of opset {} differs in opset {}; export it at "
                                                 "opset {} or map it in the importer",
                                                 record.node.op_type(), from, options_.opset, from));
