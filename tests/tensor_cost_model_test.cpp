@@ -404,7 +404,7 @@ TEST_CASE("cost_model: flops and bytes of each kind of op") {
   CHECK(bias.bytes_read == 64 * 128 * 4 + 128 * 4);
 }
 
-TEST_CASE("cost_model: flops and bytes of the ONNX extension's ops; opaque is a memory-bound kernel") {
+TEST_CASE("cost_model: flops and bytes of the ONNX extension's ops, and opaque is a memory-bound kernel") {
   const DeviceProfile p = note_h100();
   const OpWeights& w = p.weights;
   const auto last = [&](const std::function<void(Graph&)>& build) {

@@ -172,7 +172,7 @@ TEST_CASE("fusion: bodies are symbolic, cost nothing on their own, and print and
   CHECK_NOTHROW(parse_program("(fused (relu (arg 0 f32 (ints 4 8))) (input x f32 (ints 4 8)))"));
 }
 
-TEST_CASE("fusion: the ONNX extension's elementwise ops fuse; resize, conv_transpose and opaque never do") {
+TEST_CASE("fusion: the ONNX extension's elementwise ops fuse, and resize, conv_transpose and opaque never do") {
   // A normalization as ONNX exporters write one (the power's base kept positive, so that random
   // weights give finite values), then an unknown operator, then more ops.
   Graph g;
