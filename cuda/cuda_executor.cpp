@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -357,6 +358,45 @@ class Executor {
     return h;
   }
 
+  /// Node `i` computed on the host by the Eigen executor: its tensor operands copied there as
+  /// the weights of a one-operator program, and the result copied back. The operators of the
+  /// ONNX extension (ewsub, ewdiv, ewpow, sqrt, clip, resize, conv_transpose) have no CUDA
+  /// kernels yet; the results are the reference executor's by construction.
+  std::shared_ptr<DeviceTensor> on_host(std::size_t i) {
+    RecExpr<TensorNode> one;
+    Bindings bindings;
+    std::unordered_map<std::size_t, Id> copied;  // attribute nodes of p_ already in `one`
+    std::function<Id(Id)> copy_attribute = [&](Id c) {
+      if (auto it = copied.find(c.index()); it != copied.end()) return it->second;
+      TensorNode n = p_[c];
+      for (Id& g : n.children()) g = copy_attribute(g);
+      const Id id = one.add(n);
+      copied.emplace(c.index(), id);
+      return id;
+    };
+    TensorNode node = p_[Id(i)];
+    std::size_t k = 0;
+    for (Id& c : node.children()) {
+      const TensorInfo& ci = infos_[c.index()];
+      if (ci.kind != Kind::Tensor) {
+        c = copy_attribute(c);
+        continue;
+      }
+      const Value& v = values_[c.index()];
+      if (!v.t) throw ExecutionError(fmt::format("execute_cuda: node {} ({}) reads a freed or missing tensor", i, node.op_name()));
+      const std::string name = fmt::format("__operand{}", k++);
+      std::vector<Id> dims;
+      for (std::int64_t d : ci.dims) dims.push_back(one.add(TensorNode::num(d)));
+      const Id name_id = one.add(TensorNode::sym(name));
+      const Id dtype_id = one.add(TensorNode::sym(dtype_name(ci.dtype)));
+      const Id dims_id = one.add(TensorNode(Op::Ints, Span<const Id>(dims.data(), dims.size())));
+      c = one.add(TensorNode(Op::Weight, {name_id, dtype_id, dims_id}));
+      bindings.emplace(name, to_host(*v.t));
+    }
+    one.add(node);
+    return from_host(execute(one, bindings).at(0), infos_[i].dtype);
+  }
+
   Value eval(std::size_t i, const std::vector<std::shared_ptr<DeviceTensor>>* args) {
     const TensorNode& node = p_[Id(i)];
     const auto ch = node.children();
@@ -521,6 +561,14 @@ class Executor {
         place(ten(3), *y, num(0), num(1));
         return result(std::move(y));
       }
+      case Op::EwSub:
+      case Op::EwDiv:
+      case Op::EwPow:
+      case Op::Sqrt:
+      case Op::Clip:
+      case Op::Resize:
+      case Op::ConvTranspose: return result(on_host(i));
+      case Op::Opaque: throw OpaqueOpError(i, val(0).name);
       case Op::Enlarge: return result(from_host(internal::enlarge(to_host(ten(0)), ten(1).dims), info.dtype));
       case Op::Merge: return result(from_host(internal::merge(to_host(ten(2)), num(0), num(1)), info.dtype));
       case Op::Noop:

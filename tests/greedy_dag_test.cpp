@@ -72,7 +72,7 @@ TEST_CASE("greedy_dag: the local search finds shared subterms that pay off only 
   CHECK(greedy_of("test_data/crafted/multi_root.json").dag_cost == 10.0);
 }
 
-TEST_CASE("greedy_dag: random e-graphs, never below the brute-force optimum and valid; local search never hurts") {
+TEST_CASE("greedy_dag: random e-graphs, never below the brute-force optimum and valid, and local search never hurts") {
   std::mt19937 rng(7);
   std::size_t solvable = 0, optimal = 0;
   for (int trial = 0; trial < 400; ++trial) {

@@ -416,6 +416,59 @@ TEST_CASE("cost_model: flops and bytes of each kind of op") {
   CHECK(bias.bytes_read == 64 * 128 * 4 + 128 * 4);
 }
 
+TEST_CASE("cost_model: flops and bytes of the ONNX extension's ops, and opaque is a memory-bound kernel") {
+  const DeviceProfile p = note_h100();
+  const OpWeights& w = p.weights;
+  const auto last = [&](const std::function<void(Graph&)>& build) {
+    Graph g;
+    build(g);
+    return root_work(g.program(), p);
+  };
+  const auto binary = [&](Op op) {
+    return last([op](Graph& g) { g.output(g.add_op(op, {g.input("x", {8, 32}).id, g.input("y", {8, 32}).id})); });
+  };
+  CHECK(binary(Op::EwSub).flops == Approx(256 * w.add));
+  CHECK(binary(Op::EwDiv).flops == Approx(256 * w.div));
+  CHECK(binary(Op::EwPow).flops == Approx(256 * (2 * w.exp + w.mul)));
+  CHECK(binary(Op::EwSub).bytes() == 3 * 1024);
+  CHECK(last([](Graph& g) { g.output(g.sqrt(g.input("x", {8, 32}))); }).flops == Approx(256 * w.rsqrt));
+  const OpWork clip = last([](Graph& g) { g.output(g.clip(g.input("x", {8, 32}), g.input("lo", {1}), g.input("hi", {1}))); });
+  CHECK(clip.flops == Approx(256 * 2 * w.max));
+  CHECK(clip.bytes_read == 1024 + 8);
+  // conv_transpose: 2·N·C_in·H·W·(C_out/g)·kh·kw multiply-adds on the matrix unit.
+  const OpWork ct = last([](Graph& g) {
+    g.output(g.conv_transpose(g.input("x", {2, 8, 5, 5}, DType::F16), g.weight("w", {8, 3, 4, 4}, DType::F16), 2, 2,
+                              {1, 1, 1, 1}, 2));
+  });
+  CHECK(ct.flops == Approx(2.0 * 2 * 8 * 5 * 5 * 3 * 4 * 4));
+  CHECK(ct.unit == Unit::Matrix);
+  CHECK(ct.bytes_written == Approx(2.0 * 2 * 6 * 10 * 10));
+  // resize: nearest moves bytes only; linear costs a lerp per resized axis and element.
+  const auto resize = [&](ResizeInterp interp) {
+    return last([interp](Graph& g) {
+      g.output(g.resize(g.input("x", {1, 4, 8, 8}), {1, 4, 16, 8}, interp, ResizeCoord::HalfPixel));
+    });
+  };
+  CHECK(resize(ResizeInterp::Nearest).flops == 0);
+  CHECK(resize(ResizeInterp::Nearest).bytes() == 4 * (256 + 512));
+  CHECK(resize(ResizeInterp::Linear).flops == Approx(512 * (2 * w.mul + w.add)));
+  // opaque: no flops, its operands read and its result written, one launch: memory-bound.
+  Graph g;
+  g.output(g.opaque("Erf", {8, 32}, {g.input("x", {8, 32})}));
+  const ProgramTime t = program_breakdown(g.program(), p);
+  REQUIRE(t.kernels.size() == 1);
+  CHECK(t.kernels[0].op == Op::Opaque);
+  CHECK(t.kernels[0].work.flops == 0);
+  CHECK(t.kernels[0].work.bytes() == 2 * 1024);
+  CHECK(t.kernels[0].time.bound == Bound::Memory);
+  CHECK(t.kernels[0].time.launch_us == Approx(p.launch_overhead * 1e6));
+  CHECK(simple_program_cost(g.program()) == Approx(2 * 1024 * 1e-6));
+  // An opaque op over weights only is still a kernel: nothing can precompute it.
+  Graph gw;
+  gw.output(gw.opaque("Erf", {8, 32}, {gw.weight("w", {8, 32})}));
+  CHECK(program_breakdown(gw.program(), p).kernels.size() == 1);
+}
+
 TEST_CASE("cost_model: views, sources, attributes and weight-only nodes are free") {
   const DeviceProfile p = find_profile("h100-sxm");
   Graph g;
@@ -496,6 +549,19 @@ TEST_CASE("cost_model: cost is monotone in size for every kind of op") {
       {"reduce_mean", [](Graph& g, std::int64_t n) { g.output(g.reduce_mean(g.input("x", {n, 64}), 1)); }},
       {"slice", [](Graph& g, std::int64_t n) { g.output(g.slice(g.input("x", {n, 64}), 0, 0, n / 2)); }},
       {"pad", [](Graph& g, std::int64_t n) { g.output(g.pad(g.input("x", {n, 64}), 0, 1, 1)); }},
+      {"ewsub", [](Graph& g, std::int64_t n) { g.output(g.ewsub(g.input("x", {n, 64}), g.input("y", {n, 64}))); }},
+      {"ewdiv", [](Graph& g, std::int64_t n) { g.output(g.ewdiv(g.input("x", {n, 64}), g.input("y", {n, 64}))); }},
+      {"ewpow", [](Graph& g, std::int64_t n) { g.output(g.ewpow(g.input("x", {n, 64}), g.input("y", {n, 64}))); }},
+      {"sqrt", [](Graph& g, std::int64_t n) { g.output(g.sqrt(g.input("x", {n, 64}))); }},
+      {"clip",
+       [](Graph& g, std::int64_t n) { g.output(g.clip(g.input("x", {n, 64}), g.input("lo", {1}), g.input("hi", {1}))); }},
+      {"resize",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.resize(g.input("x", {1, 4, n, 8}), {1, 4, 2 * n, 16}, ResizeInterp::Linear, ResizeCoord::HalfPixel));
+       }},
+      {"conv_transpose",
+       [](Graph& g, std::int64_t n) { g.output(g.conv_transpose(g.input("x", {1, 16, n, n}), g.weight("w", {16, 8, 2, 2}), 2, 2)); }},
+      {"opaque", [](Graph& g, std::int64_t n) { g.output(g.opaque("Erf", {n, 64}, {g.input("x", {n, 64})})); }},
   };
   for (const std::string& name : profile_names()) {
     const DeviceProfile p = find_profile(name);

@@ -3,6 +3,7 @@
 // rule of the dialect on concrete instances (an unsound rule fails here).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <set>
@@ -261,6 +262,163 @@ TEST_CASE("executor: softmax, layernorm, batchnorm, elementwise") {
   CHECK(r[4].data[0] == Approx(x0 * b.at("k").data[0]));
 }
 
+TEST_CASE("executor: ewsub, ewdiv, ewpow, sqrt and clip element by element") {
+  Graph g;
+  auto a = g.input("a", {2, 3});
+  auto b = g.input("b", {2, 3});
+  g.output(g.ewsub(a, b));
+  g.output(g.ewdiv(a, b));
+  g.output(g.ewpow(a, b));
+  g.output(g.sqrt(a));
+  g.output(g.clip(g.ewsub(a, b), g.weight("lo", {1}), g.weight("hi", {1})));
+  g.output(g.clip(a, g.weight("hi", {1}), g.weight("lo", {1})));  // lo > hi: every element is hi
+  const Bindings in{{"a", HostTensor({2, 3}, {0.5f, 1, 2, 4, 9, 0.25f})},
+                    {"b", HostTensor({2, 3}, {2, -1, 3, 0.5f, 2, 1})},
+                    {"lo", HostTensor({1}, {-0.5f})},
+                    {"hi", HostTensor({1}, {1.5f})}};
+  const auto r = execute(g.program(), in);
+  const auto& av = in.at("a").data;
+  const auto& bv = in.at("b").data;
+  for (std::size_t i = 0; i < 6; ++i) {
+    INFO("element " << i);
+    CHECK(r[0].data[i] == av[i] - bv[i]);
+    CHECK(r[1].data[i] == av[i] / bv[i]);
+    CHECK(r[2].data[i] == Approx(std::pow(static_cast<double>(av[i]), static_cast<double>(bv[i]))).epsilon(1e-6));
+    CHECK(r[3].data[i] == std::sqrt(av[i]));
+    CHECK(r[4].data[i] == std::min(std::max(av[i] - bv[i], -0.5f), 1.5f));
+    CHECK(r[5].data[i] == -0.5f);
+  }
+  require_close(r[4].data, {-0.5f, 1.5f, -0.5f, 1.5f, 1.5f, -0.5f});
+}
+
+namespace {
+
+/// Naive transposed convolution as a gather: out[n, o, y, x] sums x[n, c, i, j] · w[c, o mod
+/// C_out/g, a, b] over the input pixels with i·sh + a = y + pt and j·sw + b = x + pl.
+std::vector<float> naive_conv_transpose(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw,
+                                        std::int64_t pt, std::int64_t pl, std::int64_t pb, std::int64_t pr,
+                                        std::int64_t groups) {
+  const auto N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
+  const auto Og = w.dims[1], kh = w.dims[2], kw = w.dims[3], Cg = C / groups, O = Og * groups;
+  const std::int64_t Ho = (H - 1) * sh + kh - pt - pb, Wo = (W - 1) * sw + kw - pl - pr;
+  std::vector<float> out(static_cast<std::size_t>(N * O * Ho * Wo), 0.0f);
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t o = 0; o < O; ++o)
+      for (std::int64_t y = 0; y < Ho; ++y)
+        for (std::int64_t xo = 0; xo < Wo; ++xo) {
+          double acc = 0;
+          const std::int64_t g = o / Og;
+          for (std::int64_t c = g * Cg; c < (g + 1) * Cg; ++c)
+            for (std::int64_t i = 0; i < H; ++i)
+              for (std::int64_t j = 0; j < W; ++j) {
+                const std::int64_t a = y + pt - i * sh, b = xo + pl - j * sw;
+                if (a < 0 || a >= kh || b < 0 || b >= kw) continue;
+                acc += static_cast<double>(x.data[static_cast<std::size_t>(((n * C + c) * H + i) * W + j)]) *
+                       w.data[static_cast<std::size_t>(((c * Og + o % Og) * kh + a) * kw + b)];
+              }
+          out[static_cast<std::size_t>(((n * O + o) * Ho + y) * Wo + xo)] = static_cast<float>(acc);
+        }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("executor: conv_transpose against a direct gather, with strides, pads, output padding and groups") {
+  struct Case {
+    std::int64_t sh, sw, pt, pl, pb, pr, groups, c_in, c_out_g, k;
+  };
+  for (const Case& c : {Case{1, 1, 0, 0, 0, 0, 1, 3, 2, 3}, Case{2, 2, 0, 0, 0, 0, 1, 4, 3, 3},
+                        Case{2, 2, 1, 1, 1, 1, 1, 4, 3, 4}, Case{2, 3, 1, 0, -1, -2, 1, 2, 2, 3},
+                        Case{2, 2, 1, 1, 0, 0, 2, 4, 3, 3}, Case{3, 1, 2, 0, 1, 0, 4, 8, 1, 5}}) {
+    Graph g;
+    auto x = g.input("x", {2, c.c_in, 5, 4});
+    auto w = g.weight("w", {c.c_in, c.c_out_g, c.k, c.k});
+    g.output(g.conv_transpose(x, w, c.sh, c.sw, {c.pt, c.pl, c.pb, c.pr}, c.groups));
+    const Bindings b = random_bindings(g.program(), 11);
+    const HostTensor r = run1(g, b);
+    INFO("strides " << c.sh << "x" << c.sw << " pads " << c.pt << " " << c.pl << " " << c.pb << " " << c.pr
+                    << " groups " << c.groups);
+    require_close(r.data, naive_conv_transpose(b.at("x"), b.at("w"), c.sh, c.sw, c.pt, c.pl, c.pb, c.pr, c.groups));
+  }
+  // Hand-computed: a 2x2 input of ones, a 2x2 kernel of ones, stride 1: the counts of overlaps.
+  Graph g;
+  g.output(g.conv_transpose(g.input("x", {1, 1, 2, 2}), g.weight("w", {1, 1, 2, 2}), 1, 1));
+  HostTensor ones({1, 1, 2, 2}, {1, 1, 1, 1});
+  require_close(run1(g, {{"x", ones}, {"w", ones}}).data, {1, 2, 1, 2, 4, 2, 1, 2, 1});
+}
+
+TEST_CASE("executor: resize, nearest and linear, against ONNX's formulas") {
+  const HostTensor x({1, 1, 2, 3}, {1, 2, 3, 4, 5, 6});
+  const auto run_resize = [&](const Dims& dims, ResizeInterp interp, ResizeCoord coord, ResizeNearest nearest) {
+    Graph g;
+    g.output(g.resize(g.input("x", {1, 1, 2, 3}), dims, interp, coord, nearest));
+    return run1(g, {{"x", x}});
+  };
+  // Nearest, asymmetric, floor (PyTorch's nearest upsampling): every value repeated twice.
+  require_close(run_resize({1, 1, 4, 6}, ResizeInterp::Nearest, ResizeCoord::Asymmetric, ResizeNearest::Floor).data,
+                {1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 4, 4, 5, 5, 6, 6});
+  // Nearest, half_pixel, round_prefer_floor (ONNX's default), downsampling 3 -> 2 columns:
+  // coordinates (0 + 0.5) * 1.5 - 0.5 = 0.25 -> 0 and 1.75 -> 2.
+  require_close(run_resize({1, 1, 2, 2}, ResizeInterp::Nearest, ResizeCoord::HalfPixel, ResizeNearest::RoundPreferFloor).data,
+                {1, 3, 4, 6});
+  // round_prefer_floor against round_prefer_ceil on an exact half: 3 -> 6 columns, asymmetric:
+  // output 1 reads coordinate 0.5.
+  const HostTensor floor_half =
+      run_resize({1, 1, 2, 6}, ResizeInterp::Nearest, ResizeCoord::Asymmetric, ResizeNearest::RoundPreferFloor);
+  const HostTensor ceil_half =
+      run_resize({1, 1, 2, 6}, ResizeInterp::Nearest, ResizeCoord::Asymmetric, ResizeNearest::RoundPreferCeil);
+  CHECK(floor_half.data[1] == 1);
+  CHECK(ceil_half.data[1] == 2);
+  require_close(run_resize({1, 1, 2, 6}, ResizeInterp::Nearest, ResizeCoord::Asymmetric, ResizeNearest::Ceil).data,
+                {1, 2, 2, 3, 3, 3, 4, 5, 5, 6, 6, 6});
+  // Linear, align_corners, 3 -> 5 columns: midpoints between neighbours.
+  require_close(run_resize({1, 1, 2, 5}, ResizeInterp::Linear, ResizeCoord::AlignCorners, ResizeNearest::RoundPreferFloor).data,
+                {1, 1.5f, 2, 2.5f, 3, 4, 4.5f, 5, 5.5f, 6});
+  // Linear, half_pixel, 2 -> 4 rows, 3 -> 6 columns, against the bilinear formula in double
+  // (coordinates clamped to the input, as onnxruntime does).
+  const HostTensor lin = run_resize({1, 1, 4, 6}, ResizeInterp::Linear, ResizeCoord::HalfPixel, ResizeNearest::RoundPreferFloor);
+  const auto coordinate = [](std::int64_t o, double scale, std::int64_t in) {
+    return std::clamp((static_cast<double>(o) + 0.5) / scale - 0.5, 0.0, static_cast<double>(in - 1));
+  };
+  for (std::int64_t i = 0; i < 4; ++i)
+    for (std::int64_t j = 0; j < 6; ++j) {
+      const double yi = coordinate(i, 2.0, 2), xj = coordinate(j, 2.0, 3);
+      const auto y0 = static_cast<std::int64_t>(std::floor(yi)), x0 = static_cast<std::int64_t>(std::floor(xj));
+      const std::int64_t y1 = std::min<std::int64_t>(y0 + 1, 1), x1 = std::min<std::int64_t>(x0 + 1, 2);
+      const double fy = yi - static_cast<double>(y0), fx = xj - static_cast<double>(x0);
+      const auto at = [&](std::int64_t r, std::int64_t c) { return static_cast<double>(x.data[static_cast<std::size_t>(r * 3 + c)]); };
+      const double want = (1 - fy) * ((1 - fx) * at(y0, x0) + fx * at(y0, x1)) + fy * ((1 - fx) * at(y1, x0) + fx * at(y1, x1));
+      INFO("row " << i << " column " << j);
+      CHECK(lin.data[static_cast<std::size_t>(i * 6 + j)] == Approx(want).epsilon(1e-6));
+    }
+  // Resizing the batch axis and leaving the others alone works too.
+  CHECK(run_resize({2, 1, 2, 3}, ResizeInterp::Nearest, ResizeCoord::Asymmetric, ResizeNearest::Floor).data ==
+        std::vector<float>{1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6});
+}
+
+TEST_CASE("executor: an opaque operator is refused with its type, and does not stop weight precomputation") {
+  Graph g;
+  const Tensor x = g.input("x", {2, 4});
+  const Tensor w = g.relu(g.weight("w", {2, 4}));  // weight-only: precomputable
+  g.output(g.ewadd(g.opaque("Erf", {2, 4}, {g.ewmul(x, w)}), w));
+  const RecExpr<TensorNode> p = g.program();
+  const Bindings b = random_bindings(p, 4);
+  try {
+    (void)execute(p, b);
+    FAIL("executed an opaque operator");
+  } catch (const OpaqueOpError& e) {
+    CHECK(e.op_type() == "Erf");
+    CHECK(std::string(e.what()).find("'Erf'") != std::string::npos);
+  }
+  CHECK_THROWS_AS(execute(p, b, ExecuteOptions{false}), ExecutionError);
+  // Precomputation evaluates the weight-only part only, so the opaque node is no obstacle (and
+  // the input need not be bound).
+  Bindings weights_only{{"w", b.at("w")}};
+  const PrecomputedProgram pre = precompute_weights(p, weights_only);
+  CHECK(op_histogram(pre.program)[static_cast<std::size_t>(Op::Relu)] == 0);
+  CHECK(op_histogram(pre.program)[static_cast<std::size_t>(Op::Opaque)] == 1);
+}
+
 TEST_CASE("executor: merge and enlarge preserve the convolution") {
   // A grouped conv (4 groups) equals the conv with the weight merged by 2 (2 groups).
   Graph g;
@@ -348,6 +506,26 @@ TEST_CASE("executor: verify catches a wrong program and reports the worst elemen
   const VerifyResult shape = verify(relu, parse_program("(reshape (ints 2 8) (relu (input x f32 (ints 4 4))))"));
   CHECK_FALSE(shape.ok);
   CHECK(shape.message == "output 0: shape [4, 4] expected, [2, 8] computed");
+}
+
+TEST_CASE("executor: verify on given bindings, and compare_outputs alone") {
+  const auto relu = parse_program("(relu (input x f32 (ints 2 2)))");
+  const auto clip = parse_program("(clip (input x f32 (ints 2 2)) (weight lo f32 (ints 1)) (weight hi f32 (ints 1)))");
+  Bindings b{{"x", HostTensor({2, 2}, {-1, 0.5f, 2, -3})}, {"lo", HostTensor({1}, {0})}, {"hi", HostTensor({1}, {10})}};
+  CHECK(verify(relu, clip, b).ok);  // clip to [0, 10] is relu on these values
+  b["hi"] = HostTensor({1}, {1});
+  const VerifyResult r = verify(relu, clip, b);
+  CHECK_FALSE(r.ok);
+  CHECK(r.index == 2);
+  CHECK(r.expected == 2);
+  CHECK(r.actual == 1);
+  const VerifyResult near = compare_outputs({HostTensor({2}, {1, 100})}, {HostTensor({2}, {1.00005f, 100.009f})});
+  CHECK(near.ok);
+  CHECK(near.index == 1);
+  CHECK_FALSE(compare_outputs({HostTensor({2}, {1, 100})}, {HostTensor({2}, {1.0002f, 100})}).ok);
+  CHECK_FALSE(compare_outputs({HostTensor({2}, {1, 2})}, {}).ok);
+  CHECK(compare_outputs({HostTensor({2}, {1, 2})}, {HostTensor({1, 2}, {1, 2})}).message ==
+        "output 0: shape [2] expected, [1, 2] computed");
 }
 
 TEST_CASE("executor: precompute_weights removes weight-only subgraphs") {

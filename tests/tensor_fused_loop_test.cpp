@@ -69,6 +69,10 @@ TEST_CASE("fused loop: elementwise ops over several chunks") {
   check_fused("(gelu (ewadd $0 $1))", xy);
   check_fused("(smul (tanh $0) $1)", {{"x", "5 300"}, {"s", "1"}});
   check_fused("(relu (ewmul $0 $0))", {{"x", "2 1000"}});
+  // The ONNX extension's elementwise ops (bases of pow and sqrt kept positive).
+  check_fused("(ewsub (sqrt (exp $0)) (ewdiv $1 (exp $0)))", xy);
+  check_fused("(ewpow (exp $0) $1)", xy);
+  check_fused("(clip (ewsub $0 $1) $2 $3)", {{"x", "3 7 41"}, {"y", "3 7 41"}, {"lo", "1"}, {"hi", "1"}});
 }
 
 TEST_CASE("fused loop: injective producers (transpose, slice, pad, concat, broadcast, reshape)") {

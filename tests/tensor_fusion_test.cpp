@@ -4,8 +4,12 @@
 // never built.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <set>
+#include <vector>
 
 #include <tensat/tensor.h>
+#include <tensat/tensor/executor.h>
 
 using namespace tensat;
 using namespace tensat::tensor;
@@ -174,4 +178,74 @@ TEST_CASE("fusion: bodies are symbolic, cost nothing on their own, and print and
   CHECK_THROWS_AS(parse_program("(fused (relu (arg 0 f32 (ints 2 2))) (input x f32 (ints 4 8)))"), ShapeError);
   CHECK_THROWS_AS(parse_program("(fused (relu (arg 0 f16 (ints 4 8))) (input x f32 (ints 4 8)))"), ShapeError);
   CHECK_NOTHROW(parse_program("(fused (relu (arg 0 f32 (ints 4 8))) (input x f32 (ints 4 8)))"));
+}
+
+TEST_CASE("fusion: the ONNX extension's elementwise ops fuse, and resize, conv_transpose and opaque never do") {
+  // A normalization as ONNX exporters write one (the power's base kept positive, so that random
+  // weights give finite values), then an unknown operator, then more ops.
+  Graph g;
+  const Tensor x = g.input("x", {64, 256});
+  const Tensor mean = g.reshape(g.reduce_mean(x, 1), {64, 1});
+  const Tensor d = g.sub(x, mean);
+  const Tensor var = g.reshape(g.reduce_mean(g.pow(g.exp(d), g.weight("p", {1})), 1), {64, 1});
+  const Tensor y = g.div(d, g.sqrt(g.exp(var)));
+  const Tensor z = g.clip(y, g.weight("lo", {1}), g.weight("hi", {1}));
+  const Tensor erf = g.opaque("Erf", {64, 256}, {z});
+  g.output(g.relu(g.ewsub(erf, z)));
+  const Tensor img = g.input("img", {1, 4, 8, 8});
+  const Tensor up = g.resize(g.relu(img), {1, 4, 16, 16}, ResizeInterp::Nearest, ResizeCoord::Asymmetric,
+                             ResizeNearest::Floor);
+  g.output(g.sigmoid(g.conv_transpose(g.tanh(up), g.weight("k", {4, 2, 2, 2}), 2, 2)));
+  const RecExpr<TensorNode> program = g.program();
+
+  const TensorEGraph egraph = fused_egraph(program);
+  std::set<Op> fused_ops;
+  for (const auto& c : egraph.classes())
+    for (Id nid : c.nodes) {
+      const TensorNode& n = egraph.node(nid);
+      if (n.op() != Op::Fused) continue;
+      std::vector<Id> stack{egraph.find(n.children()[0])}, seen;
+      while (!stack.empty()) {
+        const Id b = stack.back();
+        stack.pop_back();
+        if (std::find(seen.begin(), seen.end(), b) != seen.end()) continue;
+        seen.push_back(b);
+        for (Id m : egraph[b].nodes) {
+          const TensorNode& op = egraph.node(m);
+          fused_ops.insert(op.op());
+          for (Id child : op.children())
+            if (egraph[child].data.symbolic) stack.push_back(egraph.find(child));
+        }
+      }
+    }
+  for (Op op : {Op::EwSub, Op::EwDiv, Op::EwPow, Op::Sqrt, Op::Clip}) {
+    INFO("op " << op_name(op));
+    CHECK(fused_ops.count(op) == 1);
+  }
+  for (Op op : {Op::Opaque, Op::Resize, Op::ConvTranspose}) {
+    INFO("op " << op_name(op));
+    CHECK(fused_ops.count(op) == 0);
+  }
+
+  // Through the whole optimizer (rules and fusion): the opaque node is kept as it was, and what
+  // feeds it still computes the same values.
+  OptimizeOptions options;
+  options.profile = find_profile("h100-sxm");
+  options.fusion = true;
+  const OptimizeResult result = optimize(program, options);
+  std::vector<Id> opaque_nodes;
+  for (std::size_t i = 0; i < result.optimized.size(); ++i)
+    if (result.optimized[Id(i)].op() == Op::Opaque) opaque_nodes.push_back(Id(i));
+  REQUIRE(opaque_nodes.size() == 1);
+  const TensorNode& kept = result.optimized[opaque_nodes[0]];
+  CHECK(result.optimized.to_string(kept.children()[0]) == "Erf");
+  const auto infos = check_program(result.optimized);
+  CHECK(infos[opaque_nodes[0].index()].dims == Dims{64, 256});
+  const RecExpr<TensorNode> operand_before = parse_program(program.to_string(program[erf.id].children()[3]));
+  const RecExpr<TensorNode> operand_after = parse_program(result.optimized.to_string(kept.children()[3]));
+  const VerifyResult v = verify(operand_before, operand_after, 2);
+  INFO(v.message);
+  CHECK(v.ok);
+  CHECK(v.nonfinite == 0);
+  CHECK(result.cost_after <= result.cost_before);
 }

@@ -175,6 +175,68 @@ TEST_CASE("shape: enlarge, merge and noop") {
   CHECK(infos.back().weight_only);
 }
 
+TEST_CASE("shape: the ONNX extension: ewsub, ewdiv, ewpow, sqrt and clip") {
+  const std::string a = in("a", "2 3"), b = in("b", "2 3"), c = in("c", "3 2"), h = in("h", "2 3", "f16");
+  for (const char* op : {"ewsub", "ewdiv", "ewpow"}) {
+    CHECK(root_info(std::string("(") + op + " " + a + " " + b + ")") == "tensor f32 [2, 3]");
+    CHECK_THAT(error_of(std::string("(") + op + " " + a + " " + c + ")"), Catch::Contains("shapes [2, 3] and [3, 2] differ"));
+    CHECK_THAT(error_of(std::string("(") + op + " " + a + " " + h + ")"), Catch::Contains("dtypes differ"));
+  }
+  CHECK(root_info("(sqrt " + h + ")") == "tensor f16 [2, 3]");
+  CHECK_THAT(error_of("(sqrt 3)"), Catch::Contains("not a tensor"));
+  CHECK(root_info("(clip " + a + " " + wt("lo", "1") + " " + wt("hi", "") + ")") == "tensor f32 [2, 3]");
+  CHECK_THAT(error_of("(clip " + a + " " + wt("lo", "2") + " " + wt("hi", "1") + ")"), Catch::Contains("want one element"));
+  CHECK_THAT(error_of("(clip " + a + " " + in("lo", "1", "f16") + " " + wt("hi", "1") + ")"), Catch::Contains("dtypes differ"));
+  // Weight-only when every operand is.
+  CHECK(check_program(parse_program("(clip " + wt("w", "4") + " " + wt("lo", "1") + " " + wt("hi", "1") + ")")).back().weight_only);
+  CHECK_FALSE(check_program(parse_program("(clip " + a + " " + wt("lo", "1") + " " + wt("hi", "1") + ")")).back().weight_only);
+}
+
+TEST_CASE("shape: the ONNX extension: resize and conv_transpose") {
+  const std::string x = in("x", "1 8 5 7");
+  CHECK(root_info("(resize 0 1 1 (ints 1 8 10 14) " + x + ")") == "tensor f32 [1, 8, 10, 14]");
+  CHECK(root_info("(resize 1 2 0 (ints 2 8 3 7) " + x + ")") == "tensor f32 [2, 8, 3, 7]");
+  CHECK_THAT(error_of("(resize 2 0 0 (ints 1 8 10 14) " + x + ")"), Catch::Contains("interpolation 2"));
+  CHECK_THAT(error_of("(resize 0 3 0 (ints 1 8 10 14) " + x + ")"), Catch::Contains("coordinate mode 3"));
+  CHECK_THAT(error_of("(resize 0 0 4 (ints 1 8 10 14) " + x + ")"), Catch::Contains("nearest mode 4"));
+  CHECK_THAT(error_of("(resize 0 0 0 (ints 8 10 14) " + x + ")"), Catch::Contains("rank"));
+  CHECK_THAT(error_of("(resize 0 0 0 (ints 1 8 0 14) " + x + ")"), Catch::Contains("not positive"));
+  // conv_transpose: out = (in - 1) * stride + k - pad_begin - pad_end; weight [C_in, C_out/g, kh, kw].
+  CHECK(root_info("(conv_transpose 2 2 0 0 0 0 1 " + x + " " + wt("w", "8 4 3 3") + ")") == "tensor f32 [1, 4, 11, 15]");
+  CHECK(root_info("(conv_transpose 2 2 1 1 1 1 1 " + x + " " + wt("w", "8 4 3 3") + ")") == "tensor f32 [1, 4, 9, 13]");
+  CHECK(root_info("(conv_transpose 2 2 1 1 0 0 2 " + x + " " + wt("w", "8 3 4 4") + ")") == "tensor f32 [1, 6, 11, 15]");
+  // A negative end pad (ONNX's output_padding) appends rows, by less than a stride.
+  CHECK(root_info("(conv_transpose 2 3 1 1 -1 -2 1 " + x + " " + wt("w", "8 4 3 3") + ")") == "tensor f32 [1, 4, 11, 22]");
+  CHECK_THAT(error_of("(conv_transpose 2 2 0 0 -2 0 1 " + x + " " + wt("w", "8 4 3 3") + ")"), Catch::Contains("out of range"));
+  CHECK_THAT(error_of("(conv_transpose 2 2 -1 0 0 0 1 " + x + " " + wt("w", "8 4 3 3") + ")"), Catch::Contains("out of range"));
+  CHECK_THAT(error_of("(conv_transpose 2 2 0 0 0 0 1 " + x + " " + wt("w", "4 4 3 3") + ")"), Catch::Contains("does not fit"));
+  CHECK_THAT(error_of("(conv_transpose 2 2 0 0 0 0 3 " + x + " " + wt("w", "8 4 3 3") + ")"), Catch::Contains("3 groups"));
+  CHECK_THAT(error_of("(conv_transpose 0 2 0 0 0 0 1 " + x + " " + wt("w", "8 4 3 3") + ")"), Catch::Contains("must be positive"));
+  CHECK_THAT(error_of("(conv_transpose 1 1 2 2 2 2 1 " + in("s", "1 8 1 1") + " " + wt("w", "8 4 3 3") + ")"),
+             Catch::Contains("empty output"));
+  CHECK_THAT(error_of("(conv_transpose 1 1 0 0 0 0 1 " + in("v", "8 5 7") + " " + wt("w", "8 4 3 3") + ")"),
+             Catch::Contains("rank 4"));
+}
+
+TEST_CASE("shape: the ONNX extension: opaque carries its type, dtype and shape, and is never weight-only") {
+  CHECK(root_info("(opaque Erf f32 (ints 2 4) " + in("x", "2 4") + ")") == "tensor f32 [2, 4]");
+  CHECK(root_info("(opaque NonMaxSuppression bf16 (ints 7) " + in("x", "2 4") + " " + in("y", "3") + ")") == "tensor bf16 [7]");
+  CHECK(root_info("(opaque RandomNormal f32 (ints 3 3))") == "tensor f32 [3, 3]");  // no operands
+  CHECK_FALSE(check_program(parse_program("(opaque Erf f32 (ints 4) " + wt("w", "4") + ")")).back().weight_only);
+  CHECK_THAT(error_of("(opaque 3 f32 (ints 2 4) " + in("x", "2 4") + ")"), Catch::Contains("not a name"));
+  CHECK_THAT(error_of("(opaque Erf f64 (ints 2 4) " + in("x", "2 4") + ")"), Catch::Contains("unknown dtype"));
+  CHECK_THAT(error_of("(opaque Erf f32 (ints 2 0) " + in("x", "2 4") + ")"), Catch::Contains("not positive"));
+  CHECK_THAT(error_of("(opaque Erf f32 (ints 2 4) (ints 1 2))"), Catch::Contains("not a tensor"));
+  CHECK_THAT(error_of("(fused (opaque Erf f32 (ints 4) (arg 0 f32 (ints 4))) " + in("x", "4") + ")"),
+             Catch::Contains("never fuse"));
+  // The builder refuses a type that would not read back.
+  Graph g;
+  const Tensor x = g.input("x", {2});
+  CHECK(g.info(g.opaque("Erf", {2}, {x})).dims == Dims{2});
+  CHECK_THROWS_AS(g.opaque("has space", {2}, {x}), ShapeError);
+  CHECK_THROWS_AS(g.opaque("relu", {2}, {x}), ShapeError);
+}
+
 TEST_CASE("shape: the error names the offending node") {
   try {
     (void)parse_program("(relu (ewadd " + in("a", "2") + " " + in("b", "3") + "))");
@@ -227,6 +289,24 @@ TEST_CASE("builder: checks as it builds, shares identical nodes, prints and re-r
   CHECK(counts[static_cast<std::size_t>(Op::MatMul)] == 1);
   CHECK(counts[static_cast<std::size_t>(Op::Broadcast)] == 1);
   CHECK(count_ops(program) == 7);  // matmul relu broadcast ewadd split split_0 split_1
+}
+
+TEST_CASE("builder: add/mul/sub/div/pow broadcast both operands when both need it") {
+  // Found by fuzzing the ONNX importer: broadcasting the first operand appends nodes, which
+  // could move the builder's infos while the second operand's shape was still referenced
+  // (a use after free under ASan). The graphs start with 0 to 63 filler nodes, so that in some
+  // of them the infos' vector reallocates exactly while the first operand is broadcast.
+  for (std::int64_t filler = 0; filler < 64; ++filler) {
+    Graph g;
+    for (std::int64_t i = 0; i < filler; ++i) (void)g.num(1000 + i);
+    const Tensor a = g.input("a", {4, 1});
+    const Tensor b = g.input("b", {1, 5});
+    for (Tensor t : {g.add(a, b), g.mul(a, b), g.sub(b, a), g.div(a, b), g.pow(b, a)}) {
+      CHECK(g.shape(t) == Dims{4, 5});
+      g.output(t);
+    }
+    CHECK_NOTHROW(check_program(g.program()));
+  }
 }
 
 TEST_CASE("builder: program() leaves out nodes no output needs") {

@@ -1,5 +1,11 @@
-// tensat-opt: optimizes one of TENSAT's benchmark models with the tensor superoptimizer
-// (`tensat::tensor::optimize`) and reports what changed.
+// tensat-opt: optimizes one of TENSAT's benchmark models, or an ONNX model, with the tensor
+// superoptimizer (`tensat::tensor::optimize`) and reports what changed.
+//
+//   tensat-opt model.onnx --input x=1,3,48,320 --profile h100-sxm --out optimized.onnx --verify
+//
+// imports the ONNX model (tensat/onnx/import.h; the symbolic dimensions fixed by --input),
+// optimizes it, and with --out exports the optimized program (tensat/onnx/export.h). Built with
+// ONNX support only when CMake found libonnx-dev (TENSAT_HAS_ONNX).
 //
 //   tensat-opt --model nasrnn
 //   iter  0: nodes 1234  classes 987  applied 321  elapsed 0.012 s
@@ -16,9 +22,10 @@
 // --json: nothing but one JSON object on one line.
 //
 // --verify runs the original and the optimized program on the Eigen reference executor
-// (tensat/tensor/executor.h, `verify` with seed 1) and compares every output element; --measure N
-// times both programs on that executor (weight-only subgraphs precomputed first; one untimed
-// warm-up run, then the median of N runs).
+// (tensat/tensor/executor.h, `verify` with seed 1: random inputs and weights; an ONNX model's own
+// weights with random inputs) and compares every output element, and with --out also the
+// exported file read back; --measure N times both programs on that executor (weight-only
+// subgraphs precomputed first; one untimed warm-up run, then the median of N runs).
 //
 // Exit status: 0 on success, 2 on bad arguments (on stderr "tensat-opt: <reason>" and the usage
 // line), 1 on an internal error or when --verify finds a mismatch.
@@ -29,6 +36,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <optional>
 #include <iostream>
 #include <string>
@@ -47,6 +55,11 @@
 #include <tensat/tensor/executor.h>
 #include <tensat/tensor/models.h>
 
+#ifdef TENSAT_HAS_ONNX
+#include <tensat/onnx/export.h>
+#include <tensat/onnx/import.h>
+#endif
+
 #include "common/cli.h"
 
 namespace {
@@ -54,17 +67,23 @@ namespace {
 namespace tt = tensat::tensor;
 
 constexpr const char* kUsageLine =
-    "usage: tensat-opt --model bert|nasrnn|resnext50|nasneta|inceptionv3|squeezenet|vgg19 "
+    "usage: tensat-opt --model bert|nasrnn|resnext50|nasneta|inceptionv3|squeezenet|vgg19 | MODEL.onnx "
+    "[--input NAME=d0,d1,...] [--out FILE.onnx] "
     "[--node-limit N] [--iter-limit K] [--k-multi M] [--time-limit S] [--extractor greedy-dag|ilp] "
     "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--verify] [--measure N] [--json]\n";
 
 constexpr const char* kHelp =
     "\n"
-    "Optimizes one of TENSAT's benchmark models: equality saturation with the tensor rules under\n"
-    "TENSAT's limits and cycle filtering, then extraction of the cheapest program.\n"
+    "Optimizes one of TENSAT's benchmark models, or an ONNX model: equality saturation with the\n"
+    "tensor rules under TENSAT's limits and cycle filtering, then extraction of the cheapest program.\n"
     "\n"
     "Options:\n"
-    "  --model NAME          the model (required)\n"
+    "  --model NAME          a built-in model\n"
+    "  MODEL.onnx            or an ONNX model file (when built with libonnx-dev); operators the\n"
+    "                        dialect does not know are kept as opaque nodes\n"
+    "  --input NAME=d0,d1,.. the shape of the ONNX model's input NAME (required for symbolic\n"
+    "                        dimensions such as a dynamic batch; repeat for several inputs)\n"
+    "  --out FILE.onnx       write the optimized ONNX model there (fused kernels as plain operators)\n"
     "  --node-limit N        e-graph node limit (default 50000)\n"
     "  --iter-limit K        iteration limit (default 15)\n"
     "  --k-multi M           iterations in which the multi-pattern rules run (default 1)\n"
@@ -77,9 +96,10 @@ constexpr const char* kHelp =
     "                        predicted time by op kind before and after (default: simple cost)\n"
     "  --no-fusion           with --profile: no fusion phase\n"
     "  --verify              run the original and the optimized program on the Eigen reference\n"
-    "                        executor (random inputs and weights, seed 1) and compare every output\n"
-    "                        element (rtol 1e-4, atol 1e-5; values non-finite in both pass and are\n"
-    "                        counted); exit status 1 on a mismatch\n"
+    "                        executor (random inputs and weights, seed 1; an ONNX model keeps its\n"
+    "                        weights) and compare every output element (rtol 1e-4, atol 1e-5; values\n"
+    "                        non-finite in both pass and are counted); with --out, the exported file\n"
+    "                        read back too; exit status 1 on a mismatch\n"
     "  --measure N           time the original and the optimized program on the Eigen executor\n"
     "                        (weights precomputed, one warm-up run each, then N >= 1 runs of each,\n"
     "                        alternating the two programs; medians compared)\n"
@@ -87,13 +107,17 @@ constexpr const char* kHelp =
     "  --help                print this help and exit\n"
     "\n"
     "Without --json, prints one progress line per iteration, then a before/after table.\n"
-    "Exit status: 0 success, 2 bad arguments, 1 internal error or --verify mismatch.\n";
+    "Exit status: 0 success, 2 bad arguments or a model that cannot be read (or verified: opaque\n"
+    "operators), 1 internal error or --verify mismatch.\n";
 
 using cli::BadInput;
 using cli::one_line;
 
 struct Options {
   std::string model;
+  std::string onnx_path;  // an ONNX model file instead of --model
+  std::vector<std::pair<std::string, tt::Dims>> input_shapes;  // --input, in order
+  std::string out;        // --out
   tt::OptimizeOptions optimize;
   bool json = false;
   bool help = false;
@@ -101,6 +125,29 @@ struct Options {
   bool verify = false;
   std::size_t measure = 0;  // runs per program; 0: no --measure
 };
+
+/// NAME=d0,d1,... with positive integer dimensions.
+std::pair<std::string, tt::Dims> parse_input_shape(const std::string& text) {
+  const auto eq = text.find('=');
+  const std::string bad = "--input must be NAME=d0,d1,... with positive dimensions, got '" + text + "'";
+  if (eq == std::string::npos || eq == 0) throw BadInput{bad};
+  tt::Dims dims;
+  std::string rest = text.substr(eq + 1);
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = rest.find(',', start);
+    const std::string part = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    bool ok = !part.empty() && part.size() <= 12;
+    for (char ch : part) ok = ok && ch >= '0' && ch <= '9';
+    if (!ok) throw BadInput{bad};
+    const auto d = static_cast<std::int64_t>(std::strtoll(part.c_str(), nullptr, 10));
+    if (d <= 0) throw BadInput{bad};
+    dims.push_back(d);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return {text.substr(0, eq), dims};
+}
 
 std::size_t parse_count(const std::string& name, const std::string& text) {
   bool ok = !text.empty() && text.size() <= 18;  // 18 digits cannot overflow
@@ -138,7 +185,12 @@ Options parse_args(int argc, char** argv) {
       options.verify = true;
       continue;
     }
-    if (arg.rfind("--", 0) != 0) throw BadInput{"unexpected argument '" + arg + "'"};
+    if (arg.rfind("--", 0) != 0) {
+      // A positional argument: the ONNX model file.
+      if (!options.onnx_path.empty()) throw BadInput{"unexpected argument '" + arg + "' (one model file only)"};
+      options.onnx_path = arg;
+      continue;
+    }
     // --name VALUE or --name=VALUE
     std::string name = arg, value;
     bool inline_value = false;
@@ -149,7 +201,7 @@ Options parse_args(int argc, char** argv) {
     }
     if (name != "--model" && name != "--node-limit" && name != "--iter-limit" && name != "--k-multi" &&
         name != "--time-limit" && name != "--extractor" && name != "--ilp-time-limit" && name != "--profile" &&
-        name != "--measure")
+        name != "--measure" && name != "--input" && name != "--out")
       throw BadInput{"unknown option '" + name + "'"};
     if (!inline_value) {
       if (i + 1 >= argc) throw BadInput{"option " + name + " needs a value"};
@@ -170,6 +222,11 @@ Options parse_args(int argc, char** argv) {
       for (char ch : value) ok = ok && ch >= '0' && ch <= '9';
       if (ok) options.measure = static_cast<std::size_t>(std::strtoull(value.c_str(), nullptr, 10));
       if (!ok || options.measure == 0) throw BadInput{"--measure must be a positive integer, got '" + value + "'"};
+    } else if (name == "--input") {
+      options.input_shapes.push_back(parse_input_shape(value));
+    } else if (name == "--out") {
+      if (value.empty()) throw BadInput{"--out needs a file name"};
+      options.out = value;
     } else if (name == "--node-limit") {
       options.optimize.node_limit = parse_count(name, value);
     } else if (name == "--iter-limit") {
@@ -195,7 +252,15 @@ Options parse_args(int argc, char** argv) {
     }
   }
   if (options.help) return options;
-  if (options.model.empty()) throw BadInput{"missing --model"};
+  if (!options.model.empty() && !options.onnx_path.empty())
+    throw BadInput{"give either --model or an ONNX model file, not both"};
+  if (options.model.empty() && options.onnx_path.empty()) throw BadInput{"missing --model (or an ONNX model file)"};
+  if (options.onnx_path.empty() && !options.input_shapes.empty()) throw BadInput{"--input needs an ONNX model file"};
+  if (options.onnx_path.empty() && !options.out.empty()) throw BadInput{"--out needs an ONNX model file"};
+#ifndef TENSAT_HAS_ONNX
+  if (!options.onnx_path.empty())
+    throw BadInput{"this tensat-opt was built without ONNX support (libonnx-dev, CMake option TENSAT_WITH_ONNX)"};
+#endif
   if (options.no_fusion && !options.optimize.profile) throw BadInput{"--no-fusion needs --profile"};
   options.optimize.fusion = options.optimize.profile.has_value() && !options.no_fusion;
   return options;
@@ -212,10 +277,51 @@ nlohmann::ordered_json number(double value) {
   return value;
 }
 
-/// Median wall time in milliseconds of `runs` executions of `program` (weight-only subgraphs
-/// precomputed once, one untimed warm-up run first).
+/// What is optimized: a built-in model, or an imported ONNX model with its weights.
+struct Loaded {
+  tensat::RecExpr<tt::TensorNode> program;
+  std::string name;  // the --model name or the file
+  bool onnx = false;
+#ifdef TENSAT_HAS_ONNX
+  tensat::onnx::ImportedModel imported;
+#endif
+};
+
+Loaded load(const Options& options) {
+  Loaded loaded;
+  if (options.onnx_path.empty()) {
+    loaded.program = tt::models::build_model(options.model).program();
+    loaded.name = options.model;
+    return loaded;
+  }
+#ifdef TENSAT_HAS_ONNX
+  tensat::onnx::ImportOptions import_options;
+  for (const auto& [name, dims] : options.input_shapes)
+    if (!import_options.input_shapes.emplace(name, dims).second) throw BadInput{"--input " + name + " is given twice"};
+  try {
+    loaded.imported = tensat::onnx::import(options.onnx_path, import_options);
+  } catch (const tensat::onnx::ImportError& e) {
+    throw BadInput{options.onnx_path + ": " + e.what()};
+  }
+  loaded.program = loaded.imported.program;
+  loaded.name = options.onnx_path;
+  loaded.onnx = true;
+  const auto& opaque = loaded.imported.opaque_ops;
+  if ((options.verify || options.measure) && !opaque.empty()) {
+    std::string types;
+    for (const std::string& t : opaque) types += (types.empty() ? "" : ", ") + t;
+    throw BadInput{std::string(options.verify ? "--verify" : "--measure") + ": the executor cannot run " +
+                   options.onnx_path + ": it has opaque operators (" + types + ")"};
+  }
+  if (!options.out.empty() && !std::ofstream(options.out, std::ios::app))
+    throw BadInput{"--out: cannot write '" + options.out + "'"};
+#endif
+  return loaded;
+}
+
 int run(const Options& options) {
-  const tensat::RecExpr<tt::TensorNode> program = tt::models::build_model(options.model).program();
+  const Loaded loaded = load(options);
+  const tensat::RecExpr<tt::TensorNode>& program = loaded.program;
 
   tt::OptimizeOptions opts = options.optimize;
   double elapsed = 0;
@@ -245,9 +351,44 @@ int run(const Options& options) {
   const std::string stop = result.stop_reason.to_string();
   const std::string status = result.extraction_status == tensat::ExtractionStatus::Optimal ? "optimal" : "feasible";
 
-  std::optional<tt::VerifyResult> verified;
-  if (options.verify) verified = tt::verify(program, result.optimized, 1);
-  const int exit_code = verified && !verified->ok ? 1 : 0;
+  std::optional<tt::VerifyResult> verified, verified_export;
+#ifdef TENSAT_HAS_ONNX
+  if (loaded.onnx && !options.out.empty()) {
+    try {
+      tensat::onnx::export_to_file(result.optimized, loaded.imported.weights, options.out,
+                                   tensat::onnx::export_options_for(loaded.imported));
+    } catch (const tensat::onnx::ExportError& e) {
+      if (e.where() == "file") throw BadInput{std::string("--out: ") + e.what()};
+      throw;
+    }
+  }
+#endif
+  if (options.verify && !loaded.onnx) verified = tt::verify(program, result.optimized, 1);
+#ifdef TENSAT_HAS_ONNX
+  if (options.verify && loaded.onnx) {
+    // The model's own weights, random inputs (seed 1).
+    tt::Bindings bindings = loaded.imported.weights;
+    for (auto& [name, t] : tt::random_bindings(program, 1)) bindings.emplace(name, std::move(t));
+    const std::vector<tt::HostTensor> want = tt::execute(program, bindings);
+    verified = tt::compare_outputs(want, tt::execute(result.optimized, bindings));
+    if (!options.out.empty()) {
+      // The exported file read back, on the same inputs.
+      tensat::onnx::ImportOptions again_options;
+      const auto& m = loaded.imported;
+      for (std::size_t i = 0; i < m.inputs.size(); ++i) again_options.input_shapes[m.inputs[i]] = m.input_dims[i];
+      const tensat::onnx::ImportedModel again = tensat::onnx::import(options.out, again_options);
+      tt::Bindings again_bindings = again.weights;
+      for (std::size_t i = 0; i < again.inputs.size(); ++i) {
+        const auto at = std::find(m.inputs.begin(), m.inputs.end(), again.inputs[i]);
+        if (at == m.inputs.end()) throw tensat::Error("the exported model has an input the original does not");
+        again_bindings.emplace(again.input_symbols[i],
+                               bindings.at(m.input_symbols[static_cast<std::size_t>(at - m.inputs.begin())]));
+      }
+      verified_export = tt::compare_outputs(want, tt::execute(again.program, again_bindings));
+    }
+  }
+#endif
+  const int exit_code = (verified && !verified->ok) || (verified_export && !verified_export->ok) ? 1 : 0;
   double measured_before = 0, measured_after = 0;
   if (options.measure) {
     const tt::TimeComparison times = tt::compare_times(program, result.optimized, options.measure);
@@ -265,7 +406,19 @@ int run(const Options& options) {
       by_after[name] = after[k];
     }
     nlohmann::ordered_json line;
-    line["model"] = options.model;
+    line["model"] = loaded.name;
+#ifdef TENSAT_HAS_ONNX
+    if (loaded.onnx) {
+      const auto& m = loaded.imported;
+      line["onnx_opset"] = m.opset;
+      nlohmann::ordered_json inputs = nlohmann::ordered_json::object();
+      for (std::size_t i = 0; i < m.inputs.size(); ++i)
+        inputs[m.inputs[i]] = std::vector<std::int64_t>(m.input_dims[i].begin(), m.input_dims[i].end());
+      line["onnx_inputs"] = std::move(inputs);
+      line["opaque_ops"] = m.opaque_ops;
+      if (!options.out.empty()) line["out"] = options.out;
+    }
+#endif
     line["node_limit"] = options.optimize.node_limit;
     line["iter_limit"] = options.optimize.iter_limit;
     line["k_multi"] = options.optimize.k_multi;
@@ -311,6 +464,11 @@ int run(const Options& options) {
       line["verify_compared"] = verified->compared;
       if (!verified->ok) line["verify_message"] = verified->message;
     }
+    if (verified_export) {
+      line["verify_export_ok"] = verified_export->ok;
+      line["verify_export_worst_rel_error"] = number(verified_export->rel_error);
+      if (!verified_export->ok) line["verify_export_message"] = verified_export->message;
+    }
     if (options.measure) {
       line["measure_runs"] = options.measure;
       line["measured_original_ms"] = measured_before;
@@ -338,7 +496,20 @@ int run(const Options& options) {
                        result.fusion_nodes_added);
   }
   out += "\n";
-  out += fmt::format("model               {}\n", options.model);
+  out += fmt::format("model               {}\n", loaded.name);
+#ifdef TENSAT_HAS_ONNX
+  if (loaded.onnx) {
+    const auto& m = loaded.imported;
+    std::string inputs;
+    for (std::size_t i = 0; i < m.inputs.size(); ++i)
+      inputs += fmt::format("{}{} {}", i ? ", " : "", m.inputs[i], tt::dims_to_string(m.input_dims[i]));
+    std::string opaque;
+    for (const std::string& t : m.opaque_ops) opaque += (opaque.empty() ? "" : ", ") + t;
+    out += fmt::format("onnx                opset {}, inputs {}\n", m.opset, inputs);
+    out += fmt::format("opaque operators    {}\n", opaque.empty() ? "none" : opaque);
+    if (!options.out.empty()) out += fmt::format("exported            {}\n", options.out);
+  }
+#endif
   out += fmt::format("optimizer time      {:.3f} s (saturation {:.3f} s, extraction {:.3f} s, {})\n",
                      result.optimize_seconds(), result.saturation_seconds, result.extraction_seconds,
                      ilp ? "ilp " + status : std::string("greedy-dag"));
@@ -362,6 +533,11 @@ int run(const Options& options) {
     } else {
       out += "verify: MISMATCH " + v.message + "\n";
     }
+  }
+  if (verified_export) {
+    const tt::VerifyResult& v = *verified_export;
+    out += v.ok ? fmt::format("verify export: ok, the file read back agrees, worst relative error {:.3g}\n", v.rel_error)
+                : "verify export: MISMATCH " + v.message + "\n";
   }
   std::cout << out << std::flush;
   return exit_code;

@@ -128,6 +128,10 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// | softmax (rows r) | n·(w.max + 2·w.add + w.exp + w.mul) + r·w.div | input | vector |
 /// | layernorm (rows r) | n·(4·w.add + 3·w.mul) + r·(2·w.mul + w.add + w.rsqrt) | x, gamma, beta | vector |
 /// | batchnorm (channels C) | n·(w.mul + w.add) + C·(w.rsqrt + 4) | all five | vector |
+/// | ewsub / ewdiv / ewpow / sqrt / clip | n·w.add / n·w.div / n·(2·w.exp + w.mul) / n·w.rsqrt / 2n·w.max | inputs | vector |
+/// | conv_transpose, x [N, C_in, H, W], weight [C_in, C_out/g, kh, kw] | 2·N·C_in·H·W·(C_out/g)·kh·kw | x, weight | as matmul |
+/// | resize (k axes resized) | nearest 0; linear n·k·(2·w.mul + w.add) | input | vector |
+/// | opaque (an unknown ONNX operator) | 0: memory-bound, one launch | inputs | vector |
 /// | concat / transpose / pad / enlarge / merge | 0 | inputs | — |
 /// | slice | 0 | the slice only (n elements) | — |
 /// | views (`is_view_op`), weight-only results, non-tensors | free | | |
@@ -204,7 +208,27 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       work.bytes_read = work.bytes_written;
       break;
     }
-    default: break;  // concat, transpose, pad, enlarge, merge: bytes only
+    case Op::EwSub: work.flops = n * w.add; break;
+    case Op::EwDiv: work.flops = n * w.div; break;
+    case Op::EwPow: work.flops = n * (2 * w.exp + w.mul); break;  // exp(b · log a)
+    case Op::Sqrt: work.flops = n * w.rsqrt; break;
+    case Op::Clip: work.flops = n * 2 * w.max; break;
+    case Op::ConvTranspose: {
+      const Dims& wd = children[8]->dims;
+      work.flops = 2 * static_cast<double>(children[7]->elements()) * static_cast<double>(wd[1] * wd[2] * wd[3]);
+      work.unit = profile.gemm_unit(out.dtype);
+      break;
+    }
+    case Op::Resize: {
+      if (children[0]->value != static_cast<std::int64_t>(ResizeInterp::Linear)) break;
+      double axes = 0;
+      for (std::size_t a = 0; a < out.dims.size(); ++a) axes += out.dims[a] != children[4]->dims[a];
+      work.flops = n * axes * (2 * w.mul + w.add);
+      break;
+    }
+    // opaque: nothing is known of its arithmetic; as a memory-bound kernel it costs one launch
+    // and its bytes, which no rewrite can change (only what surrounds it).
+    default: break;  // concat, transpose, pad, enlarge, merge, opaque: bytes only
   }
   return work;
 }

@@ -82,6 +82,19 @@ class BindingShapeError : public ExecutionError {
   std::string name_;
 };
 
+/// An `opaque` node: an operator the dialect does not know, which no executor can run.
+class OpaqueOpError : public ExecutionError {
+ public:
+  OpaqueOpError(std::size_t node, std::string op_type)
+      : ExecutionError(fmt::format("execute: node {} is the opaque operator '{}', which the executor cannot run",
+                                   node, op_type)),
+        op_type_(std::move(op_type)) {}
+  [[nodiscard]] const std::string& op_type() const noexcept { return op_type_; }
+
+ private:
+  std::string op_type_;
+};
+
 /// f32 rounded to bf16 (round to nearest even on the upper 16 bits; NaN kept).
 [[nodiscard]] inline float round_bf16(float x) noexcept {
   std::uint32_t u;
@@ -430,6 +443,120 @@ inline HostTensor merge(const HostTensor& w, std::int64_t groups, std::int64_t c
   return out;
 }
 
+// ----- Operators of the ONNX extension (conv_transpose, resize, clip).
+
+/// Transposed convolution (ONNX ConvTranspose without dilations): every input pixel scatters
+/// `w`'s kernel, scaled, into the full output of (H - 1) * sh + kh rows (likewise columns), from
+/// which rows [pt, pt + Ho) are kept; rows past the full output (a negative end pad) are zero.
+/// One GEMM per image and group (W_g^T · X_g), then a col2im scatter-add.
+inline HostTensor conv_transpose(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw,
+                                 std::int64_t pt, std::int64_t pl, std::int64_t pb, std::int64_t pr,
+                                 std::int64_t groups) {
+  const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
+  const std::int64_t Og = w.dims[1], kh = w.dims[2], kw = w.dims[3], Cg = C / groups, O = Og * groups;
+  const std::int64_t Ho = (H - 1) * sh + kh - pt - pb, Wo = (W - 1) * sw + kw - pl - pr;
+  HostTensor out(Dims{N, O, Ho, Wo}, x.dtype);
+  const std::int64_t K = Og * kh * kw, P = H * W;
+  RowMatrix cols(K, P);
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t g = 0; g < groups; ++g) {
+      Eigen::Map<const RowMatrix> Wm(w.data.data() + g * Cg * K, Cg, K);
+      Eigen::Map<const RowMatrix> Xm(x.data.data() + (n * C + g * Cg) * P, Cg, P);
+      cols.noalias() = Wm.transpose() * Xm;
+      for (std::int64_t o = 0; o < Og; ++o) {
+        float* plane = out.data.data() + (n * O + g * Og + o) * Ho * Wo;
+        for (std::int64_t i = 0; i < kh; ++i)
+          for (std::int64_t j = 0; j < kw; ++j) {
+            const float* col = cols.data() + ((o * kh + i) * kw + j) * P;
+            for (std::int64_t ih = 0; ih < H; ++ih) {
+              const std::int64_t oh = ih * sh + i - pt;
+              if (oh < 0 || oh >= Ho) continue;
+              for (std::int64_t iw = 0; iw < W; ++iw) {
+                const std::int64_t ow = iw * sw + j - pl;
+                if (ow >= 0 && ow < Wo) plane[oh * Wo + ow] += col[ih * W + iw];
+              }
+            }
+          }
+      }
+    }
+  return out;
+}
+
+/// The input coordinate of output index `o` along an axis resized from `in` to `out` (ONNX
+/// Resize's coordinate transformation, scale = out / in).
+inline double resize_coordinate(std::int64_t o, std::int64_t in, std::int64_t out, std::int64_t coord) {
+  const double scale = static_cast<double>(out) / static_cast<double>(in);
+  switch (static_cast<ResizeCoord>(coord)) {
+    case ResizeCoord::HalfPixel: return (static_cast<double>(o) + 0.5) / scale - 0.5;
+    case ResizeCoord::Asymmetric: return static_cast<double>(o) / scale;
+    case ResizeCoord::AlignCorners:
+      return out == 1 ? 0.0 : static_cast<double>(o) * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+  }
+  return 0.0;
+}
+
+/// ONNX Resize of `x` to `dims`, one axis at a time (nearest: each output reads the input at its
+/// rounded coordinate, clamped; linear: the two neighbours of the clamped coordinate, weighted).
+inline HostTensor resize(const HostTensor& x, const Dims& dims, std::int64_t interp, std::int64_t coord,
+                         std::int64_t nearest) {
+  HostTensor cur = x;
+  for (std::size_t axis = 0; axis < dims.size(); ++axis) {
+    const std::int64_t in = cur.dims[axis], out_extent = dims[axis];
+    if (in == out_extent) continue;  // every coordinate transformation is the identity then
+    std::int64_t outer, extent, inner;
+    split_dims(cur.dims, static_cast<std::int64_t>(axis), outer, extent, inner);
+    Dims d = cur.dims;
+    d[axis] = out_extent;
+    HostTensor next(d, cur.dtype);
+    std::vector<std::int64_t> lo(static_cast<std::size_t>(out_extent)), hi(lo.size());
+    std::vector<float> frac(lo.size(), 0.0f);
+    for (std::int64_t o = 0; o < out_extent; ++o) {
+      const double c = resize_coordinate(o, in, out_extent, coord);
+      const auto k = static_cast<std::size_t>(o);
+      if (interp == static_cast<std::int64_t>(ResizeInterp::Nearest)) {
+        double r = 0;
+        switch (static_cast<ResizeNearest>(nearest)) {
+          case ResizeNearest::RoundPreferFloor: r = c == std::floor(c) + 0.5 ? std::floor(c) : std::round(c); break;
+          case ResizeNearest::Floor: r = std::floor(c); break;
+          case ResizeNearest::RoundPreferCeil: r = c == std::floor(c) + 0.5 ? std::ceil(c) : std::round(c); break;
+          case ResizeNearest::Ceil: r = std::ceil(c); break;
+        }
+        lo[k] = hi[k] = std::clamp<std::int64_t>(static_cast<std::int64_t>(r), 0, in - 1);
+      } else {
+        const double cc = std::clamp(c, 0.0, static_cast<double>(in - 1));
+        lo[k] = static_cast<std::int64_t>(std::floor(cc));
+        hi[k] = std::min(lo[k] + 1, in - 1);
+        frac[k] = static_cast<float>(cc - static_cast<double>(lo[k]));
+      }
+    }
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t e = 0; e < out_extent; ++e) {
+        const auto k = static_cast<std::size_t>(e);
+        const float* a = cur.data.data() + (o * in + lo[k]) * inner;
+        const float* b = cur.data.data() + (o * in + hi[k]) * inner;
+        float* y = next.data.data() + (o * out_extent + e) * inner;
+        const float f = frac[k];
+        for (std::int64_t i = 0; i < inner; ++i) y[i] = f == 0.0f ? a[i] : a[i] + f * (b[i] - a[i]);
+      }
+    cur = std::move(next);
+  }
+  return cur;
+}
+
+/// Square roots and powers element by element with the C library's correctly rounded `sqrt`
+/// and `pow` (Eigen's vectorized forms may differ from them in the last bit).
+inline void sqrt_inplace(float* p, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) p[i] = std::sqrt(p[i]);
+}
+inline void pow_inplace(float* p, const float* e, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) p[i] = std::pow(p[i], e[i]);
+}
+
+/// `min(max(x, lo), hi)` element by element (ONNX Clip: when lo > hi every element is hi).
+inline void clip(float* p, std::int64_t n, float lo, float hi) {
+  for (std::int64_t i = 0; i < n; ++i) p[i] = std::min(std::max(p[i], lo), hi);
+}
+
 /// A fused kernel compiled into one loop over its output (XLA's loop emitter, on the CPU): the
 /// body's elementwise, broadcast, injective and reshape terms are evaluated chunk by chunk (`kChunk`
 /// elements at a time, in cache), each term reading its operands at the positions its index map
@@ -469,7 +596,8 @@ class FusedLoop {
     switch (op) {
       case Op::EwAdd: case Op::EwMul: case Op::SMul: case Op::Relu: case Op::Tanh: case Op::Sigmoid:
       case Op::Gelu: case Op::Exp: case Op::Transpose: case Op::Broadcast: case Op::Slice: case Op::Pad:
-      case Op::Concat: case Op::Reshape: return true;
+      case Op::Concat: case Op::Reshape: case Op::EwSub: case Op::EwDiv: case Op::EwPow: case Op::Sqrt:
+      case Op::Clip: return true;
       default: return false;
     }
   }
@@ -660,6 +788,23 @@ class FusedLoop {
         o = a;
         gelu(out, n);
         break;
+      case Op::EwSub: o = a - ConstArrayMap(eval(term.operands[1], ix), n); break;
+      case Op::EwDiv: o = a / ConstArrayMap(eval(term.operands[1], ix), n); break;
+      case Op::EwPow:
+        o = a;
+        pow_inplace(out, eval(term.operands[1], ix), n);
+        break;
+      case Op::Sqrt:
+        o = a;
+        sqrt_inplace(out, n);
+        break;
+      case Op::Clip: {
+        const float lo = eval(term.operands[1], Indices{0, 1, nullptr})[0];
+        const float hi = eval(term.operands[2], Indices{0, 1, nullptr})[0];
+        o = a;
+        clip(out, n, lo, hi);
+        break;
+      }
       default: throw ExecutionError(fmt::format("execute: '{}' has no loop form in a fused kernel", op_name(term.op)));
     }
     if (term.dtype != DType::F32)
@@ -750,9 +895,9 @@ class Evaluator {
       : p_(program), bindings_(bindings), infos_(check_program(program)), values_(program.size()),
         fused_loops_(fused_loops) {}
 
-  /// Evaluates every non-symbolic node (weight-only ones too unless `skip_weight_only`); frees
+  /// Evaluates every non-symbolic node (only the weight-only ones when `weight_only`); frees
   /// tensors after their last use unless `keep`.
-  void run(bool keep) {
+  void run(bool keep, bool weight_only = false) {
     const std::size_t n = p_.size();
     std::vector<std::size_t> last_use(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
@@ -762,7 +907,7 @@ class Evaluator {
     }
     last_use[n - 1] = n;
     for (std::size_t i = 0; i < n; ++i) {
-      if (infos_[i].symbolic) continue;
+      if (infos_[i].symbolic || (weight_only && !infos_[i].weight_only)) continue;
       values_[i] = eval(i, nullptr);
       if (!keep)
         for (Id c : p_[Id(i)].children())
@@ -835,11 +980,20 @@ class Evaluator {
         return tensor_result(*(*args)[k]);
       }
       case Op::EwAdd:
-      case Op::EwMul: {
+      case Op::EwMul:
+      case Op::EwSub:
+      case Op::EwDiv:
+      case Op::EwPow: {
         HostTensor r = ten(0);
         ArrayMap a(r.data.data(), r.elements());
         ConstArrayMap b(ten(1).data.data(), r.elements());
-        if (node.op() == Op::EwAdd) a += b; else a *= b;
+        switch (node.op()) {
+          case Op::EwAdd: a += b; break;
+          case Op::EwMul: a *= b; break;
+          case Op::EwSub: a -= b; break;
+          case Op::EwDiv: a /= b; break;
+          default: pow_inplace(r.data.data(), ten(1).data.data(), r.elements()); break;
+        }
         return tensor_result(std::move(r));
       }
       case Op::SMul: {
@@ -851,13 +1005,15 @@ class Evaluator {
       case Op::Tanh:
       case Op::Sigmoid:
       case Op::Gelu:
-      case Op::Exp: {
+      case Op::Exp:
+      case Op::Sqrt: {
         HostTensor r = ten(0);
         ArrayMap a(r.data.data(), r.elements());
         if (node.op() == Op::Relu) activate(r.data.data(), r.elements(), 2);
         else if (node.op() == Op::Tanh) activate(r.data.data(), r.elements(), 3);
         else if (node.op() == Op::Sigmoid) activate(r.data.data(), r.elements(), 1);
         else if (node.op() == Op::Gelu) gelu(r.data.data(), r.elements());
+        else if (node.op() == Op::Sqrt) sqrt_inplace(r.data.data(), r.elements());
         else a = a.exp();
         return tensor_result(std::move(r));
       }
@@ -910,6 +1066,15 @@ class Evaluator {
       case Op::ReduceMean: return tensor_result(reduce(ten(1), num(0), node.op()));
       case Op::Slice: return tensor_result(slice(ten(3), num(0), num(1), num(2)));
       case Op::Pad: return tensor_result(pad_axis(ten(3), num(0), num(1), num(2)));
+      case Op::Clip: {
+        HostTensor r = ten(0);
+        clip(r.data.data(), r.elements(), ten(1).data[0], ten(2).data[0]);
+        return tensor_result(std::move(r));
+      }
+      case Op::Resize: return tensor_result(resize(ten(4), val(3).ints, num(0), num(1), num(2)));
+      case Op::ConvTranspose:
+        return tensor_result(conv_transpose(ten(7), ten(8), num(0), num(1), num(2), num(3), num(4), num(5), num(6)));
+      case Op::Opaque: throw OpaqueOpError(i, val(0).name);
       case Op::Fused: {
         std::vector<std::shared_ptr<const HostTensor>> inputs;
         for (std::size_t k = 1; k < ch.size(); ++k) {
@@ -973,8 +1138,13 @@ class Evaluator {
           t.leaf = inputs[k];
           break;
         }
-        case Op::EwAdd: case Op::EwMul: case Op::SMul: tensor_children = {0, 1}; break;
-        case Op::Relu: case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::Exp: tensor_children = {0}; break;
+        case Op::EwAdd: case Op::EwMul: case Op::SMul: case Op::EwSub: case Op::EwDiv: case Op::EwPow:
+          tensor_children = {0, 1};
+          break;
+        case Op::Relu: case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::Exp: case Op::Sqrt:
+          tensor_children = {0};
+          break;
+        case Op::Clip: tensor_children = {0, 1, 2}; break;
         case Op::Reshape: tensor_children = {1}; break;
         case Op::Transpose: {
           const auto in_strides = strides_of(infos_[ch[1].index()].dims);
@@ -1153,9 +1323,10 @@ struct PrecomputedProgram {
       if (computed(c.index())) frontier[c.index()] = true;
   }
   if (computed(n - 1)) frontier[n - 1] = true;
-  // Values of the frontier nodes (every weight-only node is evaluated once here).
+  // Values of the frontier nodes (every weight-only node is evaluated once here, and nothing
+  // else: the rest may read inputs that are not bound, or be opaque).
   internal::Evaluator ev(program, bindings);
-  ev.run(true);
+  ev.run(true, true);
   PrecomputedProgram out;
   std::vector<Id> map(n, kInvalidId);
   std::vector<bool> needed(n, false);
@@ -1203,16 +1374,11 @@ struct VerifyResult {
   std::string message;
 };
 
-/// Runs `original` and `optimized` on the same deterministic random inputs and weights (matched
-/// by name: `random_bindings` of both programs with `seed`) and compares every output element:
-/// an element fails when `|actual - expected| > atol + rtol * |expected|` or exactly one is NaN.
-/// A different number of outputs or a different output shape fails with a message.
-[[nodiscard]] inline VerifyResult verify(const RecExpr<TensorNode>& original, const RecExpr<TensorNode>& optimized,
-                                         std::uint64_t seed = 1, double rtol = 1e-4, double atol = 1e-5) {
-  Bindings bindings = random_bindings(original, seed);
-  for (auto& [name, t] : random_bindings(optimized, seed)) bindings.emplace(name, std::move(t));
-  const std::vector<HostTensor> want = execute(original, bindings);
-  const std::vector<HostTensor> got = execute(optimized, bindings);
+/// Compares `got` with `want` element by element: an element fails when
+/// `|actual - expected| > atol + rtol * |expected|` or exactly one is NaN (infinities must be
+/// equal). A different number of outputs or a different output shape fails with a message.
+[[nodiscard]] inline VerifyResult compare_outputs(const std::vector<HostTensor>& want, const std::vector<HostTensor>& got,
+                                                  double rtol = 1e-4, double atol = 1e-5) {
   VerifyResult r;
   if (want.size() != got.size()) {
     r.ok = false;
@@ -1253,6 +1419,24 @@ struct VerifyResult {
                           r.ok ? "ok" : "mismatch", r.output, r.index, r.expected, r.actual, r.abs_error, r.rel_error);
   if (r.nonfinite) r.message += fmt::format("; {} of {} expected values not finite", r.nonfinite, r.compared);
   return r;
+}
+
+/// Runs `original` and `optimized` on `bindings` (every input and weight of both, by name) and
+/// compares their outputs (`compare_outputs`).
+[[nodiscard]] inline VerifyResult verify(const RecExpr<TensorNode>& original, const RecExpr<TensorNode>& optimized,
+                                         const Bindings& bindings, double rtol = 1e-4, double atol = 1e-5) {
+  return compare_outputs(execute(original, bindings), execute(optimized, bindings), rtol, atol);
+}
+
+/// Runs `original` and `optimized` on the same deterministic random inputs and weights (matched
+/// by name: `random_bindings` of both programs with `seed`) and compares every output element:
+/// an element fails when `|actual - expected| > atol + rtol * |expected|` or exactly one is NaN.
+/// A different number of outputs or a different output shape fails with a message.
+[[nodiscard]] inline VerifyResult verify(const RecExpr<TensorNode>& original, const RecExpr<TensorNode>& optimized,
+                                         std::uint64_t seed = 1, double rtol = 1e-4, double atol = 1e-5) {
+  Bindings bindings = random_bindings(original, seed);
+  for (auto& [name, t] : random_bindings(optimized, seed)) bindings.emplace(name, std::move(t));
+  return verify(original, optimized, bindings, rtol, atol);
 }
 
 /// Measured times of two programs, from `compare_times`, in milliseconds.

@@ -26,7 +26,8 @@ inline constexpr std::string_view kFusionLabel = "fusion";
 [[nodiscard]] constexpr bool is_fusible_elementwise(Op op) noexcept {
   switch (op) {
     case Op::EwAdd: case Op::EwMul: case Op::SMul: case Op::Relu: case Op::Tanh: case Op::Sigmoid:
-    case Op::Gelu: case Op::Exp: return true;
+    case Op::Gelu: case Op::Exp: case Op::EwSub: case Op::EwDiv: case Op::EwPow: case Op::Sqrt: case Op::Clip:
+      return true;
     default: return false;
   }
 }
@@ -182,7 +183,8 @@ class FusedBuilder {
 /// above it in the body is elementwise) or be the root that absorbs elementwise/injective
 /// producers of its operands, one contraction per kernel; a
 /// reduction is the root of a kernel fed by elementwise/injective producers (kInput) and is never
-/// inlined as a producer; pooling, normalizations and softmax never fuse (opaque here). A class gains at
+/// inlined as a producer; pooling, normalizations, softmax, resize, conv_transpose and `opaque`
+/// never fuse. A class gains at
 /// most `max_per_class` fused nodes (the first iterations' kernels: one more producer level each).
 inline std::vector<TensorRewrite> fusion_rules(std::size_t max_per_class = 2) {
   std::vector<TensorRewrite> rules;
@@ -219,8 +221,9 @@ inline std::vector<TensorRewrite> fusion_rules(std::size_t max_per_class = 2) {
     rules.push_back(rewrite<TensorNode, TensorAnalysis>(fmt::format("fuse-{}", op_name(op)), lhs, std::move(apply), reads)
                         .with_label(std::string(kFusionLabel)));
   };
-  for (Op op : {Op::Relu, Op::Tanh, Op::Sigmoid, Op::Gelu, Op::Exp}) add(op, {"?x"});
-  for (Op op : {Op::EwAdd, Op::EwMul, Op::SMul}) add(op, {"?x", "?y"});
+  for (Op op : {Op::Relu, Op::Tanh, Op::Sigmoid, Op::Gelu, Op::Exp, Op::Sqrt}) add(op, {"?x"});
+  for (Op op : {Op::EwAdd, Op::EwMul, Op::SMul, Op::EwSub, Op::EwDiv, Op::EwPow}) add(op, {"?x", "?y"});
+  add(Op::Clip, {"?x", "?lo", "?hi"});
   add(Op::Transpose, {"?p", "?x"});
   add(Op::Slice, {"?axis", "?start", "?end", "?x"});
   add(Op::Pad, {"?axis", "?before", "?after", "?x"});

@@ -209,6 +209,54 @@ class Graph {
     return add_op(Op::Pad, {num(axis), num(before), num(after), x.id});
   }
 
+  // ONNX extension.
+  Tensor ewsub(Tensor a, Tensor b) { return add_op(Op::EwSub, {a.id, b.id}); }
+  Tensor ewdiv(Tensor a, Tensor b) { return add_op(Op::EwDiv, {a.id, b.id}); }
+  Tensor ewpow(Tensor a, Tensor b) { return add_op(Op::EwPow, {a.id, b.id}); }
+  /// `a - b` with numpy broadcasting.
+  Tensor sub(Tensor a, Tensor b) {
+    auto [x, y] = broadcast_pair(a, b);
+    return ewsub(x, y);
+  }
+  /// `a / b` with numpy broadcasting.
+  Tensor div(Tensor a, Tensor b) {
+    auto [x, y] = broadcast_pair(a, b);
+    return ewdiv(x, y);
+  }
+  /// `a ^ b` with numpy broadcasting.
+  Tensor pow(Tensor a, Tensor b) {
+    auto [x, y] = broadcast_pair(a, b);
+    return ewpow(x, y);
+  }
+  Tensor sqrt(Tensor x) { return add_op(Op::Sqrt, {x.id}); }
+  /// `min(max(x, lo), hi)` for one-element tensors `lo` and `hi`.
+  Tensor clip(Tensor x, Tensor lo, Tensor hi) { return add_op(Op::Clip, {x.id, lo.id, hi.id}); }
+  /// ONNX Resize of `x` to `dims` (same rank).
+  Tensor resize(Tensor x, const Dims& dims, ResizeInterp interp, ResizeCoord coord,
+                ResizeNearest nearest = ResizeNearest::RoundPreferFloor) {
+    return add_op(Op::Resize, {num(static_cast<std::int64_t>(interp)), num(static_cast<std::int64_t>(coord)),
+                               num(static_cast<std::int64_t>(nearest)), ints(dims), x.id});
+  }
+  /// Transposed convolution of NCHW `x` with `w` [C_in, C_out / groups, kh, kw]; `pads` are
+  /// {top, left, bottom, right} (bottom and right may be negative: zeros appended).
+  Tensor conv_transpose(Tensor x, Tensor w, std::int64_t stride_h, std::int64_t stride_w,
+                        const std::array<std::int64_t, 4>& pads = {0, 0, 0, 0}, std::int64_t groups = 1) {
+    return add_op(Op::ConvTranspose, {num(stride_h), num(stride_w), num(pads[0]), num(pads[1]), num(pads[2]),
+                                      num(pads[3]), num(groups), x.id, w.id});
+  }
+  /// An operator the dialect does not know (named `type`, e.g. an ONNX op type), producing a
+  /// `dtype` tensor of shape `dims` from `inputs`: kept as it is, never rewritten.
+  Tensor opaque(std::string_view type, const Dims& dims, const std::vector<Tensor>& inputs, DType dtype = DType::F32) {
+    if (type.empty() || TensorNode::parse_integer(type) || op_from_name(type) ||
+        type.find_first_of(" \t\n\r()\"") != std::string_view::npos)
+      throw ShapeError(program_.size(), "opaque",
+                       fmt::format("'{}' cannot be an operator type (empty, an integer, a dialect operator, or has "
+                                   "spaces/parentheses)", type));
+    std::vector<Id> children{append(TensorNode::sym(type)), append(TensorNode::sym(dtype_name(dtype))), ints(dims)};
+    for (Tensor t : inputs) children.push_back(t.id);
+    return add_op(Op::Opaque, Span<const Id>(children.data(), children.size()));
+  }
+
   /// Any operator, from its children (attribute nodes from `num`/`ints`, tensors by id).
   Tensor add_op(Op op, Span<const Id> children) { return Tensor{append(TensorNode(op, children))}; }
   Tensor add_op(Op op, std::initializer_list<Id> children) {
@@ -278,8 +326,9 @@ class Graph {
   }
 
   std::pair<Tensor, Tensor> broadcast_pair(Tensor a, Tensor b) {
-    const Dims& x = shape(a);
-    const Dims& y = shape(b);
+    // Copies: broadcasting `a` appends a node, which may reallocate the infos `shape` refers to.
+    const Dims x = shape(a);
+    const Dims y = shape(b);
     const std::size_t rank = std::max(x.size(), y.size());
     Dims out(rank, 1);
     for (std::size_t i = 0; i < rank; ++i) {

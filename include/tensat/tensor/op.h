@@ -58,6 +58,15 @@ enum class Op : std::uint8_t {
   ReduceMean, ///< (reduce_mean axis x)
   Slice,      ///< (slice axis start end x): entries [start, end) along axis
   Pad,        ///< (pad axis before after x): zeros before and after along axis
+  // ONNX extension (the operators ONNX import needs; no rewrite rule names them).
+  EwSub,          ///< (ewsub a b), same shapes: a - b
+  EwDiv,          ///< (ewdiv a b), same shapes: a / b
+  EwPow,          ///< (ewpow a b), same shapes: a ^ b
+  Sqrt,           ///< (sqrt x)
+  Clip,           ///< (clip x lo hi): min(max(x, lo), hi); lo and hi one-element tensors
+  Resize,         ///< (resize interp coord nearest (ints dims...) x): ONNX Resize to dims
+  ConvTranspose,  ///< (conv_transpose sh sw pad_t pad_l pad_b pad_r groups x w): w [C_in, C_out/groups, kh, kw]
+  Opaque,         ///< (opaque type dtype (ints dims...) x0 x1 ...): an ONNX operator the dialect does not know
   // Fusion (cost model): a group of ops executed as one kernel.
   Arg,    ///< (arg i dtype (ints dims...)): the i-th input of a fused kernel's body
   Fused,  ///< (fused body x0 x1 ...): `body` (a term over `arg`s) computed as one kernel on x0, x1, ...
@@ -86,7 +95,10 @@ inline constexpr std::array<OpInfo, kNumOps> kOpInfo{{
     {"enlarge", 2, 2},    {"merge", 3, 3},        {"noop", 2, kVariadic},
     {"softmax", 2, 2},    {"layernorm", 3, 3},    {"broadcast", 2, 2},
     {"reduce_sum", 2, 2}, {"reduce_max", 2, 2},   {"reduce_mean", 2, 2},
-    {"slice", 4, 4},      {"pad", 4, 4},          {"arg", 3, 3},
+    {"slice", 4, 4},      {"pad", 4, 4},          {"ewsub", 2, 2},
+    {"ewdiv", 2, 2},      {"ewpow", 2, 2},        {"sqrt", 1, 1},
+    {"clip", 3, 3},       {"resize", 5, 5},       {"conv_transpose", 9, 9},
+    {"opaque", 3, kVariadic},                     {"arg", 3, 3},
     {"fused", 2, kVariadic},
 }};
 
@@ -106,6 +118,14 @@ inline constexpr std::array<OpInfo, kNumOps> kOpInfo{{
 enum class Activation : std::uint8_t { None = 0, Sigmoid = 1, Relu = 2, Tanh = 3 };
 /// Padding of conv2d and pooling (TASO's `PaddingMode` numbering).
 enum class Padding : std::uint8_t { Same = 0, Valid = 1 };
+/// Interpolation of `resize` (ONNX Resize's `mode`).
+enum class ResizeInterp : std::uint8_t { Nearest = 0, Linear = 1 };
+/// How `resize` maps an output coordinate to an input one (ONNX's `coordinate_transformation_mode`,
+/// scale = output extent / input extent): half_pixel (x + 0.5) / scale - 0.5, asymmetric
+/// x / scale, align_corners x (in - 1) / (out - 1) (0 when out is 1).
+enum class ResizeCoord : std::uint8_t { HalfPixel = 0, Asymmetric = 1, AlignCorners = 2 };
+/// How nearest `resize` rounds an input coordinate (ONNX's `nearest_mode`); linear ignores it.
+enum class ResizeNearest : std::uint8_t { RoundPreferFloor = 0, Floor = 1, RoundPreferCeil = 2, Ceil = 3 };
 /// Element type. f16 and bf16 are stored as such and computed in f32 by the reference executor.
 enum class DType : std::uint8_t { F32 = 0, F16 = 1, BF16 = 2 };
 
@@ -121,9 +141,9 @@ enum class DType : std::uint8_t { F32 = 0, F16 = 1, BF16 = 2 };
 /// Bytes per element.
 [[nodiscard]] constexpr std::size_t dtype_bytes(DType t) noexcept { return t == DType::F32 ? 4 : 2; }
 
-/// True for ops applied element by element to one tensor (activations and exp).
+/// True for ops applied element by element to one tensor (activations, exp and sqrt).
 [[nodiscard]] constexpr bool is_unary_elementwise(Op op) noexcept {
-  return op == Op::Relu || op == Op::Tanh || op == Op::Sigmoid || op == Op::Gelu || op == Op::Exp;
+  return op == Op::Relu || op == Op::Tanh || op == Op::Sigmoid || op == Op::Gelu || op == Op::Exp || op == Op::Sqrt;
 }
 /// True for the attribute leaves and lists (`num`, `sym`, `ints`): not tensors.
 [[nodiscard]] constexpr bool is_attribute(Op op) noexcept {

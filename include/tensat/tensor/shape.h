@@ -139,7 +139,10 @@ class Inferrer {
       case Op::Input:
       case Op::Weight: return source(op == Op::Weight);
       case Op::EwAdd:
-      case Op::EwMul: return binary_same_shape();
+      case Op::EwMul:
+      case Op::EwSub:
+      case Op::EwDiv:
+      case Op::EwPow: return binary_same_shape();
       case Op::SMul: {
         if (!tensor(0) || !tensor(1)) return false;
         if (c_[1]->elements() != 1)
@@ -152,6 +155,7 @@ class Inferrer {
       case Op::Sigmoid:
       case Op::Gelu:
       case Op::Exp:
+      case Op::Sqrt:
         if (!tensor(0)) return false;
         return like(0, c_[0]->weight_only);
       case Op::MatMul: return matmul();
@@ -243,6 +247,16 @@ class Inferrer {
         out_.value = 0;
         return true;
       }
+      case Op::Clip: {
+        if (!tensor(0) || !tensor(1) || !tensor(2) || !same_dtype(0, 1) || !same_dtype(0, 2)) return false;
+        if (c_[1]->elements() != 1 || c_[2]->elements() != 1)
+          return fail(fmt::format("clip: bounds have shapes {} and {}, want one element each",
+                                  dims_to_string(c_[1]->dims), dims_to_string(c_[2]->dims)));
+        return like(0, all_weight_only());
+      }
+      case Op::Resize: return resize();
+      case Op::ConvTranspose: return conv_transpose();
+      case Op::Opaque: return opaque();
       case Op::Pad: {
         std::int64_t axis = 0, before = 0, after = 0;
         if (!integer(0, axis) || !integer(1, before) || !integer(2, after) || !tensor(3)) return false;
@@ -530,6 +544,63 @@ class Inferrer {
       if (d <= 0) return fail(fmt::format("broadcast: dimension {} is not positive", d));
     like(1, c_[1]->weight_only);
     out_.dims = *dims;
+    return true;
+  }
+
+  bool resize() {
+    std::int64_t interp = 0, coord = 0, nearest = 0;
+    const Dims* dims = nullptr;
+    if (!integer(0, interp) || !integer(1, coord) || !integer(2, nearest) || !ints(3, dims) || !tensor(4))
+      return false;
+    if (interp < 0 || interp > 1) return fail(fmt::format("resize: interpolation {} is not 0 (nearest) or 1 (linear)", interp));
+    if (coord < 0 || coord > 2)
+      return fail(fmt::format("resize: coordinate mode {} is not 0 (half_pixel), 1 (asymmetric) or 2 (align_corners)", coord));
+    if (nearest < 0 || nearest > 3) return fail(fmt::format("resize: nearest mode {} is not 0..3", nearest));
+    const Dims& x = c_[4]->dims;
+    if (dims->size() != x.size())
+      return fail(fmt::format("resize: output shape {} does not have the rank of {}", dims_to_string(*dims), dims_to_string(x)));
+    for (std::int64_t d : *dims)
+      if (d <= 0) return fail(fmt::format("resize: dimension {} in {} is not positive", d, dims_to_string(*dims)));
+    like(4, c_[4]->weight_only);
+    out_.dims = *dims;
+    return true;
+  }
+
+  bool conv_transpose() {
+    std::int64_t a[7] = {};
+    for (std::size_t i = 0; i < 7; ++i)
+      if (!integer(i, a[i])) return false;
+    if (!tensor(7) || !tensor(8) || !same_dtype(7, 8)) return false;
+    const std::int64_t sh = a[0], sw = a[1], pt = a[2], pl = a[3], pb = a[4], pr = a[5], groups = a[6];
+    const Dims& x = c_[7]->dims;
+    const Dims& w = c_[8]->dims;
+    if (x.size() != 4 || w.size() != 4)
+      return fail(fmt::format("conv_transpose: input {} and weight {} must have rank 4", dims_to_string(x), dims_to_string(w)));
+    if (sh <= 0 || sw <= 0) return fail(fmt::format("conv_transpose: strides {} and {} must be positive", sh, sw));
+    if (groups <= 0 || x[1] != w[0] || w[0] % groups != 0)
+      return fail(fmt::format("conv_transpose: weight {} with {} groups does not fit input {}", dims_to_string(w), groups,
+                              dims_to_string(x)));
+    // Padding at the start removes outputs; at the end it may be negative (ONNX's output_padding:
+    // zeros appended), but by less than a stride.
+    if (pt < 0 || pl < 0 || pb <= -sh || pr <= -sw)
+      return fail(fmt::format("conv_transpose: pads ({}, {}, {}, {}) out of range for strides ({}, {})", pt, pl, pb, pr,
+                              sh, sw));
+    const std::int64_t h = (x[2] - 1) * sh + w[2] - pt - pb, wd = (x[3] - 1) * sw + w[3] - pl - pr;
+    if (h <= 0 || wd <= 0) return fail(fmt::format("conv_transpose: the pads leave an empty output ({} x {})", h, wd));
+    like(7, both_weight_only(7, 8));
+    out_.dims = Dims{x[0], w[1] * groups, h, wd};
+    return true;
+  }
+
+  bool opaque() {
+    if (c_[0]->kind != Kind::Name) return fail(fmt::format("opaque: the operator type is a {}, not a name", describe(*c_[0])));
+    if (!source(false)) return false;
+    for (std::size_t i = 3; i < c_.size(); ++i) {
+      if (!tensor(i)) return false;
+      if (c_[i]->symbolic) return fail("opaque: an operand is a term of a fused body (opaque ops never fuse)");
+    }
+    // Never weight-only: nothing can compute it ahead of the run (or at all, on the executors).
+    out_.weight_only = false;
     return true;
   }
 

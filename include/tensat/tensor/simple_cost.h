@@ -41,6 +41,14 @@ namespace tensor {
     }
     case Op::PoolMax: case Op::PoolAvg:
       return n * static_cast<double>(children[0]->value * children[1]->value);
+    case Op::EwSub: case Op::EwDiv: return n;
+    case Op::EwPow: case Op::Sqrt: return 4 * n;
+    case Op::Clip: return 2 * n;
+    case Op::Resize: return children[0]->value == static_cast<std::int64_t>(ResizeInterp::Linear) ? 3 * n : 0;
+    case Op::ConvTranspose: {
+      const Dims& w = children[8]->dims;
+      return 2 * static_cast<double>(children[7]->elements()) * static_cast<double>(w[1] * w[2] * w[3]);
+    }
     default: return 0;
   }
 }
