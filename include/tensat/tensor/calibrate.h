@@ -1,6 +1,6 @@
 // calibrate_host: measures this machine (STREAM-triad bandwidth, Eigen GEMM FLOP/s, the relative
-// cost of exp/tanh/divide/rsqrt against an add) and returns a DeviceProfile named "host".
-// The only tensat header that includes Eigen.
+// cost of exp/tanh/divide/rsqrt against an add, the reference executor's fixed cost per node)
+// and returns a DeviceProfile named "host".
 #ifndef TENSAT_TENSOR_CALIBRATE_H
 #define TENSAT_TENSOR_CALIBRATE_H
 
@@ -20,6 +20,8 @@
 #endif
 
 #include "tensat/tensor/device_profile.h"
+#include "tensat/tensor/executor.h"
+#include "tensat/tensor/graph.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -38,6 +40,8 @@ struct CalibrationOptions {
   std::size_t weight_passes = 256;
   /// Each measurement is the best of this many runs (after one warm-up run).
   int repetitions = 5;
+  /// Nodes of the executor chain whose time per node is the per-kernel overhead.
+  int overhead_nodes = 1024;
 };
 
 /// What `measure_host` found.
@@ -49,6 +53,7 @@ struct HostMeasurements {
   double tanh_weight = 0;     ///< y = tanh(x) against the add
   double div_weight = 0;      ///< y = x / z against the add
   double rsqrt_weight = 0;    ///< y = rsqrt(x) against the add
+  double node_overhead = 0;   ///< seconds per node of the reference executor (`execute`) on a tiny tensor
 };
 
 namespace detail {
@@ -152,6 +157,23 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   return seconds / (static_cast<double>(n) * static_cast<double>(passes));
 }
 
+/// The reference executor's fixed cost per node, in seconds: `execute` of a chain of `nodes`
+/// alternating relu and tanh ops on an [1, 8] tensor, divided by the nodes (what a node costs
+/// beyond its arithmetic: dispatch, the result's allocation, reference counting, freeing).
+[[nodiscard]] inline double measure_node_overhead(int nodes, int repetitions = 5) {
+  Graph g;
+  Tensor x = g.input("x", {1, 8});
+  for (int i = 0; i < std::max(nodes, 1); ++i) x = i % 2 ? g.tanh(x) : g.relu(x);
+  g.output(x);
+  const RecExpr<TensorNode> program = g.program();
+  const Bindings bindings = random_bindings(program, 1);
+  const double seconds = detail::best_seconds(repetitions, [&] {
+    const std::vector<HostTensor> out = execute(program, bindings);
+    detail::keep(static_cast<double>(out.at(0).data[0]));
+  });
+  return seconds / std::max(nodes, 1);
+}
+
 /// Runs every measurement.
 [[nodiscard]] inline HostMeasurements measure_host(const CalibrationOptions& options = {}) {
   HostMeasurements m;
@@ -168,27 +190,31 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   m.tanh_weight = time(WeightedOp::Tanh) / add;
   m.div_weight = time(WeightedOp::Div) / add;
   m.rsqrt_weight = time(WeightedOp::Rsqrt) / add;
+  m.node_overhead = measure_node_overhead(options.overhead_nodes, options.repetitions);
   return m;
 }
 
-/// The "host" profile from measurements: a CPU (no launch overhead, no latency, no matrix unit),
-/// every vector peak the measured GEMM rate (f16/bf16 are computed in f32), the triad bandwidth,
-/// the measured exp/tanh/div/rsqrt weights (never below 1, an add), sigmoid = exp + 1 + div,
-/// gelu = tanh + 8, eta = alpha = 1.
+/// The "host" profile from measurements: a CPU (no memory latency, no matrix unit), the
+/// executor's node overhead as the launch overhead, every vector peak the measured GEMM rate
+/// (f16/bf16 are computed in f32), the triad bandwidth, the measured exp/tanh/div/rsqrt weights
+/// (never below 1, an add), sigmoid = exp + 1 + div, gelu = tanh + 8, eta = alpha = 1, and fused
+/// kernels run in phases (`fusion_overlap` false: one thread computes a product block, then its
+/// epilogue).
 [[nodiscard]] inline DeviceProfile host_profile(const HostMeasurements& m) {
   DeviceProfile p;
   p.name = "host";
   p.kind = "cpu";
   p.description = fmt::format(
       "measured by calibrate_host: STREAM triad {:.1f} GB/s, Eigen GEMM {:.1f} GFLOP/s (one thread unless Eigen "
-      "uses OpenMP), exp {:.2f} x add",
-      m.bandwidth * 1e-9, m.gemm_flops * 1e-9, m.exp_weight);
+      "uses OpenMP), exp {:.2f} x add, executor node overhead {:.2f} us",
+      m.bandwidth * 1e-9, m.gemm_flops * 1e-9, m.exp_weight, m.node_overhead * 1e6);
   p.vector_flops = {m.gemm_flops, m.gemm_flops, m.gemm_flops};
   p.matrix_flops = {0.0, 0.0, 0.0};
   p.mem_bandwidth = m.bandwidth;
   p.cache_bytes = m.cache_bytes;
-  p.launch_overhead = 0;
+  p.launch_overhead = m.node_overhead;
   p.mem_latency = 0;
+  p.fusion_overlap = false;
   p.weights.exp = std::max(m.exp_weight, 1.0);
   p.weights.tanh = std::max(m.tanh_weight, 1.0);
   p.weights.div = std::max(m.div_weight, 1.0);

@@ -341,13 +341,17 @@ class RooflineCost {
   [[nodiscard]] FusedGroup group(const TensorNode& node, const TensorEGraph::EClass& cls) const {
     double reads = 0;
     std::vector<Id> inputs;
+    std::vector<double> input_bytes;
     for (std::size_t i = 1; i < node.children().size(); ++i) {
       const Id c = egraph_->find(node.children()[i]);
       if (std::find(inputs.begin(), inputs.end(), c) != inputs.end()) continue;
       inputs.push_back(c);
-      reads += read_bytes((*egraph_)[c]);
+      input_bytes.push_back(read_bytes((*egraph_)[c]));
+      reads += input_bytes.back();
     }
-    return fused_group(cls.data, reads, profile_, [&](auto&& f) {
+    bool has_contraction = false;
+    std::vector<bool> contraction_reads(inputs.size(), false);  // input read directly by a contraction
+    FusedGroup g = fused_group(cls.data, reads, profile_, [&](auto&& f) {
       std::vector<Id> stack{egraph_->find(node.children()[0])}, seen;
       while (!stack.empty()) {
         const Id c = stack.back();
@@ -360,17 +364,32 @@ class RooflineCost {
         if (n.op() == Op::Arg) continue;
         SmallVector<const TensorInfo*, 8> children;
         double materialized = 0;
+        const bool contraction = n.op() == Op::MatMul || n.op() == Op::Conv2d;
+        has_contraction = has_contraction || contraction;
         for (Id child : n.children()) {
           const auto& child_class = (*egraph_)[child];
           children.push_back(&child_class.data);
           if (!child_class.data.symbolic) continue;
           stack.push_back(egraph_->find(child));
-          const bool is_arg = !child_class.nodes.empty() && egraph_->node(child_class.nodes[0]).op() == Op::Arg;
-          if (!is_arg) materialized += prologue_bytes(n.op(), child_class.data);
+          const TensorNode* arg = child_class.nodes.empty() ? nullptr : &egraph_->node(child_class.nodes[0]);
+          if (arg && arg->op() == Op::Arg) {
+            const std::int64_t k = (*egraph_)[arg->children()[0]].data.value;  // input k + 1 of the fused node
+            if (contraction && k >= 0 && static_cast<std::size_t>(k) + 1 < node.children().size()) {
+              const Id input = egraph_->find(node.children()[static_cast<std::size_t>(k) + 1]);
+              const auto at = std::find(inputs.begin(), inputs.end(), input);
+              if (at != inputs.end()) contraction_reads[static_cast<std::size_t>(at - inputs.begin())] = true;
+            }
+          } else {
+            materialized += prologue_bytes(n.op(), child_class.data);
+          }
         }
         f(n, body.data, Span<const TensorInfo* const>(children.data(), children.size()), materialized);
       }
     });
+    if (has_contraction && !profile_.fusion_overlap)
+      for (std::size_t k = 0; k < inputs.size(); ++k)
+        if (!contraction_reads[k]) g.staged_bytes += input_bytes[k];
+    return g;
   }
   /// The cost: `time(node, cls).total_us`.
   double operator()(const TensorNode& node, const TensorEGraph::EClass& cls) const {
@@ -466,7 +485,9 @@ struct ProgramTime {
         inputs.push_back(c);
         bytes_read += read_cost[c.index()];
       }
-      const FusedGroup group = fused_group(infos[i], bytes_read, profile, [&](auto&& f) {
+      bool has_contraction = false;
+      std::vector<bool> contraction_reads(inputs.size(), false);  // input read directly by a contraction
+      FusedGroup group = fused_group(infos[i], bytes_read, profile, [&](auto&& f) {
         std::vector<Id> stack{node.children()[0]}, seen;
         while (!stack.empty()) {
           const Id b = stack.back();
@@ -477,16 +498,29 @@ struct ProgramTime {
           if (n.op() == Op::Arg) continue;
           std::vector<const TensorInfo*> body_children;
           double materialized = 0;
+          const bool contraction = n.op() == Op::MatMul || n.op() == Op::Conv2d;
+          has_contraction = has_contraction || contraction;
           for (Id child : n.children()) {
             body_children.push_back(&infos[child.index()]);
             if (!infos[child.index()].symbolic) continue;
             stack.push_back(canonical[child.index()]);
-            if (program[child].op() != Op::Arg) materialized += prologue_bytes(n.op(), infos[child.index()]);
+            if (program[child].op() != Op::Arg) {
+              materialized += prologue_bytes(n.op(), infos[child.index()]);
+            } else if (contraction) {
+              const std::int64_t k = program[program[child].children()[0]].value();  // input k + 1
+              if (k >= 0 && static_cast<std::size_t>(k) + 1 < node.children().size()) {
+                const auto at = std::find(inputs.begin(), inputs.end(), node.children()[static_cast<std::size_t>(k) + 1]);
+                if (at != inputs.end()) contraction_reads[static_cast<std::size_t>(at - inputs.begin())] = true;
+              }
+            }
           }
           f(n, infos[b.index()], Span<const TensorInfo* const>(body_children.data(), body_children.size()),
             materialized);
         }
       });
+      if (has_contraction && !profile.fusion_overlap)
+        for (std::size_t k = 0; k < inputs.size(); ++k)
+          if (!contraction_reads[k]) group.staged_bytes += read_cost[inputs[k].index()];
       time = fused_time(group, profile);
       work = OpWork{};
       work.kernel = time.total_us > 0;

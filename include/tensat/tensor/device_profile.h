@@ -104,6 +104,13 @@ struct DeviceProfile {
   double eta_m = 1.0;          ///< memory efficiency derate, (0, 1]
   double alpha = 1.0;          ///< compute/memory overlap, [0, 1]: 1 = max (roofline), 0 = sum
   OpWeights weights;           ///< transcendental weights
+  /// Whether a fused kernel's prologue and epilogue memory traffic overlaps its contraction's
+  /// compute. true (GPUs): thread blocks interleave them. false (one CPU thread, as the reference
+  /// executor runs a fused kernel): the operands of the non-contraction ops are read in phases
+  /// of their own, before the product (a prologue) or after each of its blocks (an epilogue), and
+  /// are charged as staged bytes (`FusedGroup::staged_bytes`). JSON "fusion_overlap", optional
+  /// (true when absent).
+  bool fusion_overlap = true;
 
   /// The unit matmul/conv2d of `dtype` run on: the matrix unit if the profile has one for it.
   [[nodiscard]] Unit gemm_unit(DType dtype) const noexcept {
@@ -125,7 +132,7 @@ struct DeviceProfile {
            a.vector_flops == b.vector_flops && a.matrix_flops == b.matrix_flops &&
            a.mem_bandwidth == b.mem_bandwidth && a.cache_bytes == b.cache_bytes &&
            a.launch_overhead == b.launch_overhead && a.mem_latency == b.mem_latency && a.eta_c == b.eta_c &&
-           a.eta_m == b.eta_m && a.alpha == b.alpha && a.weights == b.weights;
+           a.eta_m == b.eta_m && a.alpha == b.alpha && a.weights == b.weights && a.fusion_overlap == b.fusion_overlap;
   }
   friend bool operator!=(const DeviceProfile& a, const DeviceProfile& b) noexcept { return !(a == b); }
 };
@@ -202,6 +209,7 @@ inline void validate(const DeviceProfile& p) {
   nlohmann::ordered_json weights = nlohmann::ordered_json::object();
   detail::for_each_weight(p.weights, [&](std::string_view key, double v) { weights[std::string(key)] = v; });
   doc["op_weights"] = weights;
+  doc["fusion_overlap"] = p.fusion_overlap;
   return doc;
 }
 
@@ -261,16 +269,17 @@ std::string profile_string(const Json& obj, const std::string& path, std::string
 
 }  // namespace detail
 
-/// A profile from parsed JSON. Every field is required, unknown fields are rejected (a typo would
-/// otherwise silently keep a default), numbers must be finite and non-negative, and the result
-/// must pass `validate`. Throws `ProfileError` naming the field.
+/// A profile from parsed JSON. Every field is required but "fusion_overlap" (added later; true
+/// when absent), unknown fields are rejected (a typo would otherwise silently keep a default),
+/// numbers must be finite and non-negative, and the result must pass `validate`. Throws
+/// `ProfileError` naming the field.
 template <class Json>
 [[nodiscard]] DeviceProfile profile_from_json_value(const Json& doc) {
   using namespace detail;
   profile_object(doc, "");
   reject_unknown_keys(doc, "",
                       {"name", "kind", "description", "peak_flops", "mem_bandwidth", "cache_bytes", "launch_overhead",
-                       "mem_latency", "eta_c", "eta_m", "alpha", "op_weights"});
+                       "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap"});
   DeviceProfile p;
   p.name = profile_string(doc, "", "name");
   p.kind = profile_string(doc, "", "kind");
@@ -294,6 +303,11 @@ template <class Json>
   const Json& weights = profile_object(profile_member(doc, "", "op_weights"), "op_weights");
   reject_unknown_keys(weights, "op_weights", {"add", "mul", "max", "div", "exp", "tanh", "sigmoid", "gelu", "rsqrt"});
   for_each_weight(p.weights, [&](std::string_view key, double& v) { v = profile_number(weights, "op_weights", key); });
+  if (auto it = doc.find("fusion_overlap"); it != doc.end()) {
+    if (!it->is_boolean())
+      throw ProfileError("fusion_overlap", fmt::format("must be true or false, got {}", it->type_name()));
+    p.fusion_overlap = it->template get<bool>();
+  }
   validate(p);
   return p;
 }
