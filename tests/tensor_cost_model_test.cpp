@@ -7,6 +7,7 @@
 // a calibrated number.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -746,6 +747,7 @@ TEST_CASE("calibrate: calibrate_host with tiny sizes returns a valid host profil
   CHECK((std::isfinite(host.launch_overhead) && host.launch_overhead > 0));
   CHECK(host.launch_overhead < 1e-3);  // a node's fixed cost is microseconds, not milliseconds
   CHECK_FALSE(host.fusion_overlap);
+  CHECK(host.split_copies);
   CHECK(profile_from_json(profile_to_json(host)) == host);
 }
 
@@ -829,19 +831,40 @@ TEST_CASE("cost_model: without fusion_overlap, the reads of a fused kernel's non
   }
 }
 
-TEST_CASE("device_profile: fusion_overlap is optional in JSON and must be a boolean") {
+TEST_CASE("device_profile: fusion_overlap and split_copies are optional in JSON and must be booleans") {
   DeviceProfile p = find_profile("h100-sxm");
   CHECK(p.fusion_overlap);
+  CHECK_FALSE(p.split_copies);
   p.fusion_overlap = false;
-  CHECK(profile_from_json(profile_to_json(p)).fusion_overlap == false);
-  nlohmann::json doc = nlohmann::json::parse(profile_to_json(find_profile("h100-sxm")));
-  doc.erase("fusion_overlap");
-  CHECK(profile_from_json(doc.dump()) == find_profile("h100-sxm"));
-  doc["fusion_overlap"] = 1;
-  try {
-    (void)profile_from_json(doc.dump());
-    FAIL("no exception");
-  } catch (const ProfileError& e) {
-    CHECK(e.field() == "fusion_overlap");
+  p.split_copies = true;
+  const DeviceProfile back = profile_from_json(profile_to_json(p));
+  CHECK_FALSE(back.fusion_overlap);
+  CHECK(back.split_copies);
+  for (const char* key : {"fusion_overlap", "split_copies"}) {
+    nlohmann::json doc = nlohmann::json::parse(profile_to_json(find_profile("h100-sxm")));
+    doc.erase(key);
+    CHECK(profile_from_json(doc.dump()) == find_profile("h100-sxm"));
+    doc[key] = 1;
+    try {
+      (void)profile_from_json(doc.dump());
+      FAIL("no exception");
+    } catch (const ProfileError& e) {
+      CHECK(e.field() == key);
+    }
   }
+}
+
+TEST_CASE("cost_model: a split is free, or a copy of its input with split_copies") {
+  DeviceProfile p = find_profile("xeon-spr-56c");
+  const RecExpr<TensorNode> program = parse_program(
+      "(noop (relu (split_0 (split 1 24 (input x f32 (ints 8 64))))) (relu (split_1 (split 1 24 (input x f32 (ints 8 64))))))");
+  const double relus = program_time(program, p);
+  p.split_copies = true;
+  const ProgramTime t = program_breakdown(program, p);
+  const double bytes = 8.0 * 64 * 4;
+  CHECK(t.total_us - relus == Approx(2 * bytes / p.mem_bandwidth * 1e6));
+  const auto split = std::find_if(t.kernels.begin(), t.kernels.end(), [](const KernelReport& k) { return k.op == Op::Split; });
+  REQUIRE(split != t.kernels.end());
+  CHECK(split->work.bytes_read == Approx(bytes));
+  CHECK(split->work.bytes_written == Approx(bytes));
 }

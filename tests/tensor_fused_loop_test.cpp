@@ -97,8 +97,9 @@ TEST_CASE("fused loop: an elementwise epilogue runs on each block of the contrac
   // Several im2col column tiles (K = 576: 455 columns per tile, 1024 positions), two groups, a
   // residual add, the activation fused into the convolution as well.
   check_fused("(relu (ewadd (conv2d 1 1 0 2 $0 $1) $2))", {{"x", "1 128 32 32"}, {"w", "8 64 3 3"}, {"r", "1 8 32 32"}});
-  // A 1x1 convolution (no im2col), two images.
+  // A 1x1 convolution (no im2col), two images; then one in two column blocks (300 output rows).
   check_fused("(tanh (ewmul (conv2d 1 1 0 0 $0 $1) $2))", {{"x", "2 16 13 13"}, {"w", "24 16 1 1"}, {"y", "2 24 13 13"}});
+  check_fused("(relu (ewadd (conv2d 1 1 0 0 $0 $1) $2))", {{"x", "1 16 40 40"}, {"w", "300 16 1 1"}, {"y", "1 300 40 40"}});
   // Depthwise, strided, VALID padding: one block per channel.
   check_fused("(sigmoid (ewadd (conv2d 2 2 1 0 $0 $1) $2))", {{"x", "1 12 29 29"}, {"w", "12 1 5 5"}, {"y", "1 12 13 13"}});
   // A batched matmul, a scalar and a reshape between the product and the root.

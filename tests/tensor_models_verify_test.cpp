@@ -18,7 +18,8 @@ using namespace tensat::tensor;
 namespace {
 
 /// A profile like calibrate_host's on a one-core VM (fixed numbers: tests never depend on a
-/// measurement): 35 GFLOP/s, 12.7 GB/s, 0.1 us per node, fused kernels in sequential phases.
+/// measurement): 35 GFLOP/s, 12.7 GB/s, 0.1 us per node, fused kernels in sequential phases,
+/// splits copied.
 DeviceProfile host_like() {
   DeviceProfile p = find_profile("xla-cpu-default");
   p.name = "host-like";
@@ -26,6 +27,7 @@ DeviceProfile host_like() {
   p.mem_bandwidth = 12.7e9;
   p.launch_overhead = 1e-7;
   p.fusion_overlap = false;
+  p.split_copies = true;
   return p;
 }
 

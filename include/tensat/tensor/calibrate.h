@@ -197,9 +197,9 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
 /// The "host" profile from measurements: a CPU (no memory latency, no matrix unit), the
 /// executor's node overhead as the launch overhead, every vector peak the measured GEMM rate
 /// (f16/bf16 are computed in f32), the triad bandwidth, the measured exp/tanh/div/rsqrt weights
-/// (never below 1, an add), sigmoid = exp + 1 + div, gelu = tanh + 8, eta = alpha = 1, and fused
-/// kernels run in phases (`fusion_overlap` false: one thread computes a product block, then its
-/// epilogue).
+/// (never below 1, an add), sigmoid = exp + 1 + div, gelu = tanh + 8, eta = alpha = 1; and the
+/// reference executor's ways: fused kernels run in phases (`fusion_overlap` false: one thread
+/// computes a product block, then its epilogue) and splits copy their parts (`split_copies`).
 [[nodiscard]] inline DeviceProfile host_profile(const HostMeasurements& m) {
   DeviceProfile p;
   p.name = "host";
@@ -215,6 +215,7 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   p.launch_overhead = m.node_overhead;
   p.mem_latency = 0;
   p.fusion_overlap = false;
+  p.split_copies = true;
   p.weights.exp = std::max(m.exp_weight, 1.0);
   p.weights.tanh = std::max(m.tanh_weight, 1.0);
   p.weights.div = std::max(m.div_weight, 1.0);

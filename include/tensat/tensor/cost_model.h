@@ -130,6 +130,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// | batchnorm (channels C) | n·(w.mul + w.add) + C·(w.rsqrt + 4) | all five | vector |
 /// | concat / transpose / pad / enlarge / merge | 0 | inputs | — |
 /// | slice | 0 | the slice only (n elements) | — |
+/// | split, when the profile's `split_copies` | 0 | the input | — |
 /// | views (`is_view_op`), weight-only results, non-tensors | free | | |
 ///
 /// W is the result's bytes for every kernel.
@@ -137,6 +138,15 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
                                     const DeviceProfile& profile, Span<const double> read_bytes = {}) {
   OpWork work;
   const Op op = node.op();
+  if (op == Op::Split && profile.split_copies && out.kind == Kind::Pair && !out.weight_only && !out.symbolic &&
+      children.size() == 3 && children[2]->kind == Kind::Tensor) {
+    // An executor that copies both parts: the input read once, the same bytes written.
+    work.kernel = true;
+    work.dtype = out.dtype;
+    work.bytes_read = read_bytes.empty() ? static_cast<double>(children[2]->bytes()) : read_bytes[2];
+    work.bytes_written = static_cast<double>(children[2]->bytes());
+    return work;
+  }
   if (is_view_op(op) || out.weight_only || out.symbolic || out.kind != Kind::Tensor) return work;
   work.kernel = true;
   work.dtype = out.dtype;

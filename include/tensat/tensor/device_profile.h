@@ -111,6 +111,10 @@ struct DeviceProfile {
   /// are charged as staged bytes (`FusedGroup::staged_bytes`). JSON "fusion_overlap", optional
   /// (true when absent).
   bool fusion_overlap = true;
+  /// Whether a `split` copies its two parts (the reference executors, whose tensors own their
+  /// storage) rather than pointing into its input (TASO's runtime: a free view). true: a split
+  /// reads its input and writes both parts. JSON "split_copies", optional (false when absent).
+  bool split_copies = false;
 
   /// The unit matmul/conv2d of `dtype` run on: the matrix unit if the profile has one for it.
   [[nodiscard]] Unit gemm_unit(DType dtype) const noexcept {
@@ -132,7 +136,8 @@ struct DeviceProfile {
            a.vector_flops == b.vector_flops && a.matrix_flops == b.matrix_flops &&
            a.mem_bandwidth == b.mem_bandwidth && a.cache_bytes == b.cache_bytes &&
            a.launch_overhead == b.launch_overhead && a.mem_latency == b.mem_latency && a.eta_c == b.eta_c &&
-           a.eta_m == b.eta_m && a.alpha == b.alpha && a.weights == b.weights && a.fusion_overlap == b.fusion_overlap;
+           a.eta_m == b.eta_m && a.alpha == b.alpha && a.weights == b.weights && a.fusion_overlap == b.fusion_overlap &&
+           a.split_copies == b.split_copies;
   }
   friend bool operator!=(const DeviceProfile& a, const DeviceProfile& b) noexcept { return !(a == b); }
 };
@@ -210,6 +215,7 @@ inline void validate(const DeviceProfile& p) {
   detail::for_each_weight(p.weights, [&](std::string_view key, double v) { weights[std::string(key)] = v; });
   doc["op_weights"] = weights;
   doc["fusion_overlap"] = p.fusion_overlap;
+  doc["split_copies"] = p.split_copies;
   return doc;
 }
 
@@ -269,8 +275,8 @@ std::string profile_string(const Json& obj, const std::string& path, std::string
 
 }  // namespace detail
 
-/// A profile from parsed JSON. Every field is required but "fusion_overlap" (added later; true
-/// when absent), unknown fields are rejected (a typo would otherwise silently keep a default),
+/// A profile from parsed JSON. Every field is required but "fusion_overlap" and "split_copies"
+/// (added later; true and false when absent), unknown fields are rejected (a typo would otherwise silently keep a default),
 /// numbers must be finite and non-negative, and the result must pass `validate`. Throws
 /// `ProfileError` naming the field.
 template <class Json>
@@ -279,7 +285,7 @@ template <class Json>
   profile_object(doc, "");
   reject_unknown_keys(doc, "",
                       {"name", "kind", "description", "peak_flops", "mem_bandwidth", "cache_bytes", "launch_overhead",
-                       "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap"});
+                       "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies"});
   DeviceProfile p;
   p.name = profile_string(doc, "", "name");
   p.kind = profile_string(doc, "", "kind");
@@ -303,10 +309,11 @@ template <class Json>
   const Json& weights = profile_object(profile_member(doc, "", "op_weights"), "op_weights");
   reject_unknown_keys(weights, "op_weights", {"add", "mul", "max", "div", "exp", "tanh", "sigmoid", "gelu", "rsqrt"});
   for_each_weight(p.weights, [&](std::string_view key, double& v) { v = profile_number(weights, "op_weights", key); });
-  if (auto it = doc.find("fusion_overlap"); it != doc.end()) {
-    if (!it->is_boolean())
-      throw ProfileError("fusion_overlap", fmt::format("must be true or false, got {}", it->type_name()));
-    p.fusion_overlap = it->template get<bool>();
+  for (auto [key, flag] : {std::pair{"fusion_overlap", &p.fusion_overlap}, std::pair{"split_copies", &p.split_copies}}) {
+    auto it = doc.find(key);
+    if (it == doc.end()) continue;
+    if (!it->is_boolean()) throw ProfileError(key, fmt::format("must be true or false, got {}", it->type_name()));
+    *flag = it->template get<bool>();
   }
   validate(p);
   return p;

@@ -208,13 +208,14 @@ inline void im2col_tile(const float* xin, std::int64_t Cg, std::int64_t H, std::
       }
 }
 
-/// Output positions per GEMM of a convolution lowered to im2col: the im2col block [K, T] is kept
-/// near 1 MiB (at least 256 columns) so that it stays in the L2 cache between the copy and the
-/// product, and the activation runs on the output block while it is there. Eigen runs a product
-/// whose operand is tens of megabytes (VGG-19's first layers: a 115 MB im2col matrix) at about
-/// half the rate of one that fits.
-inline std::int64_t conv_tile_columns(std::int64_t K, std::int64_t P) {
-  const std::int64_t target = std::max<std::int64_t>(262144 / std::max<std::int64_t>(K, 1), 256);
+/// Output positions per GEMM of a convolution whose column block has `rows` rows: the block
+/// [rows, T] is kept near 1 MiB (at least 256 columns). For a convolution lowered to im2col the
+/// rows are the im2col rows (K): the block stays in the L2 cache between the copy and the product
+/// (Eigen runs a product whose operand is tens of megabytes, as VGG-19's first layers' 115 MB
+/// im2col matrices, at about half the rate of one that fits). For a 1x1 convolution they are the
+/// output rows: the output block is still in cache when the activation and a fused epilogue run.
+inline std::int64_t conv_tile_columns(std::int64_t rows, std::int64_t P) {
+  const std::int64_t target = std::max<std::int64_t>(262144 / std::max<std::int64_t>(rows, 1), 256);
   return std::min(P, target);
 }
 
@@ -274,10 +275,11 @@ inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t s
     }
     return;
   }
-  // A 1x1, stride-1 convolution reads its input as the product's operand: one product per group
-  // (splitting it into column blocks only repacks the weights); otherwise im2col block by block.
+  // A 1x1, stride-1 convolution reads its input as the product's operand, in column blocks whose
+  // output (about 1 MiB) stays in cache for the activation and the epilogue; otherwise im2col
+  // block by block.
   const bool direct = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && Ho == H && Wo == W;
-  const std::int64_t T = direct ? P : conv_tile_columns(K, P);
+  const std::int64_t T = direct ? conv_tile_columns(Og, P) : conv_tile_columns(K, P);
   std::vector<float> col(direct ? 0 : static_cast<std::size_t>(K * T));
   using Strided = Eigen::OuterStride<>;
   for (std::int64_t n = 0; n < N; ++n)
