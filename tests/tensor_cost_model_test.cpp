@@ -735,6 +735,7 @@ TEST_CASE("calibrate: calibrate_host with tiny sizes returns a valid host profil
   tiny.weight_passes = 4;
   tiny.repetitions = 1;
   tiny.overhead_nodes = 16;
+  tiny.gemv_bytes = 1 << 16;
   const auto start = std::chrono::steady_clock::now();
   const DeviceProfile host = calibrate_host(tiny);
   CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 2.0);
@@ -748,6 +749,8 @@ TEST_CASE("calibrate: calibrate_host with tiny sizes returns a valid host profil
   CHECK(host.launch_overhead < 1e-3);  // a node's fixed cost is microseconds, not milliseconds
   CHECK_FALSE(host.fusion_overlap);
   CHECK(host.split_copies);
+  CHECK((std::isfinite(host.gemv_bandwidth) && host.gemv_bandwidth > 0));
+  CHECK((std::isfinite(host.gemv_half_width) && host.gemv_half_width >= 0));
   CHECK(profile_from_json(profile_to_json(host)) == host);
 }
 
@@ -831,7 +834,7 @@ TEST_CASE("cost_model: without fusion_overlap, the reads of a fused kernel's non
   }
 }
 
-TEST_CASE("device_profile: fusion_overlap and split_copies are optional in JSON and must be booleans") {
+TEST_CASE("device_profile: the executor's fields are optional in JSON and checked when present") {
   DeviceProfile p = find_profile("h100-sxm");
   CHECK(p.fusion_overlap);
   CHECK_FALSE(p.split_copies);
@@ -840,11 +843,11 @@ TEST_CASE("device_profile: fusion_overlap and split_copies are optional in JSON 
   const DeviceProfile back = profile_from_json(profile_to_json(p));
   CHECK_FALSE(back.fusion_overlap);
   CHECK(back.split_copies);
-  for (const char* key : {"fusion_overlap", "split_copies"}) {
+  for (const char* key : {"fusion_overlap", "split_copies", "gemv_bandwidth", "gemv_half_width"}) {
     nlohmann::json doc = nlohmann::json::parse(profile_to_json(find_profile("h100-sxm")));
     doc.erase(key);
     CHECK(profile_from_json(doc.dump()) == find_profile("h100-sxm"));
-    doc[key] = 1;
+    doc[key] = std::string(key).rfind("gemv", 0) == 0 ? nlohmann::json(-1.0) : nlohmann::json(1);
     try {
       (void)profile_from_json(doc.dump());
       FAIL("no exception");
@@ -867,4 +870,31 @@ TEST_CASE("cost_model: a split is free, or a copy of its input with split_copies
   REQUIRE(split != t.kernels.end());
   CHECK(split->work.bytes_read == Approx(bytes));
   CHECK(split->work.bytes_written == Approx(bytes));
+}
+
+TEST_CASE("cost_model: a matrix-vector product streams at gemv_rate, wider outputs faster per byte") {
+  DeviceProfile p = find_profile("xla-cpu-default");
+  const auto time_of = [&](const std::string& program) { return program_time(parse_program(program), p); };
+  const std::string narrow = "(matmul 0 (input x f32 (ints 1 512)) (weight w f32 (ints 512 512)))";
+  const std::string wide = "(matmul 0 (input x f32 (ints 1 512)) (weight w f32 (ints 512 4096)))";
+  const std::string gemm = "(matmul 0 (input x f32 (ints 4 512)) (weight w f32 (ints 512 512)))";
+  const double narrow_before = time_of(narrow), wide_before = time_of(wide), gemm_before = time_of(gemm);
+  // Without the curve both stream at mem_bandwidth: the same time per byte.
+  CHECK(wide_before / narrow_before == Approx((512.0 * 4096 + 512 + 4096) / (512.0 * 512 + 512 + 512)).epsilon(1e-3));
+  p.gemv_bandwidth = 2 * p.mem_bandwidth;
+  p.gemv_half_width = 512;
+  validate(p);
+  CHECK(p.gemv_rate(512) == Approx(p.mem_bandwidth));
+  CHECK(p.gemv_rate(4096) == Approx(2 * p.mem_bandwidth * 4096 / 4608));
+  CHECK(time_of(narrow) == Approx(narrow_before));            // N = h: half of 2 x BW
+  CHECK(time_of(wide) < wide_before);                          // faster than at mem_bandwidth
+  CHECK(time_of(wide) / 8 < time_of(narrow));                  // and per byte than the narrow one
+  CHECK(time_of(gemm) == Approx(gemm_before));                 // four rows: a GEMM, unchanged
+  // In a fused kernel the product's rate holds for the kernel's traffic.
+  const RecExpr<TensorNode> fused = parse_program(
+      "(fused (tanh (matmul 0 (arg 0 f32 (ints 1 512)) (arg 1 f32 (ints 512 4096)))) (input x f32 (ints 1 512)) "
+      "(weight w f32 (ints 512 4096)))");
+  const double with_curve = program_time(fused, p);
+  p.gemv_bandwidth = 0;
+  CHECK(with_curve < program_time(fused, p));
 }

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <Eigen/Dense>
 #include <fmt/format.h>
@@ -42,6 +44,9 @@ struct CalibrationOptions {
   int repetitions = 5;
   /// Nodes of the executor chain whose time per node is the per-kernel overhead.
   int overhead_nodes = 1024;
+  /// Bytes of matrices the matrix-vector products stream through, one after the other (as a
+  /// model's weights are read once per run), at each of the two output widths measured.
+  std::size_t gemv_bytes = std::size_t{64} << 20;
 };
 
 /// What `measure_host` found.
@@ -54,6 +59,8 @@ struct HostMeasurements {
   double div_weight = 0;      ///< y = x / z against the add
   double rsqrt_weight = 0;    ///< y = rsqrt(x) against the add
   double node_overhead = 0;   ///< seconds per node of the reference executor (`execute`) on a tiny tensor
+  double gemv_narrow = 0;     ///< bytes/s of the executor's [1, 512] x [512, 512] products, streamed
+  double gemv_wide = 0;       ///< bytes/s of its [1, 512] x [512, 4096] products, streamed
 };
 
 namespace detail {
@@ -174,6 +181,45 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   return seconds / std::max(nodes, 1);
 }
 
+/// The rate in bytes/s at which the executor's matrix-vector products [1, K] x [K, N]
+/// (`matmul`, row-major, as `execute` runs it) stream their matrices: products with separate
+/// matrices of `bytes` bytes in all, run one after the other, best of `repetitions`.
+[[nodiscard]] inline double measure_gemv_bandwidth(std::int64_t k, std::int64_t n, std::size_t bytes,
+                                                   int repetitions = 5) {
+  k = std::max<std::int64_t>(k, 1);
+  n = std::max<std::int64_t>(n, 1);
+  const auto matrix_bytes = static_cast<std::size_t>(k * n) * sizeof(float);
+  const std::size_t count = std::max<std::size_t>(bytes / matrix_bytes, 1);
+  std::vector<HostTensor> matrices;
+  for (std::size_t i = 0; i < count; ++i) {
+    HostTensor m(Dims{k, n});
+    for (std::size_t j = 0; j < m.data.size(); ++j) m.data[j] = static_cast<float>((j * 7 + i) % 13) * 0.01f;
+    matrices.push_back(std::move(m));
+  }
+  HostTensor x(Dims{1, k});
+  std::fill(x.data.begin(), x.data.end(), 0.5f);
+  const double seconds = detail::best_seconds(repetitions, [&] {
+    double sum = 0;
+    for (const HostTensor& m : matrices) sum += internal::matmul(x, m, 0).data[0];
+    detail::keep(sum);
+  });
+  return static_cast<double>(count * matrix_bytes) / seconds;
+}
+
+/// gemv_bandwidth and gemv_half_width of the curve B · N / (N + h) through the rates measured at
+/// N = 512 and N = 4096 (no width effect, h = 0, when the narrow one is not slower).
+inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double& half_width) {
+  const double r = wide > 0 ? narrow / wide : 1.0;
+  if (!(r < 1.0)) {
+    half_width = 0;
+  } else if (r * 4096.0 <= 512.0) {  // the curve cannot fall that fast: cap at h = 64 x 4096
+    half_width = 64 * 4096.0;
+  } else {
+    half_width = std::min(512.0 * 4096.0 * (1.0 - r) / (4096.0 * r - 512.0), 64 * 4096.0);
+  }
+  bandwidth = wide * (4096.0 + half_width) / 4096.0;
+}
+
 /// Runs every measurement.
 [[nodiscard]] inline HostMeasurements measure_host(const CalibrationOptions& options = {}) {
   HostMeasurements m;
@@ -191,6 +237,8 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   m.div_weight = time(WeightedOp::Div) / add;
   m.rsqrt_weight = time(WeightedOp::Rsqrt) / add;
   m.node_overhead = measure_node_overhead(options.overhead_nodes, options.repetitions);
+  m.gemv_narrow = measure_gemv_bandwidth(512, 512, options.gemv_bytes, options.repetitions);
+  m.gemv_wide = measure_gemv_bandwidth(512, 4096, options.gemv_bytes, options.repetitions);
   return m;
 }
 
@@ -199,15 +247,19 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
 /// (f16/bf16 are computed in f32), the triad bandwidth, the measured exp/tanh/div/rsqrt weights
 /// (never below 1, an add), sigmoid = exp + 1 + div, gelu = tanh + 8, eta = alpha = 1; and the
 /// reference executor's ways: fused kernels run in phases (`fusion_overlap` false: one thread
-/// computes a product block, then its epilogue) and splits copy their parts (`split_copies`).
+/// computes a product block, then its epilogue), splits copy their parts (`split_copies`), and
+/// matrix-vector products stream their matrices at a rate that grows with the output width
+/// (`gemv_bandwidth`, `gemv_half_width`: the curve through the two widths measured).
 [[nodiscard]] inline DeviceProfile host_profile(const HostMeasurements& m) {
   DeviceProfile p;
   p.name = "host";
   p.kind = "cpu";
   p.description = fmt::format(
       "measured by calibrate_host: STREAM triad {:.1f} GB/s, Eigen GEMM {:.1f} GFLOP/s (one thread unless Eigen "
-      "uses OpenMP), exp {:.2f} x add, executor node overhead {:.2f} us",
-      m.bandwidth * 1e-9, m.gemm_flops * 1e-9, m.exp_weight, m.node_overhead * 1e6);
+      "uses OpenMP), exp {:.2f} x add, executor node overhead {:.2f} us, matrix-vector products {:.1f} GB/s "
+      "(N = 512) to {:.1f} GB/s (N = 4096)",
+      m.bandwidth * 1e-9, m.gemm_flops * 1e-9, m.exp_weight, m.node_overhead * 1e6, m.gemv_narrow * 1e-9,
+      m.gemv_wide * 1e-9);
   p.vector_flops = {m.gemm_flops, m.gemm_flops, m.gemm_flops};
   p.matrix_flops = {0.0, 0.0, 0.0};
   p.mem_bandwidth = m.bandwidth;
@@ -216,6 +268,7 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   p.mem_latency = 0;
   p.fusion_overlap = false;
   p.split_copies = true;
+  fit_gemv_curve(m.gemv_narrow, m.gemv_wide, p.gemv_bandwidth, p.gemv_half_width);
   p.weights.exp = std::max(m.exp_weight, 1.0);
   p.weights.tanh = std::max(m.tanh_weight, 1.0);
   p.weights.div = std::max(m.div_weight, 1.0);

@@ -54,6 +54,9 @@ struct OpWork {
   double bytes_written = 0;  ///< W: the result
   DType dtype = DType::F32;
   Unit unit = Unit::Vector;
+  /// Bytes/s of this kernel's memory traffic when not the profile's `mem_bandwidth`: a
+  /// matrix-vector product's (`DeviceProfile::gemv_rate`). 0: the profile's.
+  double bandwidth = 0;
 
   [[nodiscard]] double bytes() const noexcept { return bytes_read + bytes_written; }
   /// Arithmetic intensity, flops per byte (infinite with no bytes).
@@ -82,10 +85,12 @@ struct KernelTime {
 /// t_c = flops / (peak · eta_c), t_m = bytes / (BW · eta_m) + lat_m,
 /// total = t_launch + t_c + t_m − alpha · min(t_c, t_m). With lat_m = 0 the kernel is
 /// compute-bound exactly when flops / bytes exceeds the ridge point peak · eta_c / (BW · eta_m).
-[[nodiscard]] inline KernelTime roofline_time(double flops, double bytes, double peak, const DeviceProfile& p) {
+/// `bandwidth` > 0 replaces the profile's `mem_bandwidth` (a matrix-vector product's rate).
+[[nodiscard]] inline KernelTime roofline_time(double flops, double bytes, double peak, const DeviceProfile& p,
+                                              double bandwidth = 0) {
   KernelTime t;
   t.compute_us = flops / (peak * p.eta_c) * 1e6;
-  t.memory_us = (bytes / (p.mem_bandwidth * p.eta_m) + p.mem_latency) * 1e6;
+  t.memory_us = (bytes / ((bandwidth > 0 ? bandwidth : p.mem_bandwidth) * p.eta_m) + p.mem_latency) * 1e6;
   t.launch_us = p.launch_overhead * 1e6;
   t.total_us = t.launch_us + t.compute_us + t.memory_us - p.alpha * std::min(t.compute_us, t.memory_us);
   t.bound = t.compute_us > t.memory_us ? Bound::Compute : Bound::Memory;
@@ -95,7 +100,7 @@ struct KernelTime {
 /// The time of one kernel (`OpWork::kernel` false: all zero, `Bound::None`).
 [[nodiscard]] inline KernelTime kernel_time(const OpWork& work, const DeviceProfile& p) {
   if (!work.kernel) return KernelTime{};
-  return roofline_time(work.flops, work.bytes(), p.peak(work.dtype, work.unit), p);
+  return roofline_time(work.flops, work.bytes(), p.peak(work.dtype, work.unit), p, work.bandwidth);
 }
 
 namespace detail {
@@ -121,7 +126,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// |---|---|---|---|
 /// | ewadd / ewmul / smul / relu | n·w.add / n·w.mul / n·w.mul / n·w.max | inputs | vector |
 /// | exp / tanh / sigmoid / gelu | n·w.exp / w.tanh / w.sigmoid / w.gelu | input | vector |
-/// | matmul [.., M, K] x [.., K, N] | 2·B·M·N·K + n·w(act) | both | matrix if the profile has one for the dtype |
+/// | matmul [.., M, K] x [.., K, N] | 2·B·M·N·K + n·w(act) | both | matrix if the profile has one for the dtype; M = 1: bytes at `gemv_rate(N)` |
 /// | conv2d, weight [C_out, C_in/g, kh, kw] | 2·n·(C_in/g)·kh·kw + n·w(act) | x, weight | as matmul |
 /// | poolmax / poolavg | n·kh·kw·w.max / n·(kh·kw·w.add + w.mul), + act | input | vector |
 /// | reduce_sum / reduce_max / reduce_mean | \|X\|·w.add / \|X\|·w.max / \|X\|·w.add + n·w.mul | input | vector |
@@ -175,6 +180,8 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       const double k = static_cast<double>(children[1]->dims.back());
       work.flops = 2 * n * k + n * detail::activation_weight(children[0]->value, w);
       work.unit = profile.gemm_unit(out.dtype);
+      if (profile.gemv_bandwidth > 0 && out.dims.size() >= 2 && out.dims[out.dims.size() - 2] == 1)
+        work.bandwidth = profile.gemv_rate(static_cast<double>(out.dims.back()));  // a matrix-vector product
       break;
     }
     case Op::Conv2d: {
@@ -261,9 +268,10 @@ struct FusedGroup {
 
 /// The time of a fused group as one kernel: one launch, F(G) = sum of the members' flops at the
 /// primary member's peak, R(G) + W(G) bytes, of which the staged bytes S(G) come after:
-/// cost(G) = t_launch + combine(F(G) / (P_G · eta_c), (R(G) + W(G) − S(G)) / (BW · eta_m) + lat_m)
-///           + S(G) / (BW · eta_m).
-/// A group without a kernel member is free.
+/// cost(G) = t_launch + combine(F(G) / (P_G · eta_c), (R(G) + W(G) − S(G)) / (BW_G · eta_m) + lat_m)
+///           + S(G) / (BW · eta_m),
+/// BW_G the primary member's bandwidth (`OpWork::bandwidth`: a matrix-vector product's) or the
+/// profile's. A group without a kernel member is free.
 [[nodiscard]] inline KernelTime fused_time(const FusedGroup& g, const DeviceProfile& p) {
   const std::size_t primary = primary_member(g);
   if (primary >= g.members.size() || !g.members[primary].kernel) return KernelTime{};
@@ -272,7 +280,8 @@ struct FusedGroup {
     if (m.kernel) flops += m.flops;
   const OpWork& root = g.members[primary];
   const double staged = std::clamp(g.staged_bytes, 0.0, g.bytes_read + g.bytes_written);
-  KernelTime t = roofline_time(flops, g.bytes_read + g.bytes_written - staged, p.peak(root.dtype, root.unit), p);
+  KernelTime t =
+      roofline_time(flops, g.bytes_read + g.bytes_written - staged, p.peak(root.dtype, root.unit), p, root.bandwidth);
   if (staged > 0) {
     const double staged_us = staged / (p.mem_bandwidth * p.eta_m) * 1e6;
     t.memory_us += staged_us;
