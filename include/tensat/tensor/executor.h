@@ -256,7 +256,7 @@ inline Dims conv2d_dims(const HostTensor& x, const HostTensor& w, std::int64_t s
 }
 
 /// conv2d into `out` (shape `conv2d_dims`), calling `epilogue` (if any) on each finished block:
-/// each output row segment of a column tile, a depthwise channel, or a 1x1 group's rows.
+/// each output row segment of a column block, or a depthwise channel.
 inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw, std::int64_t pad,
                         std::int64_t act, HostTensor& out, const Epilogue* epilogue = nullptr) {
   const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
