@@ -5,9 +5,10 @@
 // calibrate_host) or measured by calibrate_host() at the start (STREAM triad, Eigen GEMM,
 // exp/tanh weights, the executor's per-node overhead; about two seconds). Once per model:
 // optimize() with that profile (roofline cost, microseconds) and the fusion phase on, TENSAT's
-// other settings (node limit 50,000, 15 iterations, k_multi 1, greedy DAG extraction); then both
-// programs get random_bindings(seed 1) and precompute_weights() (TASO's weight-only subgraphs
-// evaluated once, outside the timed loop).
+// other settings (node limit 50,000, 15 iterations, k_multi 1, greedy DAG extraction, or with
+// --extractor=ilp TENSAT's ILP extraction, warm-started by the greedy one and stopped after
+// --ilp-seconds=S, default 60); then both programs get random_bindings(seed 1) and
+// precompute_weights() (TASO's weight-only subgraphs evaluated once, outside the timed loop).
 //
 //   BM_compare/<model>   each iteration runs both programs back to back, each timed on its own,
 //                        the original first in even iterations and the optimized program first in
@@ -17,9 +18,10 @@
 // Counters: original_ms, optimized_ms (medians over the iterations), original_min_ms,
 // original_max_ms, optimized_min_ms, optimized_max_ms, measured_speedup_percent (of the
 // medians), paired_speedup_percent (1 - the median over the iterations of optimized / original
-// within the iteration), ratio_q1 and ratio_q3 (quartiles of those ratios), measured_sign (+1:
-// the optimized program was faster in more than three quarters of the iterations, -1 slower,
-// 0 within noise), predicted_original_us and predicted_optimized_us (program_time on the host
+// within the iteration), ratio_q1 and ratio_q3 (quartiles of those ratios), faster_pairs (the
+// iterations in which the optimized program was faster), measured_sign (the sign test of
+// compare_times: +1 when it was faster in so many iterations that a fair coin would do as well
+// with probability below 5 %, -1 when slower in so many, 0 within noise), predicted_original_us and predicted_optimized_us (program_time on the host
 // profile, the cost the optimizer minimized), predicted_gain_percent, ops_original,
 // ops_optimized (operators, a fused kernel counted once). Each model runs --runs=N iterations
 // (default 15).
@@ -54,6 +56,8 @@ namespace tt = tensat::tensor;
 
 std::string g_profile_file;  // --profile=FILE.json; empty: calibrate at the start
 int g_runs = 15;              // --runs=N
+bool g_ilp = false;           // --extractor=ilp (default greedy: greedy DAG extraction)
+double g_ilp_seconds = 60;    // --ilp-seconds=S: the ILP extraction's time limit
 
 const tt::DeviceProfile& host() {
   static const tt::DeviceProfile profile =
@@ -76,6 +80,10 @@ const Prepared& prepared(const std::string& model) {
     tt::OptimizeOptions options;
     options.profile = host();
     options.fusion = true;
+    if (g_ilp) {
+      options.extractor = tt::TensorExtractor::Ilp;
+      options.ilp.time_limit_seconds = g_ilp_seconds;
+    }
     slot->program[1] = tt::optimize(slot->program[0], options).optimized;
     for (int k = 0; k < 2; ++k)
       slot->precomputed[k] = tt::precompute_weights(slot->program[k], tt::random_bindings(slot->program[k], 1));
@@ -127,7 +135,9 @@ void BM_compare(benchmark::State& state, std::string model) {
   state.counters["paired_speedup_percent"] = 100.0 * (1.0 - quantile(ratios, 0.5));
   state.counters["ratio_q1"] = q1;
   state.counters["ratio_q3"] = q3;
-  state.counters["measured_sign"] = q3 < 1.0 ? 1 : q1 > 1.0 ? -1 : 0;
+  const auto faster = static_cast<std::size_t>(std::count_if(ratios.begin(), ratios.end(), [](double r) { return r < 1.0; }));
+  state.counters["faster_pairs"] = static_cast<double>(faster);
+  state.counters["measured_sign"] = tt::TimeComparison::sign_test(faster, ratios.size());
   const double before = tt::program_time(p.program[0], host()), after = tt::program_time(p.program[1], host());
   state.counters["predicted_original_us"] = before;
   state.counters["predicted_optimized_us"] = after;
@@ -159,6 +169,10 @@ int main(int argc, char** argv) {
       g_profile_file = arg.substr(10);
     } else if (arg.rfind("--runs=", 0) == 0) {
       g_runs = std::max(1, std::atoi(arg.c_str() + 7));
+    } else if (arg == "--extractor=ilp" || arg == "--extractor=greedy") {
+      g_ilp = arg == "--extractor=ilp";
+    } else if (arg.rfind("--ilp-seconds=", 0) == 0) {
+      g_ilp_seconds = std::max(1.0, std::atof(arg.c_str() + 14));
     } else {
       argv[kept++] = argv[i];
     }
@@ -167,7 +181,8 @@ int main(int argc, char** argv) {
   register_benchmarks();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  std::fprintf(stderr, "host profile: %s\n", host().description.c_str());
+  std::fprintf(stderr, "host profile: %s\nextraction: %s\n", host().description.c_str(),
+               g_ilp ? ("ilp, " + std::to_string(g_ilp_seconds) + " s").c_str() : "greedy dag");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

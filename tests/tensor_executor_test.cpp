@@ -428,10 +428,23 @@ TEST_CASE("executor: compare_times pairs the runs: a program doing a hundredth o
   for (int i = 0; i < 8; ++i) heavy = fmt::format("(matmul 0 {} (weight w{} f32 (ints 128 128)))", heavy, i);
   const TimeComparison t = compare_times(parse_program(heavy), parse_program("(relu (input x f32 (ints 1 128)))"), 5);
   CHECK(t.ratio_q3 < 1.0);
+  CHECK(t.faster_pairs == 5);
   CHECK(t.paired_sign() == 1);
   CHECK(t.paired_speedup_percent() > 0);
   const TimeComparison back = compare_times(parse_program("(relu (input x f32 (ints 1 128)))"), parse_program(heavy), 5);
   CHECK(back.paired_sign() == -1);
+}
+
+TEST_CASE("executor: the sign test of compare_times sharpens with the number of pairs") {
+  // One-sided 5 %: 5 of 5 (p = 1/32), not 4 of 5 (p = 6/32); 27 of 41 (p = 0.030), not 26 of 41.
+  CHECK(TimeComparison::sign_test(5, 5) == 1);
+  CHECK(TimeComparison::sign_test(4, 5) == 0);
+  CHECK(TimeComparison::sign_test(0, 5) == -1);
+  CHECK(TimeComparison::sign_test(27, 41) == 1);
+  CHECK(TimeComparison::sign_test(26, 41) == 0);
+  CHECK(TimeComparison::sign_test(14, 41) == -1);
+  CHECK(TimeComparison::sign_test(20, 41) == 0);
+  CHECK(TimeComparison::sign_test(0, 0) == 0);
 }
 
 TEST_CASE("executor: profile_program times every evaluated node and groups them by op kind") {
