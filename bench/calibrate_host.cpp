@@ -1,5 +1,6 @@
-// Measures this machine for the roofline cost model: STREAM-triad bandwidth, Eigen GEMM FLOP/s
-// and the exp/tanh/divide/rsqrt weights, and writes a DeviceProfile named "host" as JSON.
+// Measures this machine for the roofline cost model: STREAM-triad bandwidth, Eigen GEMM FLOP/s,
+// the exp/tanh/divide/rsqrt weights and the executor's fixed cost per node, and writes a
+// DeviceProfile named "host" as JSON.
 // A plain program (one measurement each, best of N runs), not Google Benchmark.
 //
 //   calibrate_host [--quick] [--repetitions N] [--gemm N] [PROFILE.json]
@@ -25,6 +26,8 @@ int main(int argc, char** argv) {
       options.gemm_size = 256;
       options.weight_passes = 32;
       options.repetitions = 2;
+      options.overhead_nodes = 64;
+      options.gemv_bytes = std::size_t{8} << 20;
     } else if ((arg == "--repetitions" || arg == "--gemm") && i + 1 < argc) {
       const int value = std::atoi(argv[++i]);
       if (value <= 0) {
@@ -48,9 +51,12 @@ int main(int argc, char** argv) {
                  "STREAM triad bandwidth: %.2f GB/s\n"
                  "Eigen GEMM %dx%dx%d:    %.2f GFLOP/s\n"
                  "last-level cache:       %.0f KiB\n"
-                 "weights (x add):        exp %.2f, tanh %.2f, div %.2f, rsqrt %.2f\n",
+                 "weights (x add):        exp %.2f, tanh %.2f, div %.2f, rsqrt %.2f\n"
+                 "executor node overhead: %.3f us\n"
+                 "matrix-vector products: %.2f GB/s (N = 512), %.2f GB/s (N = 4096)\n",
                  m.bandwidth * 1e-9, options.gemm_size, options.gemm_size, options.gemm_size, m.gemm_flops * 1e-9,
-                 m.cache_bytes / 1024, m.exp_weight, m.tanh_weight, m.div_weight, m.rsqrt_weight);
+                 m.cache_bytes / 1024, m.exp_weight, m.tanh_weight, m.div_weight, m.rsqrt_weight,
+                 m.node_overhead * 1e6, m.gemv_narrow * 1e-9, m.gemv_wide * 1e-9);
     const DeviceProfile profile = host_profile(m);
     if (path.empty()) {
       std::printf("%s\n", profile_to_json(profile).c_str());

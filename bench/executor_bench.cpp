@@ -1,28 +1,38 @@
 // Issue 7: the seven benchmark models at full size on the Eigen reference executor, original
 // against optimized, beside the roofline model's prediction for the same machine.
 //
-// Once per run: calibrate_host() measures this machine (STREAM triad, Eigen GEMM, exp/tanh
-// weights; about two seconds) and gives the "host" DeviceProfile. Once per model: optimize()
-// with that profile (roofline cost, microseconds) and the fusion phase on, TENSAT's other
-// settings (node limit 50,000, 15 iterations, k_multi 1, greedy DAG extraction); then both
-// programs get random_bindings(seed 1) and precompute_weights() (TASO's weight-only subgraphs
-// evaluated once, outside the timed loop).
+// Once per run: the "host" DeviceProfile, either loaded (--profile=FILE.json, as written by
+// calibrate_host) or measured by calibrate_host() at the start (STREAM triad, Eigen GEMM,
+// exp/tanh weights, the executor's per-node overhead; about two seconds). Once per model:
+// optimize() with that profile (roofline cost, microseconds) and the fusion phase on, TENSAT's
+// other settings (node limit 50,000, 15 iterations, k_multi 1, greedy DAG extraction, or with
+// --extractor=ilp TENSAT's ILP extraction, warm-started by the greedy one and stopped after
+// --ilp-seconds=S, default 60); then both programs get random_bindings(seed 1) and
+// precompute_weights() (TASO's weight-only subgraphs evaluated once, outside the timed loop).
 //
-//   BM_compare/<model>   each iteration runs the original, then the optimized program, each
-//                        timed on its own (alternating, so that a drifting machine slows both
-//                        alike); the iteration's manual time is the sum of the two
+//   BM_compare/<model>   each iteration runs both programs back to back, each timed on its own,
+//                        the original first in even iterations and the optimized program first in
+//                        odd ones (ABBA: a drifting machine slows both alike, and neither always
+//                        runs after the other); the iteration's manual time is the sum of the two
 //
 // Counters: original_ms, optimized_ms (medians over the iterations), original_min_ms,
 // original_max_ms, optimized_min_ms, optimized_max_ms, measured_speedup_percent (of the
-// medians), predicted_original_us and predicted_optimized_us (program_time on the host profile,
-// the cost the optimizer minimized), predicted_gain_percent, ops_original, ops_optimized
-// (operators, a fused kernel counted once). Each model runs a fixed 9 iterations.
+// medians), paired_speedup_percent (1 - the median over the iterations of optimized / original
+// within the iteration), ratio_q1 and ratio_q3 (quartiles of those ratios), faster_pairs (the
+// iterations in which the optimized program was faster), measured_sign (the sign test of
+// compare_times: +1 when it was faster in so many iterations that a fair coin would do as well
+// with probability below 5 %, -1 when slower in so many, 0 within noise), predicted_original_us and predicted_optimized_us (program_time on the host
+// profile, the cost the optimizer minimized), predicted_gain_percent, ops_original,
+// ops_optimized (operators, a fused kernel counted once). Each model runs --runs=N iterations
+// (default 15).
 //
 // main() first stops glibc from returning freed memory to the OS: otherwise every run
 // page-faults its large tensors in again (a third of the time of SqueezeNet on this VM, and
 // most of the run-to-run spread).
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -44,8 +54,14 @@ namespace {
 
 namespace tt = tensat::tensor;
 
+std::string g_profile_file;  // --profile=FILE.json; empty: calibrate at the start
+int g_runs = 15;              // --runs=N
+bool g_ilp = false;           // --extractor=ilp (default greedy: greedy DAG extraction)
+double g_ilp_seconds = 60;    // --ilp-seconds=S: the ILP extraction's time limit
+
 const tt::DeviceProfile& host() {
-  static const tt::DeviceProfile profile = tt::calibrate_host();
+  static const tt::DeviceProfile profile =
+      g_profile_file.empty() ? tt::calibrate_host() : tt::load_profile(g_profile_file);
   return profile;
 }
 
@@ -64,6 +80,10 @@ const Prepared& prepared(const std::string& model) {
     tt::OptimizeOptions options;
     options.profile = host();
     options.fusion = true;
+    if (g_ilp) {
+      options.extractor = tt::TensorExtractor::Ilp;
+      options.ilp.time_limit_seconds = g_ilp_seconds;
+    }
     slot->program[1] = tt::optimize(slot->program[0], options).optimized;
     for (int k = 0; k < 2; ++k)
       slot->precomputed[k] = tt::precompute_weights(slot->program[k], tt::random_bindings(slot->program[k], 1));
@@ -71,30 +91,39 @@ const Prepared& prepared(const std::string& model) {
   return *slot;
 }
 
-double median(std::vector<double> v) {
+/// The q-quantile of `v`, interpolated between order statistics.
+double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  const double at = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(at);
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
 void BM_compare(benchmark::State& state, std::string model) {
   const Prepared& p = prepared(model);
-  std::vector<double> ms[2];
+  std::vector<double> ms[2], ratios;
+  std::size_t iteration = 0;
   for (auto _ : state) {
-    double iteration = 0;
-    for (int k = 0; k < 2; ++k) {
+    double seconds_both = 0;
+    double run_ms[2] = {0, 0};
+    for (int j = 0; j < 2; ++j) {
+      const int k = iteration % 2 == 0 ? j : 1 - j;
       const tt::PrecomputedProgram& pre = p.precomputed[k];
       const auto start = std::chrono::steady_clock::now();
       std::vector<tt::HostTensor> out = tt::execute(pre.program, pre.bindings);
       benchmark::DoNotOptimize(out.data());
       benchmark::ClobberMemory();
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      ms[k].push_back(seconds * 1e3);
-      iteration += seconds;
+      run_ms[k] = seconds * 1e3;
+      seconds_both += seconds;
     }
-    state.SetIterationTime(iteration);
+    for (int k = 0; k < 2; ++k) ms[k].push_back(run_ms[k]);
+    ratios.push_back(run_ms[1] / run_ms[0]);
+    state.SetIterationTime(seconds_both);
+    ++iteration;
   }
-  const double original = median(ms[0]), optimized = median(ms[1]);
+  const double original = quantile(ms[0], 0.5), optimized = quantile(ms[1], 0.5);
   state.counters["original_ms"] = original;
   state.counters["optimized_ms"] = optimized;
   state.counters["original_min_ms"] = *std::min_element(ms[0].begin(), ms[0].end());
@@ -102,6 +131,13 @@ void BM_compare(benchmark::State& state, std::string model) {
   state.counters["optimized_min_ms"] = *std::min_element(ms[1].begin(), ms[1].end());
   state.counters["optimized_max_ms"] = *std::max_element(ms[1].begin(), ms[1].end());
   state.counters["measured_speedup_percent"] = 100.0 * (original - optimized) / original;
+  const double q1 = quantile(ratios, 0.25), q3 = quantile(ratios, 0.75);
+  state.counters["paired_speedup_percent"] = 100.0 * (1.0 - quantile(ratios, 0.5));
+  state.counters["ratio_q1"] = q1;
+  state.counters["ratio_q3"] = q3;
+  const auto faster = static_cast<std::size_t>(std::count_if(ratios.begin(), ratios.end(), [](double r) { return r < 1.0; }));
+  state.counters["faster_pairs"] = static_cast<double>(faster);
+  state.counters["measured_sign"] = tt::TimeComparison::sign_test(faster, ratios.size());
   const double before = tt::program_time(p.program[0], host()), after = tt::program_time(p.program[1], host());
   state.counters["predicted_original_us"] = before;
   state.counters["predicted_optimized_us"] = after;
@@ -110,14 +146,13 @@ void BM_compare(benchmark::State& state, std::string model) {
   state.counters["ops_optimized"] = static_cast<double>(tt::count_ops(p.program[1]));
 }
 
-const bool registered = [] {
+void register_benchmarks() {
   for (std::string_view name : tt::models::model_names())
     benchmark::RegisterBenchmark(("BM_compare/" + std::string(name)).c_str(), BM_compare, std::string(name))
         ->Unit(benchmark::kMillisecond)
         ->UseManualTime()
-        ->Iterations(9);
-  return true;
-}();
+        ->Iterations(g_runs);
+}
 
 }  // namespace
 
@@ -126,8 +161,28 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_MAX, 0);        // every block from the heap, whatever its size
   mallopt(M_TRIM_THRESHOLD, -1);  // and the heap never shrinks
 #endif
+  // Our flags, taken out before Google Benchmark sees the rest.
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--profile=", 0) == 0) {
+      g_profile_file = arg.substr(10);
+    } else if (arg.rfind("--runs=", 0) == 0) {
+      g_runs = std::max(1, std::atoi(arg.c_str() + 7));
+    } else if (arg == "--extractor=ilp" || arg == "--extractor=greedy") {
+      g_ilp = arg == "--extractor=ilp";
+    } else if (arg.rfind("--ilp-seconds=", 0) == 0) {
+      g_ilp_seconds = std::max(1.0, std::atof(arg.c_str() + 14));
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  register_benchmarks();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  std::fprintf(stderr, "host profile: %s\nextraction: %s\n", host().description.c_str(),
+               g_ilp ? ("ilp, " + std::to_string(g_ilp_seconds) + " s").c_str() : "greedy dag");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

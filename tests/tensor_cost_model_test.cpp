@@ -7,6 +7,7 @@
 // a calibrated number.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -811,6 +812,8 @@ TEST_CASE("calibrate: calibrate_host with tiny sizes returns a valid host profil
   tiny.weight_elements = 1024;
   tiny.weight_passes = 4;
   tiny.repetitions = 1;
+  tiny.overhead_nodes = 16;
+  tiny.gemv_bytes = 1 << 16;
   const DeviceProfile host = calibrate_host(tiny);
   CHECK(host.name == "host");
   CHECK(host.kind == "cpu");
@@ -818,7 +821,11 @@ TEST_CASE("calibrate: calibrate_host with tiny sizes returns a valid host profil
   for (double v : {host.vector_flops[0], host.mem_bandwidth, host.weights.exp, host.weights.tanh, host.weights.div})
     CHECK((std::isfinite(v) && v > 0));
   CHECK(host.weights.exp >= 1);
-  CHECK(host.launch_overhead == 0);
+  CHECK((std::isfinite(host.launch_overhead) && host.launch_overhead > 0));
+  CHECK_FALSE(host.fusion_overlap);
+  CHECK(host.split_copies);
+  CHECK((std::isfinite(host.gemv_bandwidth) && host.gemv_bandwidth > 0));
+  CHECK((std::isfinite(host.gemv_half_width) && host.gemv_half_width >= 0));
   CHECK(profile_from_json(profile_to_json(host)) == host);
 }
 
@@ -867,4 +874,102 @@ TEST_CASE("cost_model: a producer inlined into a contraction is written and read
     const auto& root = egraph[ids.back()];
     CHECK(cost(egraph.node(root.nodes[0]), root) == Approx(program_time(*program, p)));
   }
+}
+
+TEST_CASE("cost_model: without fusion_overlap, the reads of a fused kernel's non-contraction ops are staged") {
+  DeviceProfile p = find_profile("xeon-spr-56c");
+  const std::string x = "(input x f32 (ints 256 512))", w = "(input w f32 (ints 512 128))";
+  const std::string r = "(input r f32 (ints 256 128))", y = "(input y f32 (ints 256 512))";
+  const std::string a0 = "(arg 0 f32 (ints 256 512))", a1 = "(arg 1 f32 (ints 512 128))";
+  const double bx = 256.0 * 512 * 4, bout = 256.0 * 128 * 4;
+  // Epilogue: relu(matmul(x, w) + r): r is read after each block of the product.
+  const RecExpr<TensorNode> epilogue = parse_program("(fused (relu (ewadd (matmul 0 " + a0 + " " + a1 +
+                                                     ") (arg 2 f32 (ints 256 128)))) " + x + " " + w + " " + r + ")");
+  // Prologue: matmul(x + y, w): x and y are read before the product, and x + y staged.
+  const RecExpr<TensorNode> prologue = parse_program("(fused (matmul 0 (ewadd " + a0 + " (arg 2 f32 (ints 256 512))) " +
+                                                     a1 + ") " + x + " " + w + " " + y + ")");
+  for (const auto& [program, staged] : {std::pair{&epilogue, bout}, std::pair{&prologue, 2 * bx + 2 * bx}}) {
+    p.fusion_overlap = true;
+    const double overlapped = program_time(*program, p);
+    p.fusion_overlap = false;
+    const double sequential = program_time(*program, p);
+    // The product is compute-bound here: staging bytes adds their memory time.
+    const double prologue_staged = program == &prologue ? 2 * bx : 0.0;  // staged in both modes
+    CHECK(sequential - overlapped ==
+          Approx((staged - prologue_staged) / (p.mem_bandwidth * p.eta_m) * 1e6).epsilon(1e-6));
+    // The e-graph cost agrees.
+    TensorEGraph egraph;
+    std::vector<Id> ids(program->size());
+    for (std::size_t i = 0; i < program->size(); ++i)
+      ids[i] = egraph.add(map_children((*program)[Id(i)], [&](Id c) { return ids[c.index()]; }));
+    egraph.rebuild();
+    const RooflineCost cost(egraph, p);
+    const auto& root = egraph[ids.back()];
+    CHECK(cost(egraph.node(root.nodes[0]), root) == Approx(sequential));
+  }
+}
+
+TEST_CASE("device_profile: the executor's fields are optional in JSON and checked when present") {
+  DeviceProfile p = find_profile("h100-sxm");
+  CHECK(p.fusion_overlap);
+  CHECK_FALSE(p.split_copies);
+  p.fusion_overlap = false;
+  p.split_copies = true;
+  const DeviceProfile back = profile_from_json(profile_to_json(p));
+  CHECK_FALSE(back.fusion_overlap);
+  CHECK(back.split_copies);
+  for (const char* key : {"fusion_overlap", "split_copies", "gemv_bandwidth", "gemv_half_width"}) {
+    nlohmann::json doc = nlohmann::json::parse(profile_to_json(find_profile("h100-sxm")));
+    doc.erase(key);
+    CHECK(profile_from_json(doc.dump()) == find_profile("h100-sxm"));
+    doc[key] = std::string(key).rfind("gemv", 0) == 0 ? nlohmann::json(-1.0) : nlohmann::json(1);
+    try {
+      (void)profile_from_json(doc.dump());
+      FAIL("no exception");
+    } catch (const ProfileError& e) {
+      CHECK(e.field() == key);
+    }
+  }
+}
+
+TEST_CASE("cost_model: a split is free, or a copy of its input with split_copies") {
+  DeviceProfile p = find_profile("xeon-spr-56c");
+  const RecExpr<TensorNode> program = parse_program(
+      "(noop (relu (split_0 (split 1 24 (input x f32 (ints 8 64))))) (relu (split_1 (split 1 24 (input x f32 (ints 8 64))))))");
+  const double relus = program_time(program, p);
+  p.split_copies = true;
+  const ProgramTime t = program_breakdown(program, p);
+  const double bytes = 8.0 * 64 * 4;
+  CHECK(t.total_us - relus == Approx(2 * bytes / p.mem_bandwidth * 1e6));
+  const auto split = std::find_if(t.kernels.begin(), t.kernels.end(), [](const KernelReport& k) { return k.op == Op::Split; });
+  REQUIRE(split != t.kernels.end());
+  CHECK(split->work.bytes_read == Approx(bytes));
+  CHECK(split->work.bytes_written == Approx(bytes));
+}
+
+TEST_CASE("cost_model: a matrix-vector product streams at gemv_rate, wider outputs faster per byte") {
+  DeviceProfile p = find_profile("xla-cpu-default");
+  const auto time_of = [&](const std::string& program) { return program_time(parse_program(program), p); };
+  const std::string narrow = "(matmul 0 (input x f32 (ints 1 512)) (weight w f32 (ints 512 512)))";
+  const std::string wide = "(matmul 0 (input x f32 (ints 1 512)) (weight w f32 (ints 512 4096)))";
+  const std::string gemm = "(matmul 0 (input x f32 (ints 4 512)) (weight w f32 (ints 512 512)))";
+  const double narrow_before = time_of(narrow), wide_before = time_of(wide), gemm_before = time_of(gemm);
+  // Without the curve both stream at mem_bandwidth: the same time per byte.
+  CHECK(wide_before / narrow_before == Approx((512.0 * 4096 + 512 + 4096) / (512.0 * 512 + 512 + 512)).epsilon(1e-3));
+  p.gemv_bandwidth = 2 * p.mem_bandwidth;
+  p.gemv_half_width = 512;
+  validate(p);
+  CHECK(p.gemv_rate(512) == Approx(p.mem_bandwidth));
+  CHECK(p.gemv_rate(4096) == Approx(2 * p.mem_bandwidth * 4096 / 4608));
+  CHECK(time_of(narrow) == Approx(narrow_before));            // N = h: half of 2 x BW
+  CHECK(time_of(wide) < wide_before);                          // faster than at mem_bandwidth
+  CHECK(time_of(wide) / 8 < time_of(narrow));                  // and per byte than the narrow one
+  CHECK(time_of(gemm) == Approx(gemm_before));                 // four rows: a GEMM, unchanged
+  // In a fused kernel the product's rate holds for the kernel's traffic.
+  const RecExpr<TensorNode> fused = parse_program(
+      "(fused (tanh (matmul 0 (arg 0 f32 (ints 1 512)) (arg 1 f32 (ints 512 4096)))) (input x f32 (ints 1 512)) "
+      "(weight w f32 (ints 512 4096)))");
+  const double with_curve = program_time(fused, p);
+  p.gemv_bandwidth = 0;
+  CHECK(with_curve < program_time(fused, p));
 }

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include <tensat/tensor.h>
 #include <tensat/tensor/executor.h>
 #include <tensat/tensor/rule_instances.h>
@@ -143,6 +145,23 @@ TEST_CASE("executor: conv2d SAME and VALID, stride 2, groups 2 against a direct 
         INFO("same " << same << " stride " << stride << " cg " << cg);
         require_close(r.data, naive_conv(b.at("x"), b.at("w"), stride, stride, same));
       }
+  // The three lowerings against the same loop: depthwise (computed directly, strides 1 and 2,
+  // 5x5 and 3x1 kernels), im2col in several column blocks (K = 576 rows: 455 columns per block,
+  // 1600 positions), and a 1x1 convolution in several column blocks (300 output rows: 873
+  // columns per block).
+  struct Shape {
+    Dims x, w;
+    std::int64_t stride;
+    bool same;
+  };
+  for (const Shape& c : {Shape{{2, 6, 11, 9}, {6, 1, 5, 5}, 1, true}, Shape{{1, 6, 11, 9}, {6, 1, 3, 1}, 2, false},
+                         Shape{{1, 64, 40, 40}, {8, 64, 3, 3}, 1, true}, Shape{{1, 16, 40, 40}, {300, 16, 1, 1}, 1, true}}) {
+    Graph g;
+    g.output(g.conv2d(g.input("x", c.x), g.weight("w", c.w), c.stride, c.stride, c.same ? Padding::Same : Padding::Valid));
+    const Bindings b = random_bindings(g.program(), 3);
+    INFO("x " << dims_to_string(c.x) << " w " << dims_to_string(c.w) << " stride " << c.stride);
+    require_close(run1(g, b).data, naive_conv(b.at("x"), b.at("w"), c.stride, c.stride, c.same));
+  }
   // Hand-computed: 1x1x3x3 ones with a 3x3 ones kernel, SAME stride 2: output 2x2 of window sums.
   Graph g;
   auto x = g.input("x", {1, 1, 3, 3});
@@ -580,6 +599,67 @@ TEST_CASE("executor: every rule verified numerically on its instances") {
   CHECK(verified_rules > 0);
 }
 
+TEST_CASE("executor: compare_times pairs the runs: a program doing a hundredth of the work is faster in every quartile") {
+  const std::string x = "(input x f32 (ints 128 128))";
+  std::string heavy = x;
+  for (int i = 0; i < 8; ++i) heavy = fmt::format("(matmul 0 {} (weight w{} f32 (ints 128 128)))", heavy, i);
+  const TimeComparison t = compare_times(parse_program(heavy), parse_program("(relu (input x f32 (ints 1 128)))"), 5);
+  CHECK(t.ratio_q3 < 1.0);
+  CHECK(t.faster_pairs == 5);
+  CHECK(t.paired_sign() == 1);
+  CHECK(t.paired_speedup_percent() > 0);
+  const TimeComparison back = compare_times(parse_program("(relu (input x f32 (ints 1 128)))"), parse_program(heavy), 5);
+  CHECK(back.paired_sign() == -1);
+}
+
+TEST_CASE("executor: the sign test of compare_times sharpens with the number of pairs") {
+  // One-sided 5 %: 5 of 5 (p = 1/32), not 4 of 5 (p = 6/32); 27 of 41 (p = 0.030), not 26 of 41.
+  CHECK(TimeComparison::sign_test(5, 5) == 1);
+  CHECK(TimeComparison::sign_test(4, 5) == 0);
+  CHECK(TimeComparison::sign_test(0, 5) == -1);
+  CHECK(TimeComparison::sign_test(27, 41) == 1);
+  CHECK(TimeComparison::sign_test(26, 41) == 0);
+  CHECK(TimeComparison::sign_test(14, 41) == -1);
+  CHECK(TimeComparison::sign_test(20, 41) == 0);
+  CHECK(TimeComparison::sign_test(0, 0) == 0);
+}
+
+TEST_CASE("executor: profile_program times every evaluated node and groups them by op kind") {
+  const std::string x = "(input x f32 (ints 64 64))";
+  const RecExpr<TensorNode> p =
+      parse_program("(relu (matmul 0 (matmul 0 " + x + " (weight w f32 (ints 64 64))) (weight v f32 (ints 64 64))))");
+  CHECK_THROWS_AS(profile_program(p, random_bindings(p, 1), 0), ExecutionError);
+  const ProgramProfile prof = profile_program(p, random_bindings(p, 1), 3);
+  CHECK(prof.runs == 3);
+  CHECK(prof.median_ms > 0);
+  CHECK(prof.min_ms <= prof.median_ms);
+  // input, two weights, two matmuls, relu: every node but the attributes.
+  std::size_t tensors = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) tensors += is_attribute(p[Id(i)].op()) ? 0 : 1;
+  CHECK(prof.nodes.size() == tensors);
+  for (std::size_t k = 1; k < prof.nodes.size(); ++k) CHECK(prof.nodes[k - 1].node < prof.nodes[k].node);
+  double by_op = 0;
+  for (const OpKindProfile& k : prof.by_op) by_op += k.ms;
+  CHECK(by_op == Approx(prof.nodes_ms()));
+  for (std::size_t k = 1; k < prof.by_op.size(); ++k) CHECK(prof.by_op[k - 1].ms >= prof.by_op[k].ms);
+  const auto matmul = std::find_if(prof.by_op.begin(), prof.by_op.end(), [](const OpKindProfile& k) { return k.op == Op::MatMul; });
+  REQUIRE(matmul != prof.by_op.end());
+  CHECK(matmul->nodes == 2);
+  const std::string table = format_profile(prof);
+  CHECK(table.find("matmul") != std::string::npos);
+  CHECK(table.find("execute") != std::string::npos);
+  // The hook sees each evaluated node once per run, attributes included.
+  std::size_t calls = 0;
+  ExecuteOptions options;
+  options.on_node = [&](std::size_t node, double seconds) {
+    CHECK(node < p.size());
+    CHECK(seconds >= 0);
+    ++calls;
+  };
+  (void)execute(p, random_bindings(p, 1), options);
+  CHECK(calls == p.size());
+}
+
 TEST_CASE("executor: compare_times reports runs, medians within min and max, and rejects zero runs") {
   const RecExpr<TensorNode> a = parse_program("(relu (input a f32 (ints 64 64)))");
   const RecExpr<TensorNode> b = parse_program("(tanh (relu (input a f32 (ints 64 64))))");
@@ -592,6 +672,10 @@ TEST_CASE("executor: compare_times reports runs, medians within min and max, and
     CHECK(x.median_ms <= x.max_ms);
   }
   CHECK(t.speedup_percent() == Approx(100.0 * (t.original.median_ms - t.optimized.median_ms) / t.original.median_ms));
+  CHECK(t.ratio_q1 > 0);
+  CHECK(t.ratio_q1 <= t.ratio_median);
+  CHECK(t.ratio_median <= t.ratio_q3);
+  CHECK(t.paired_speedup_percent() == Approx(100.0 * (1.0 - t.ratio_median)));
   // An ill-typed program fails the comparison before anything runs.
   CHECK_THROWS_AS(compare_times(a, parse_program("(ewadd (input a f32 (ints 2 2)) (input b f32 (ints 3 3)))"), 1),
                   ShapeError);

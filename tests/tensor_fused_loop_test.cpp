@@ -97,6 +97,23 @@ TEST_CASE("fused loop: a contraction at the root or inside the body") {
   check_fused("(conv2d 2 2 0 1 (relu (ewadd $0 $1)) $2)", {{"x", "1 6 11 11"}, {"y", "1 6 11 11"}, {"w", "4 3 3 3"}});
 }
 
+TEST_CASE("fused loop: an elementwise epilogue runs on each block of the contraction as it is computed") {
+  // Several im2col column tiles (K = 576: 455 columns per tile, 1024 positions), two groups, a
+  // residual add, the activation fused into the convolution as well.
+  check_fused("(relu (ewadd (conv2d 1 1 0 2 $0 $1) $2))", {{"x", "1 128 32 32"}, {"w", "8 64 3 3"}, {"r", "1 8 32 32"}});
+  // A 1x1 convolution (no im2col), two images; then one in two column blocks (300 output rows).
+  check_fused("(tanh (ewmul (conv2d 1 1 0 0 $0 $1) $2))", {{"x", "2 16 13 13"}, {"w", "24 16 1 1"}, {"y", "2 24 13 13"}});
+  check_fused("(relu (ewadd (conv2d 1 1 0 0 $0 $1) $2))", {{"x", "1 16 40 40"}, {"w", "300 16 1 1"}, {"y", "1 300 40 40"}});
+  // Depthwise, strided, VALID padding: one block per channel.
+  check_fused("(sigmoid (ewadd (conv2d 2 2 1 0 $0 $1) $2))", {{"x", "1 12 29 29"}, {"w", "12 1 5 5"}, {"y", "1 12 13 13"}});
+  // A batched matmul, a scalar and a reshape between the product and the root.
+  check_fused("(ewadd (reshape (ints 3 400) (smul (matmul 0 $0 $1) $2)) $3)",
+              {{"a", "3 20 30"}, {"b", "3 30 20"}, {"s", "1"}, {"c", "3 400"}});
+  // Not in place: the epilogue reads the product at other positions (a transpose), or broadcasts.
+  check_fused("(ewadd (transpose (ints 1 0) (matmul 0 $0 $1)) $2)", {{"a", "17 23"}, {"b", "23 17"}, {"c", "17 17"}});
+  check_fused("(ewadd (matmul 0 $0 $1) (broadcast (ints 9 31) $2))", {{"a", "9 8"}, {"b", "8 31"}, {"c", "31"}});
+}
+
 TEST_CASE("fused loop: reduction roots") {
   check_fused("(reduce_sum 1 (exp $0))", {{"x", "4 37 23"}});
   check_fused("(reduce_max 2 (ewmul $0 $1))", {{"x", "5 6 130"}, {"y", "5 6 130"}});

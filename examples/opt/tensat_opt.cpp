@@ -101,8 +101,9 @@ constexpr const char* kHelp =
     "                        non-finite in both pass and are counted); with --out, the exported file\n"
     "                        read back too; exit status 1 on a mismatch\n"
     "  --measure N           time the original and the optimized program on the Eigen executor\n"
-    "                        (weights precomputed, one warm-up run each, then N >= 1 runs of each,\n"
-    "                        alternating the two programs; medians compared)\n"
+    "                        (weights precomputed, one warm-up run each, then N >= 1 pairs of runs,\n"
+    "                        alternating the two programs and which goes first; medians compared,\n"
+    "                        and the median and quartiles of the ratios within pairs)\n"
     "  --json                print only one JSON object on one line\n"
     "  --help                print this help and exit\n"
     "\n"
@@ -390,8 +391,9 @@ int run(const Options& options) {
 #endif
   const int exit_code = (verified && !verified->ok) || (verified_export && !verified_export->ok) ? 1 : 0;
   double measured_before = 0, measured_after = 0;
+  tt::TimeComparison times;
   if (options.measure) {
-    const tt::TimeComparison times = tt::compare_times(program, result.optimized, options.measure);
+    times = tt::compare_times(program, result.optimized, options.measure);
     measured_before = times.original.median_ms;
     measured_after = times.optimized.median_ms;
   }
@@ -470,6 +472,9 @@ int run(const Options& options) {
       if (!verified_export->ok) line["verify_export_message"] = verified_export->message;
     }
     if (options.measure) {
+      line["measured_paired_speedup_percent"] = number(times.paired_speedup_percent());
+      line["measured_ratio_q1"] = number(times.ratio_q1);
+      line["measured_ratio_q3"] = number(times.ratio_q3);
       line["measure_runs"] = options.measure;
       line["measured_original_ms"] = measured_before;
       line["measured_optimized_ms"] = measured_after;
@@ -520,8 +525,11 @@ int run(const Options& options) {
   if (result.kept_original)
     out += "note                the extracted program cost more than the input; the input was kept\n";
   if (options.measure)
-    out += fmt::format("measured: original {:.3f} ms, optimized {:.3f} ms, speedup {:.2f}%\n", measured_before,
-                       measured_after, gain_percent(measured_before, measured_after));
+    out += fmt::format(
+        "measured: original {:.3f} ms, optimized {:.3f} ms, speedup {:.2f}% (paired {:.2f}%, optimized / original "
+        "quartiles {:.3f}-{:.3f})\n",
+        measured_before, measured_after, gain_percent(measured_before, measured_after), times.paired_speedup_percent(),
+        times.ratio_q1, times.ratio_q3);
   if (verified) {
     const tt::VerifyResult& v = *verified;
     if (v.ok) {

@@ -1,6 +1,6 @@
 // calibrate_host: measures this machine (STREAM-triad bandwidth, Eigen GEMM FLOP/s, the relative
-// cost of exp/tanh/divide/rsqrt against an add) and returns a DeviceProfile named "host".
-// The only tensat header that includes Eigen.
+// cost of exp/tanh/divide/rsqrt against an add, the reference executor's fixed cost per node)
+// and returns a DeviceProfile named "host".
 #ifndef TENSAT_TENSOR_CALIBRATE_H
 #define TENSAT_TENSOR_CALIBRATE_H
 
@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <Eigen/Dense>
 #include <fmt/format.h>
@@ -20,6 +22,8 @@
 #endif
 
 #include "tensat/tensor/device_profile.h"
+#include "tensat/tensor/executor.h"
+#include "tensat/tensor/graph.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -40,6 +44,11 @@ struct CalibrationOptions {
   std::size_t weight_passes = 256;
   /// Each measurement is the best of this many runs (after one warm-up run).
   int repetitions = 5;
+  /// Nodes of the executor chain whose time per node is the per-kernel overhead.
+  int overhead_nodes = 1024;
+  /// Bytes of matrices the matrix-vector products stream through, one after the other (as a
+  /// model's weights are read once per run), at each of the two output widths measured.
+  std::size_t gemv_bytes = std::size_t{64} << 20;
 };
 
 /// What `measure_host` found.
@@ -51,6 +60,9 @@ struct HostMeasurements {
   double tanh_weight = 0;     ///< y = tanh(x) against the add
   double div_weight = 0;      ///< y = x / z against the add
   double rsqrt_weight = 0;    ///< y = rsqrt(x) against the add
+  double node_overhead = 0;   ///< seconds per node of the reference executor (`execute`) on a tiny tensor
+  double gemv_narrow = 0;     ///< bytes/s of the executor's [1, 512] x [512, 512] products, streamed
+  double gemv_wide = 0;       ///< bytes/s of its [1, 512] x [512, 4096] products, streamed
 };
 
 namespace detail {
@@ -154,6 +166,62 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   return seconds / (static_cast<double>(n) * static_cast<double>(passes));
 }
 
+/// The reference executor's fixed cost per node, in seconds: `execute` of a chain of `nodes`
+/// alternating relu and tanh ops on an [1, 8] tensor, divided by the nodes (what a node costs
+/// beyond its arithmetic: dispatch, the result's allocation, reference counting, freeing).
+[[nodiscard]] inline double measure_node_overhead(int nodes, int repetitions = 5) {
+  Graph g;
+  Tensor x = g.input("x", {1, 8});
+  for (int i = 0; i < std::max(nodes, 1); ++i) x = i % 2 ? g.tanh(x) : g.relu(x);
+  g.output(x);
+  const RecExpr<TensorNode> program = g.program();
+  const Bindings bindings = random_bindings(program, 1);
+  const double seconds = detail::best_seconds(repetitions, [&] {
+    const std::vector<HostTensor> out = execute(program, bindings);
+    detail::keep(static_cast<double>(out.at(0).data[0]));
+  });
+  return seconds / std::max(nodes, 1);
+}
+
+/// The rate in bytes/s at which the executor's matrix-vector products [1, K] x [K, N]
+/// (`matmul`, row-major, as `execute` runs it) stream their matrices: products with separate
+/// matrices of `bytes` bytes in all, run one after the other, best of `repetitions`.
+[[nodiscard]] inline double measure_gemv_bandwidth(std::int64_t k, std::int64_t n, std::size_t bytes,
+                                                   int repetitions = 5) {
+  k = std::max<std::int64_t>(k, 1);
+  n = std::max<std::int64_t>(n, 1);
+  const auto matrix_bytes = static_cast<std::size_t>(k * n) * sizeof(float);
+  const std::size_t count = std::max<std::size_t>(bytes / matrix_bytes, 1);
+  std::vector<HostTensor> matrices;
+  for (std::size_t i = 0; i < count; ++i) {
+    HostTensor m(Dims{k, n});
+    for (std::size_t j = 0; j < m.data.size(); ++j) m.data[j] = static_cast<float>((j * 7 + i) % 13) * 0.01f;
+    matrices.push_back(std::move(m));
+  }
+  HostTensor x(Dims{1, k});
+  std::fill(x.data.begin(), x.data.end(), 0.5f);
+  const double seconds = detail::best_seconds(repetitions, [&] {
+    double sum = 0;
+    for (const HostTensor& m : matrices) sum += internal::matmul(x, m, 0).data[0];
+    detail::keep(sum);
+  });
+  return static_cast<double>(count * matrix_bytes) / seconds;
+}
+
+/// gemv_bandwidth and gemv_half_width of the curve B · N / (N + h) through the rates measured at
+/// N = 512 and N = 4096 (no width effect, h = 0, when the narrow one is not slower).
+inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double& half_width) {
+  const double r = wide > 0 ? narrow / wide : 1.0;
+  if (!(r < 1.0)) {
+    half_width = 0;
+  } else if (r * 4096.0 <= 512.0) {  // the curve cannot fall that fast: cap at h = 64 x 4096
+    half_width = 64 * 4096.0;
+  } else {
+    half_width = std::min(512.0 * 4096.0 * (1.0 - r) / (4096.0 * r - 512.0), 64 * 4096.0);
+  }
+  bandwidth = wide * (4096.0 + half_width) / 4096.0;
+}
+
 /// Runs every measurement.
 [[nodiscard]] inline HostMeasurements measure_host(const CalibrationOptions& options = {}) {
   HostMeasurements m;
@@ -171,27 +239,39 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   m.tanh_weight = time(WeightedOp::Tanh) / add;
   m.div_weight = time(WeightedOp::Div) / add;
   m.rsqrt_weight = time(WeightedOp::Rsqrt) / add;
+  m.node_overhead = measure_node_overhead(options.overhead_nodes, options.repetitions);
+  m.gemv_narrow = measure_gemv_bandwidth(512, 512, options.gemv_bytes, options.repetitions);
+  m.gemv_wide = measure_gemv_bandwidth(512, 4096, options.gemv_bytes, options.repetitions);
   return m;
 }
 
-/// The "host" profile from measurements: a CPU (no launch overhead, no latency, no matrix unit),
-/// every vector peak the measured GEMM rate (f16/bf16 are computed in f32), the triad bandwidth,
-/// the measured exp/tanh/div/rsqrt weights (never below 1, an add), sigmoid = exp + 1 + div,
-/// gelu = tanh + 8, eta = alpha = 1.
+/// The "host" profile from measurements: a CPU (no memory latency, no matrix unit), the
+/// executor's node overhead as the launch overhead, every vector peak the measured GEMM rate
+/// (f16/bf16 are computed in f32), the triad bandwidth, the measured exp/tanh/div/rsqrt weights
+/// (never below 1, an add), sigmoid = exp + 1 + div, gelu = tanh + 8, eta = alpha = 1; and the
+/// reference executor's ways: fused kernels run in phases (`fusion_overlap` false: one thread
+/// computes a product block, then its epilogue), splits copy their parts (`split_copies`), and
+/// matrix-vector products stream their matrices at a rate that grows with the output width
+/// (`gemv_bandwidth`, `gemv_half_width`: the curve through the two widths measured).
 [[nodiscard]] inline DeviceProfile host_profile(const HostMeasurements& m) {
   DeviceProfile p;
   p.name = "host";
   p.kind = "cpu";
   p.description = fmt::format(
       "measured by calibrate_host: STREAM triad {:.1f} GB/s, Eigen GEMM {:.1f} GFLOP/s (one thread unless Eigen "
-      "uses OpenMP), exp {:.2f} x add",
-      m.bandwidth * 1e-9, m.gemm_flops * 1e-9, m.exp_weight);
+      "uses OpenMP), exp {:.2f} x add, executor node overhead {:.2f} us, matrix-vector products {:.1f} GB/s "
+      "(N = 512) to {:.1f} GB/s (N = 4096)",
+      m.bandwidth * 1e-9, m.gemm_flops * 1e-9, m.exp_weight, m.node_overhead * 1e6, m.gemv_narrow * 1e-9,
+      m.gemv_wide * 1e-9);
   p.vector_flops = {m.gemm_flops, m.gemm_flops, m.gemm_flops};
   p.matrix_flops = {0.0, 0.0, 0.0};
   p.mem_bandwidth = m.bandwidth;
   p.cache_bytes = m.cache_bytes;
-  p.launch_overhead = 0;
+  p.launch_overhead = m.node_overhead;
   p.mem_latency = 0;
+  p.fusion_overlap = false;
+  p.split_copies = true;
+  fit_gemv_curve(m.gemv_narrow, m.gemv_wide, p.gemv_bandwidth, p.gemv_half_width);
   p.weights.exp = std::max(m.exp_weight, 1.0);
   p.weights.tanh = std::max(m.tanh_weight, 1.0);
   p.weights.div = std::max(m.div_weight, 1.0);

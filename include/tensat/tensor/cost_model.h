@@ -54,6 +54,9 @@ struct OpWork {
   double bytes_written = 0;  ///< W: the result
   DType dtype = DType::F32;
   Unit unit = Unit::Vector;
+  /// Bytes/s of this kernel's memory traffic when not the profile's `mem_bandwidth`: a
+  /// matrix-vector product's (`DeviceProfile::gemv_rate`). 0: the profile's.
+  double bandwidth = 0;
 
   [[nodiscard]] double bytes() const noexcept { return bytes_read + bytes_written; }
   /// Arithmetic intensity, flops per byte (infinite with no bytes).
@@ -82,10 +85,12 @@ struct KernelTime {
 /// t_c = flops / (peak · eta_c), t_m = bytes / (BW · eta_m) + lat_m,
 /// total = t_launch + t_c + t_m − alpha · min(t_c, t_m). With lat_m = 0 the kernel is
 /// compute-bound exactly when flops / bytes exceeds the ridge point peak · eta_c / (BW · eta_m).
-[[nodiscard]] inline KernelTime roofline_time(double flops, double bytes, double peak, const DeviceProfile& p) {
+/// `bandwidth` > 0 replaces the profile's `mem_bandwidth` (a matrix-vector product's rate).
+[[nodiscard]] inline KernelTime roofline_time(double flops, double bytes, double peak, const DeviceProfile& p,
+                                              double bandwidth = 0) {
   KernelTime t;
   t.compute_us = flops / (peak * p.eta_c) * 1e6;
-  t.memory_us = (bytes / (p.mem_bandwidth * p.eta_m) + p.mem_latency) * 1e6;
+  t.memory_us = (bytes / ((bandwidth > 0 ? bandwidth : p.mem_bandwidth) * p.eta_m) + p.mem_latency) * 1e6;
   t.launch_us = p.launch_overhead * 1e6;
   t.total_us = t.launch_us + t.compute_us + t.memory_us - p.alpha * std::min(t.compute_us, t.memory_us);
   t.bound = t.compute_us > t.memory_us ? Bound::Compute : Bound::Memory;
@@ -95,7 +100,7 @@ struct KernelTime {
 /// The time of one kernel (`OpWork::kernel` false: all zero, `Bound::None`).
 [[nodiscard]] inline KernelTime kernel_time(const OpWork& work, const DeviceProfile& p) {
   if (!work.kernel) return KernelTime{};
-  return roofline_time(work.flops, work.bytes(), p.peak(work.dtype, work.unit), p);
+  return roofline_time(work.flops, work.bytes(), p.peak(work.dtype, work.unit), p, work.bandwidth);
 }
 
 namespace detail {
@@ -121,7 +126,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// |---|---|---|---|
 /// | ewadd / ewmul / smul / relu | n·w.add / n·w.mul / n·w.mul / n·w.max | inputs | vector |
 /// | exp / tanh / sigmoid / gelu | n·w.exp / w.tanh / w.sigmoid / w.gelu | input | vector |
-/// | matmul [.., M, K] x [.., K, N] | 2·B·M·N·K + n·w(act) | both | matrix if the profile has one for the dtype |
+/// | matmul [.., M, K] x [.., K, N] | 2·B·M·N·K + n·w(act) | both | matrix if the profile has one for the dtype; M = 1: bytes at `gemv_rate(N)` |
 /// | conv2d, weight [C_out, C_in/g, kh, kw] | 2·n·(C_in/g)·kh·kw + n·w(act) | x, weight | as matmul |
 /// | poolmax / poolavg | n·kh·kw·w.max / n·(kh·kw·w.add + w.mul), + act | input | vector |
 /// | reduce_sum / reduce_max / reduce_mean | \|X\|·w.add / \|X\|·w.max / \|X\|·w.add + n·w.mul | input | vector |
@@ -134,6 +139,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// | opaque (an unknown ONNX operator) | 0: memory-bound, one launch | inputs | vector |
 /// | concat / transpose / pad / enlarge / merge | 0 | inputs | — |
 /// | slice | 0 | the slice only (n elements) | — |
+/// | split, when the profile's `split_copies` | 0 | the input | — |
 /// | views (`is_view_op`), weight-only results, non-tensors | free | | |
 ///
 /// W is the result's bytes for every kernel.
@@ -141,6 +147,15 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
                                     const DeviceProfile& profile, Span<const double> read_bytes = {}) {
   OpWork work;
   const Op op = node.op();
+  if (op == Op::Split && profile.split_copies && out.kind == Kind::Pair && !out.weight_only && !out.symbolic &&
+      children.size() == 3 && children[2]->kind == Kind::Tensor) {
+    // An executor that copies both parts: the input read once, the same bytes written.
+    work.kernel = true;
+    work.dtype = out.dtype;
+    work.bytes_read = read_bytes.empty() ? static_cast<double>(children[2]->bytes()) : read_bytes[2];
+    work.bytes_written = static_cast<double>(children[2]->bytes());
+    return work;
+  }
   if (is_view_op(op) || out.weight_only || out.symbolic || out.kind != Kind::Tensor) return work;
   work.kernel = true;
   work.dtype = out.dtype;
@@ -169,6 +184,8 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       const double k = static_cast<double>(children[1]->dims.back());
       work.flops = 2 * n * k + n * detail::activation_weight(children[0]->value, w);
       work.unit = profile.gemm_unit(out.dtype);
+      if (profile.gemv_bandwidth > 0 && out.dims.size() >= 2 && out.dims[out.dims.size() - 2] == 1)
+        work.bandwidth = profile.gemv_rate(static_cast<double>(out.dims.back()));  // a matrix-vector product
       break;
     }
     case Op::Conv2d: {
@@ -275,9 +292,10 @@ struct FusedGroup {
 
 /// The time of a fused group as one kernel: one launch, F(G) = sum of the members' flops at the
 /// primary member's peak, R(G) + W(G) bytes, of which the staged bytes S(G) come after:
-/// cost(G) = t_launch + combine(F(G) / (P_G · eta_c), (R(G) + W(G) − S(G)) / (BW · eta_m) + lat_m)
-///           + S(G) / (BW · eta_m).
-/// A group without a kernel member is free.
+/// cost(G) = t_launch + combine(F(G) / (P_G · eta_c), (R(G) + W(G) − S(G)) / (BW_G · eta_m) + lat_m)
+///           + S(G) / (BW · eta_m),
+/// BW_G the primary member's bandwidth (`OpWork::bandwidth`: a matrix-vector product's) or the
+/// profile's. A group without a kernel member is free.
 [[nodiscard]] inline KernelTime fused_time(const FusedGroup& g, const DeviceProfile& p) {
   const std::size_t primary = primary_member(g);
   if (primary >= g.members.size() || !g.members[primary].kernel) return KernelTime{};
@@ -286,7 +304,8 @@ struct FusedGroup {
     if (m.kernel) flops += m.flops;
   const OpWork& root = g.members[primary];
   const double staged = std::clamp(g.staged_bytes, 0.0, g.bytes_read + g.bytes_written);
-  KernelTime t = roofline_time(flops, g.bytes_read + g.bytes_written - staged, p.peak(root.dtype, root.unit), p);
+  KernelTime t =
+      roofline_time(flops, g.bytes_read + g.bytes_written - staged, p.peak(root.dtype, root.unit), p, root.bandwidth);
   if (staged > 0) {
     const double staged_us = staged / (p.mem_bandwidth * p.eta_m) * 1e6;
     t.memory_us += staged_us;
@@ -365,13 +384,17 @@ class RooflineCost {
   [[nodiscard]] FusedGroup group(const TensorNode& node, const TensorEGraph::EClass& cls) const {
     double reads = 0;
     std::vector<Id> inputs;
+    std::vector<double> input_bytes;
     for (std::size_t i = 1; i < node.children().size(); ++i) {
       const Id c = egraph_->find(node.children()[i]);
       if (std::find(inputs.begin(), inputs.end(), c) != inputs.end()) continue;
       inputs.push_back(c);
-      reads += read_bytes((*egraph_)[c]);
+      input_bytes.push_back(read_bytes((*egraph_)[c]));
+      reads += input_bytes.back();
     }
-    return fused_group(cls.data, reads, profile_, [&](auto&& f) {
+    bool has_contraction = false;
+    std::vector<bool> contraction_reads(inputs.size(), false);  // input read directly by a contraction
+    FusedGroup g = fused_group(cls.data, reads, profile_, [&](auto&& f) {
       std::vector<Id> stack{egraph_->find(node.children()[0])}, seen;
       while (!stack.empty()) {
         const Id c = stack.back();
@@ -384,17 +407,32 @@ class RooflineCost {
         if (n.op() == Op::Arg) continue;
         SmallVector<const TensorInfo*, 8> children;
         double materialized = 0;
+        const bool contraction = n.op() == Op::MatMul || n.op() == Op::Conv2d;
+        has_contraction = has_contraction || contraction;
         for (Id child : n.children()) {
           const auto& child_class = (*egraph_)[child];
           children.push_back(&child_class.data);
           if (!child_class.data.symbolic) continue;
           stack.push_back(egraph_->find(child));
-          const bool is_arg = !child_class.nodes.empty() && egraph_->node(child_class.nodes[0]).op() == Op::Arg;
-          if (!is_arg) materialized += prologue_bytes(n.op(), child_class.data);
+          const TensorNode* arg = child_class.nodes.empty() ? nullptr : &egraph_->node(child_class.nodes[0]);
+          if (arg && arg->op() == Op::Arg) {
+            const std::int64_t k = (*egraph_)[arg->children()[0]].data.value;  // input k + 1 of the fused node
+            if (contraction && k >= 0 && static_cast<std::size_t>(k) + 1 < node.children().size()) {
+              const Id input = egraph_->find(node.children()[static_cast<std::size_t>(k) + 1]);
+              const auto at = std::find(inputs.begin(), inputs.end(), input);
+              if (at != inputs.end()) contraction_reads[static_cast<std::size_t>(at - inputs.begin())] = true;
+            }
+          } else {
+            materialized += prologue_bytes(n.op(), child_class.data);
+          }
         }
         f(n, body.data, Span<const TensorInfo* const>(children.data(), children.size()), materialized);
       }
     });
+    if (has_contraction && !profile_.fusion_overlap)
+      for (std::size_t k = 0; k < inputs.size(); ++k)
+        if (!contraction_reads[k]) g.staged_bytes += input_bytes[k];
+    return g;
   }
   /// The cost: `time(node, cls).total_us`.
   double operator()(const TensorNode& node, const TensorEGraph::EClass& cls) const {
@@ -490,7 +528,9 @@ struct ProgramTime {
         inputs.push_back(c);
         bytes_read += read_cost[c.index()];
       }
-      const FusedGroup group = fused_group(infos[i], bytes_read, profile, [&](auto&& f) {
+      bool has_contraction = false;
+      std::vector<bool> contraction_reads(inputs.size(), false);  // input read directly by a contraction
+      FusedGroup group = fused_group(infos[i], bytes_read, profile, [&](auto&& f) {
         std::vector<Id> stack{node.children()[0]}, seen;
         while (!stack.empty()) {
           const Id b = stack.back();
@@ -501,16 +541,29 @@ struct ProgramTime {
           if (n.op() == Op::Arg) continue;
           std::vector<const TensorInfo*> body_children;
           double materialized = 0;
+          const bool contraction = n.op() == Op::MatMul || n.op() == Op::Conv2d;
+          has_contraction = has_contraction || contraction;
           for (Id child : n.children()) {
             body_children.push_back(&infos[child.index()]);
             if (!infos[child.index()].symbolic) continue;
             stack.push_back(canonical[child.index()]);
-            if (program[child].op() != Op::Arg) materialized += prologue_bytes(n.op(), infos[child.index()]);
+            if (program[child].op() != Op::Arg) {
+              materialized += prologue_bytes(n.op(), infos[child.index()]);
+            } else if (contraction) {
+              const std::int64_t k = program[program[child].children()[0]].value();  // input k + 1
+              if (k >= 0 && static_cast<std::size_t>(k) + 1 < node.children().size()) {
+                const auto at = std::find(inputs.begin(), inputs.end(), node.children()[static_cast<std::size_t>(k) + 1]);
+                if (at != inputs.end()) contraction_reads[static_cast<std::size_t>(at - inputs.begin())] = true;
+              }
+            }
           }
           f(n, infos[b.index()], Span<const TensorInfo* const>(body_children.data(), body_children.size()),
             materialized);
         }
       });
+      if (has_contraction && !profile.fusion_overlap)
+        for (std::size_t k = 0; k < inputs.size(); ++k)
+          if (!contraction_reads[k]) group.staged_bytes += read_cost[inputs[k].index()];
       time = fused_time(group, profile);
       work = OpWork{};
       work.kernel = time.total_us > 0;

@@ -104,6 +104,24 @@ struct DeviceProfile {
   double eta_m = 1.0;          ///< memory efficiency derate, (0, 1]
   double alpha = 1.0;          ///< compute/memory overlap, [0, 1]: 1 = max (roofline), 0 = sum
   OpWeights weights;           ///< transcendental weights
+  /// Whether a fused kernel's prologue and epilogue memory traffic overlaps its contraction's
+  /// compute. true (GPUs): thread blocks interleave them. false (one CPU thread, as the reference
+  /// executor runs a fused kernel): the operands of the non-contraction ops are read in phases
+  /// of their own, before the product (a prologue) or after each of its blocks (an epilogue), and
+  /// are charged as staged bytes (`FusedGroup::staged_bytes`). JSON "fusion_overlap", optional
+  /// (true when absent).
+  bool fusion_overlap = true;
+  /// Whether a `split` copies its two parts (the reference executors, whose tensors own their
+  /// storage) rather than pointing into its input (TASO's runtime: a free view). true: a split
+  /// reads its input and writes both parts. JSON "split_copies", optional (false when absent).
+  bool split_copies = false;
+  /// A matrix-vector product (`matmul` whose result has one row, [1, K] x [K, N]) streams its
+  /// matrix at gemv_bandwidth · N / (N + gemv_half_width) bytes/s instead of `mem_bandwidth`:
+  /// measured on a CPU, the rate grows with the output width N (each of the K rows of the matrix
+  /// costs a fixed startup besides its bytes). 0: not modelled. JSON "gemv_bandwidth" and
+  /// "gemv_half_width", optional (0 when absent).
+  double gemv_bandwidth = 0;
+  double gemv_half_width = 0;  ///< N at which a matrix-vector product streams at half gemv_bandwidth
 
   /// The unit matmul/conv2d of `dtype` run on: the matrix unit if the profile has one for it.
   [[nodiscard]] Unit gemm_unit(DType dtype) const noexcept {
@@ -113,6 +131,12 @@ struct DeviceProfile {
   [[nodiscard]] double peak(DType dtype, Unit unit) const noexcept {
     const auto i = static_cast<std::size_t>(dtype);
     return unit == Unit::Matrix && matrix_flops[i] > 0 ? matrix_flops[i] : vector_flops[i];
+  }
+  /// Bytes/s at which a matrix-vector product with an output of `width` elements streams its
+  /// matrix: gemv_bandwidth · width / (width + gemv_half_width), or `mem_bandwidth` when
+  /// gemv_bandwidth is 0.
+  [[nodiscard]] double gemv_rate(double width) const noexcept {
+    return gemv_bandwidth > 0 ? gemv_bandwidth * width / (width + gemv_half_width) : mem_bandwidth;
   }
   /// Ridge point in FLOP per byte, P·eta_c / (BW·eta_m): kernels with a higher arithmetic
   /// intensity are compute-bound (with lat_m = 0).
@@ -125,7 +149,9 @@ struct DeviceProfile {
            a.vector_flops == b.vector_flops && a.matrix_flops == b.matrix_flops &&
            a.mem_bandwidth == b.mem_bandwidth && a.cache_bytes == b.cache_bytes &&
            a.launch_overhead == b.launch_overhead && a.mem_latency == b.mem_latency && a.eta_c == b.eta_c &&
-           a.eta_m == b.eta_m && a.alpha == b.alpha && a.weights == b.weights;
+           a.eta_m == b.eta_m && a.alpha == b.alpha && a.weights == b.weights && a.fusion_overlap == b.fusion_overlap &&
+           a.split_copies == b.split_copies && a.gemv_bandwidth == b.gemv_bandwidth &&
+           a.gemv_half_width == b.gemv_half_width;
   }
   friend bool operator!=(const DeviceProfile& a, const DeviceProfile& b) noexcept { return !(a == b); }
 };
@@ -174,6 +200,8 @@ inline void validate(const DeviceProfile& p) {
   check_profile_number("eta_c", p.eta_c, true, 1.0);
   check_profile_number("eta_m", p.eta_m, true, 1.0);
   check_profile_number("alpha", p.alpha, false, 1.0);
+  check_profile_number("gemv_bandwidth", p.gemv_bandwidth, false);
+  check_profile_number("gemv_half_width", p.gemv_half_width, false);
   detail::for_each_weight(p.weights, [](std::string_view key, double v) {
     detail::check_profile_number(fmt::format("op_weights.{}", key), v, false);
   });
@@ -202,6 +230,10 @@ inline void validate(const DeviceProfile& p) {
   nlohmann::ordered_json weights = nlohmann::ordered_json::object();
   detail::for_each_weight(p.weights, [&](std::string_view key, double v) { weights[std::string(key)] = v; });
   doc["op_weights"] = weights;
+  doc["fusion_overlap"] = p.fusion_overlap;
+  doc["split_copies"] = p.split_copies;
+  doc["gemv_bandwidth"] = p.gemv_bandwidth;
+  doc["gemv_half_width"] = p.gemv_half_width;
   return doc;
 }
 
@@ -261,16 +293,19 @@ std::string profile_string(const Json& obj, const std::string& path, std::string
 
 }  // namespace detail
 
-/// A profile from parsed JSON. Every field is required, unknown fields are rejected (a typo would
-/// otherwise silently keep a default), numbers must be finite and non-negative, and the result
-/// must pass `validate`. Throws `ProfileError` naming the field.
+/// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies",
+/// "gemv_bandwidth" and "gemv_half_width" (added later; true, false, 0 and 0 when absent),
+/// unknown fields are rejected (a typo would otherwise silently keep a default),
+/// numbers must be finite and non-negative, and the result must pass `validate`. Throws
+/// `ProfileError` naming the field.
 template <class Json>
 [[nodiscard]] DeviceProfile profile_from_json_value(const Json& doc) {
   using namespace detail;
   profile_object(doc, "");
   reject_unknown_keys(doc, "",
                       {"name", "kind", "description", "peak_flops", "mem_bandwidth", "cache_bytes", "launch_overhead",
-                       "mem_latency", "eta_c", "eta_m", "alpha", "op_weights"});
+                       "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies", "gemv_bandwidth",
+                       "gemv_half_width"});
   DeviceProfile p;
   p.name = profile_string(doc, "", "name");
   p.kind = profile_string(doc, "", "kind");
@@ -294,6 +329,14 @@ template <class Json>
   const Json& weights = profile_object(profile_member(doc, "", "op_weights"), "op_weights");
   reject_unknown_keys(weights, "op_weights", {"add", "mul", "max", "div", "exp", "tanh", "sigmoid", "gelu", "rsqrt"});
   for_each_weight(p.weights, [&](std::string_view key, double& v) { v = profile_number(weights, "op_weights", key); });
+  for (auto [key, flag] : {std::pair{"fusion_overlap", &p.fusion_overlap}, std::pair{"split_copies", &p.split_copies}}) {
+    auto it = doc.find(key);
+    if (it == doc.end()) continue;
+    if (!it->is_boolean()) throw ProfileError(key, fmt::format("must be true or false, got {}", it->type_name()));
+    *flag = it->template get<bool>();
+  }
+  for (auto [key, number] : {std::pair{"gemv_bandwidth", &p.gemv_bandwidth}, std::pair{"gemv_half_width", &p.gemv_half_width}})
+    if (doc.find(key) != doc.end()) *number = profile_number(doc, "", key);
   validate(p);
   return p;
 }

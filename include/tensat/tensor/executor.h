@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -170,56 +171,171 @@ inline std::int64_t window_out(std::int64_t in, std::int64_t k, std::int64_t s, 
   return pad == 0 ? (in + s - 1) / s : (in - k) / s + 1;
 }
 
-inline HostTensor conv2d(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw, std::int64_t pad,
-                         std::int64_t act) {
+/// The output positions ow in [0, Wo) whose input column ow * s - p + j lies in [0, W): [lo, hi).
+inline void valid_columns(std::int64_t W, std::int64_t Wo, std::int64_t s, std::int64_t p, std::int64_t j,
+                          std::int64_t& lo, std::int64_t& hi) {
+  const std::int64_t first = p - j;  // ow * s >= first
+  lo = first <= 0 ? 0 : (first + s - 1) / s;
+  const std::int64_t last = W - 1 + p - j;  // ow * s <= last
+  hi = last < 0 ? 0 : last / s + 1;
+  lo = std::min(lo, Wo);
+  hi = std::clamp(hi, lo, Wo);
+}
+
+/// Applies activation `act` to the `rows` x `cols` block at `p` whose rows are `stride` apart.
+inline void activate_block(float* p, std::int64_t rows, std::int64_t cols, std::int64_t stride, std::int64_t act) {
+  if (act == 0) return;
+  for (std::int64_t r = 0; r < rows; ++r) activate(p + r * stride, cols, act);
+}
+
+/// Columns [p0, p0 + t) of the im2col matrix of one image and group (`xin`: its Cg channels of
+/// H x W) into `dst`, row-major [Cg * kh * kw, t]: row (c, i, j) holds input (c, oh * sh - ph + i,
+/// ow * sw - pw + j) for output positions p = oh * Wo + ow, zeros outside the input.
+inline void im2col_tile(const float* xin, std::int64_t Cg, std::int64_t H, std::int64_t W, std::int64_t kh,
+                        std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t ph, std::int64_t pw,
+                        std::int64_t Wo, std::int64_t p0, std::int64_t t, float* dst) {
+  for (std::int64_t c = 0; c < Cg; ++c)
+    for (std::int64_t i = 0; i < kh; ++i)
+      for (std::int64_t j = 0; j < kw; ++j) {
+        std::int64_t lo, hi;
+        valid_columns(W, Wo, sw, pw, j, lo, hi);
+        std::int64_t p = p0;
+        const std::int64_t end = p0 + t;
+        while (p < end) {  // one output row (or the part of it in the tile) at a time
+          const std::int64_t oh = p / Wo, ow0 = p % Wo, len = std::min(Wo - ow0, end - p);
+          const std::int64_t ih = oh * sh - ph + i;
+          if (ih < 0 || ih >= H) {
+            std::fill_n(dst, len, 0.0f);
+          } else {
+            const float* row = xin + (c * H + ih) * W;
+            const std::int64_t a = std::clamp(lo, ow0, ow0 + len), b = std::clamp(hi, a, ow0 + len);
+            std::fill_n(dst, a - ow0, 0.0f);
+            if (sw == 1) std::copy_n(row + a - pw + j, b - a, dst + (a - ow0));
+            else
+              for (std::int64_t ow = a; ow < b; ++ow) dst[ow - ow0] = row[ow * sw - pw + j];
+            std::fill_n(dst + (b - ow0), ow0 + len - b, 0.0f);
+          }
+          dst += len;
+          p += len;
+        }
+      }
+}
+
+/// Output positions per GEMM of a convolution whose column block has `rows` rows: the block
+/// [rows, T] is kept near 1 MiB (at least 256 columns). For a convolution lowered to im2col the
+/// rows are the im2col rows (K): the block stays in the L2 cache between the copy and the product
+/// (Eigen runs a product whose operand is tens of megabytes, as VGG-19's first layers' 115 MB
+/// im2col matrices, at about half the rate of one that fits). For a 1x1 convolution they are the
+/// output rows: the output block is still in cache when the activation and a fused epilogue run.
+inline std::int64_t conv_tile_columns(std::int64_t rows, std::int64_t P) {
+  const std::int64_t target = std::max<std::int64_t>(262144 / std::max<std::int64_t>(rows, 1), 256);
+  return std::min(P, target);
+}
+
+/// A depthwise convolution (one input and one output channel per group), computed directly:
+/// each output row accumulates kh * kw shifted input rows times the tap's weight (no im2col).
+inline void depthwise_channel(const float* xin, const float* wk, std::int64_t H, std::int64_t W, std::int64_t kh,
+                              std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t ph, std::int64_t pw,
+                              std::int64_t Ho, std::int64_t Wo, float* out) {
+  std::fill_n(out, Ho * Wo, 0.0f);
+  for (std::int64_t oh = 0; oh < Ho; ++oh) {
+    float* orow = out + oh * Wo;
+    for (std::int64_t i = 0; i < kh; ++i) {
+      const std::int64_t ih = oh * sh - ph + i;
+      if (ih < 0 || ih >= H) continue;
+      const float* row = xin + ih * W;
+      for (std::int64_t j = 0; j < kw; ++j) {
+        std::int64_t lo, hi;
+        valid_columns(W, Wo, sw, pw, j, lo, hi);
+        const float v = wk[i * kw + j];
+        const float* in = row + lo * sw - pw + j;
+        if (sw == 1)
+          for (std::int64_t ow = lo; ow < hi; ++ow) orow[ow] += v * in[ow - lo];
+        else
+          for (std::int64_t ow = lo; ow < hi; ++ow) orow[ow] += v * in[(ow - lo) * sw];
+      }
+    }
+  }
+}
+
+/// Called on a contraction's result block by block, right after the block is computed (still in
+/// cache): `(start, length)`, a range of flat output positions. A fused kernel's elementwise
+/// epilogue runs here (XLA's kOutput fusion).
+using Epilogue = std::function<void(std::int64_t start, std::int64_t length)>;
+
+/// The output shape of conv2d.
+inline Dims conv2d_dims(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw, std::int64_t pad) {
+  return Dims{x.dims[0], w.dims[0], window_out(x.dims[2], w.dims[2], sh, pad), window_out(x.dims[3], w.dims[3], sw, pad)};
+}
+
+/// conv2d into `out` (shape `conv2d_dims`), calling `epilogue` (if any) on each finished block:
+/// each output row segment of a column block, or a depthwise channel.
+inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw, std::int64_t pad,
+                        std::int64_t act, HostTensor& out, const Epilogue* epilogue = nullptr) {
   const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
   const std::int64_t O = w.dims[0], Cg = w.dims[1], kh = w.dims[2], kw = w.dims[3];
   const std::int64_t G = C / Cg, Og = O / G;
   const std::int64_t Ho = window_out(H, kh, sh, pad), Wo = window_out(W, kw, sw, pad);
   const std::int64_t ph = pad_before(H, kh, sh, pad, Ho), pw = pad_before(W, kw, sw, pad, Wo);
-  HostTensor out(Dims{N, O, Ho, Wo}, x.dtype);
   const std::int64_t K = Cg * kh * kw, P = Ho * Wo;
+  if (Cg == 1 && Og == 1) {  // depthwise
+    for (std::int64_t nc = 0; nc < N * C; ++nc) {
+      float* o = out.data.data() + nc * P;
+      depthwise_channel(x.data.data() + nc * H * W, w.data.data() + (nc % C) * K, H, W, kh, kw, sh, sw, ph, pw, Ho,
+                        Wo, o);
+      activate(o, P, act);
+      if (epilogue) (*epilogue)(nc * P, P);
+    }
+    return;
+  }
+  // A 1x1, stride-1 convolution reads its input as the product's operand, in column blocks whose
+  // output (about 1 MiB) stays in cache for the activation and the epilogue; otherwise im2col
+  // block by block.
   const bool direct = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && Ho == H && Wo == W;
-  std::vector<float> col(direct ? 0 : static_cast<std::size_t>(K * P));
+  const std::int64_t T = direct ? conv_tile_columns(Og, P) : conv_tile_columns(K, P);
+  std::vector<float> col(direct ? 0 : static_cast<std::size_t>(K * T));
+  using Strided = Eigen::OuterStride<>;
   for (std::int64_t n = 0; n < N; ++n)
     for (std::int64_t g = 0; g < G; ++g) {
       const float* xin = x.data.data() + (n * C + g * Cg) * H * W;
-      const float* cols = xin;
-      if (!direct) {
-        float* dst = col.data();
-        for (std::int64_t c = 0; c < Cg; ++c)
-          for (std::int64_t i = 0; i < kh; ++i)
-            for (std::int64_t j = 0; j < kw; ++j)
-              for (std::int64_t oh = 0; oh < Ho; ++oh) {
-                const std::int64_t ih = oh * sh - ph + i;
-                if (ih < 0 || ih >= H) {
-                  std::fill(dst, dst + Wo, 0.0f);
-                  dst += Wo;
-                  continue;
-                }
-                const float* row = xin + (c * H + ih) * W;
-                for (std::int64_t ow = 0; ow < Wo; ++ow) {
-                  const std::int64_t iw = ow * sw - pw + j;
-                  *dst++ = iw >= 0 && iw < W ? row[iw] : 0.0f;
-                }
-              }
-        cols = col.data();
-      }
       Eigen::Map<const RowMatrix> Wm(w.data.data() + g * Og * K, Og, K);
-      Eigen::Map<const RowMatrix> Xm(cols, K, P);
-      Eigen::Map<RowMatrix> Ym(out.data.data() + (n * O + g * Og) * P, Og, P);
-      Ym.noalias() = Wm * Xm;
+      float* y = out.data.data() + (n * O + g * Og) * P;
+      for (std::int64_t p0 = 0; p0 < P; p0 += T) {
+        const std::int64_t t = std::min(T, P - p0);
+        Eigen::Map<RowMatrix, 0, Strided> Ym(y + p0, Og, t, Strided(P));
+        if (direct) {
+          Ym.noalias() = Wm * Eigen::Map<const RowMatrix, 0, Strided>(xin + p0, K, t, Strided(P));
+        } else {
+          im2col_tile(xin, Cg, H, W, kh, kw, sh, sw, ph, pw, Wo, p0, t, col.data());
+          Ym.noalias() = Wm * Eigen::Map<const RowMatrix>(col.data(), K, t);
+        }
+        activate_block(y + p0, Og, t, P, act);  // the activation, while the block is in cache
+        if (epilogue)
+          for (std::int64_t o = 0; o < Og; ++o) (*epilogue)((n * O + g * Og + o) * P + p0, t);
+      }
     }
-  activate(out.data.data(), out.elements(), act);
+}
+
+inline HostTensor conv2d(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw, std::int64_t pad,
+                         std::int64_t act) {
+  HostTensor out(conv2d_dims(x, w, sh, sw, pad), x.dtype);
+  conv2d_into(x, w, sh, sw, pad, act, out);
   return out;
 }
 
-inline HostTensor matmul(const HostTensor& a, const HostTensor& b, std::int64_t act) {
+/// The output shape of matmul.
+inline Dims matmul_dims(const HostTensor& a, const HostTensor& b) {
+  Dims dims = a.dims;
+  dims.back() = b.dims.back();
+  return dims;
+}
+
+/// matmul into `out` (shape `matmul_dims`), calling `epilogue` (if any) on each batch entry's
+/// product once computed and activated.
+inline void matmul_into(const HostTensor& a, const HostTensor& b, std::int64_t act, HostTensor& out,
+                        const Epilogue* epilogue = nullptr) {
   const std::size_t r = a.rank();
   const std::int64_t M = a.dims[r - 2], K = a.dims[r - 1], Nn = b.dims[r - 1];
-  Dims dims = a.dims;
-  dims[r - 1] = Nn;
-  HostTensor out(dims, a.dtype);
   std::int64_t batch = 1;
   for (std::size_t i = 0; i + 2 < r; ++i) batch *= a.dims[i];
   for (std::int64_t i = 0; i < batch; ++i) {
@@ -227,8 +343,14 @@ inline HostTensor matmul(const HostTensor& a, const HostTensor& b, std::int64_t 
     Eigen::Map<const RowMatrix> B(b.data.data() + i * K * Nn, K, Nn);
     Eigen::Map<RowMatrix> Cm(out.data.data() + i * M * Nn, M, Nn);
     Cm.noalias() = A * B;
+    activate(out.data.data() + i * M * Nn, M * Nn, act);
+    if (epilogue) (*epilogue)(i * M * Nn, M * Nn);
   }
-  activate(out.data.data(), out.elements(), act);
+}
+
+inline HostTensor matmul(const HostTensor& a, const HostTensor& b, std::int64_t act) {
+  HostTensor out(matmul_dims(a, b), a.dtype);
+  matmul_into(a, b, act, out);
   return out;
 }
 
@@ -238,19 +360,36 @@ inline HostTensor pool(const HostTensor& x, bool is_max, std::int64_t kh, std::i
   const std::int64_t Ho = window_out(H, kh, sh, pad), Wo = window_out(W, kw, sw, pad);
   const std::int64_t ph = pad_before(H, kh, sh, pad, Ho), pw = pad_before(W, kw, sw, pad, Wo);
   HostTensor out(Dims{N, C, Ho, Wo}, x.dtype);
-  float* o = out.data.data();
+  // Tap by tap over whole output rows (vectorizable), each window's taps in row-major order as a
+  // per-element loop would take them; poolavg divides by the positions inside the input
+  // (TensorFlow: padding excluded).
+  std::vector<float> count(static_cast<std::size_t>(Wo));
+  for (std::int64_t ow = 0; ow < Wo; ++ow)
+    count[static_cast<std::size_t>(ow)] =
+        static_cast<float>(std::min(ow * sw - pw + kw, W) - std::max<std::int64_t>(ow * sw - pw, 0));
   for (std::int64_t nc = 0; nc < N * C; ++nc) {
     const float* in = x.data.data() + nc * H * W;
-    for (std::int64_t oh = 0; oh < Ho; ++oh)
-      for (std::int64_t ow = 0; ow < Wo; ++ow) {
-        const std::int64_t h0 = std::max<std::int64_t>(oh * sh - ph, 0), h1 = std::min(oh * sh - ph + kh, H);
-        const std::int64_t w0 = std::max<std::int64_t>(ow * sw - pw, 0), w1 = std::min(ow * sw - pw + kw, W);
-        float acc = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
-        for (std::int64_t i = h0; i < h1; ++i)
-          for (std::int64_t j = w0; j < w1; ++j) acc = is_max ? std::max(acc, in[i * W + j]) : acc + in[i * W + j];
-        // poolavg divides by the positions inside the input (TensorFlow: padding excluded).
-        *o++ = is_max ? acc : acc / static_cast<float>((h1 - h0) * (w1 - w0));
+    for (std::int64_t oh = 0; oh < Ho; ++oh) {
+      float* o = out.data.data() + (nc * Ho + oh) * Wo;
+      std::fill_n(o, Wo, is_max ? -std::numeric_limits<float>::infinity() : 0.0f);
+      const std::int64_t h0 = std::max<std::int64_t>(oh * sh - ph, 0), h1 = std::min(oh * sh - ph + kh, H);
+      for (std::int64_t ih = h0; ih < h1; ++ih) {
+        const float* row = in + ih * W;
+        for (std::int64_t j = 0; j < kw; ++j) {
+          std::int64_t lo, hi;
+          valid_columns(W, Wo, sw, pw, j, lo, hi);
+          const float* r = row + lo * sw - pw + j;
+          if (is_max)
+            for (std::int64_t ow = lo; ow < hi; ++ow) o[ow] = std::max(o[ow], r[(ow - lo) * sw]);
+          else
+            for (std::int64_t ow = lo; ow < hi; ++ow) o[ow] += r[(ow - lo) * sw];
+        }
       }
+      if (!is_max) {
+        const auto rows = static_cast<float>(h1 - h0);
+        for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] /= rows * count[static_cast<std::size_t>(ow)];
+      }
+    }
   }
   activate(out.data.data(), out.elements(), act);
   return out;
@@ -604,6 +743,7 @@ class FusedLoop {
 
   /// The value of the last term added (the body's root).
   [[nodiscard]] HostTensor run() {
+    if (std::optional<HostTensor> out = run_epilogue_in_place()) return std::move(*out);
     // Contractions (at most one in kernels built by fusion_rules; any number works) become leaves.
     for (std::size_t t = 0; t < terms_.size(); ++t) {
       Term& term = terms_[t];
@@ -642,6 +782,77 @@ class FusedLoop {
     std::int64_t start = 0, size = 0;
     const float* values = nullptr;
   };
+
+  /// Whether term `t` is an elementwise op (one output position from the same position of each
+  /// operand; smul's scalar aside).
+  static bool elementwise(Op op) noexcept {
+    switch (op) {
+      case Op::EwAdd: case Op::EwMul: case Op::SMul: case Op::Relu: case Op::Tanh: case Op::Sigmoid: case Op::Gelu:
+      case Op::Exp: return true;
+      default: return false;
+    }
+  }
+
+  /// A kernel whose root is an elementwise epilogue of its one contraction, every term between
+  /// them elementwise (or a reshape) over the same positions, all f32: the contraction writes
+  /// straight into the output and the epilogue runs on each block as the contraction finishes it
+  /// (in cache), overwriting it with the kernel's values. Nothing otherwise.
+  std::optional<HostTensor> run_epilogue_in_place() {
+    const std::size_t root = terms_.size() - 1;
+    std::size_t contraction = terms_.size();
+    for (std::size_t t = 0; t < terms_.size(); ++t) {
+      if (terms_[t].leaf) continue;
+      if (terms_[t].dtype != DType::F32) return std::nullopt;
+      if (terms_[t].op == Op::MatMul || terms_[t].op == Op::Conv2d) {
+        if (contraction != terms_.size()) return std::nullopt;
+        contraction = t;
+      }
+    }
+    if (contraction == terms_.size() || !elementwise(terms_[root].op)) return std::nullopt;
+    const std::int64_t n = terms_[root].elements;
+    if (terms_[contraction].elements != n) return std::nullopt;
+    // The terms the epilogue evaluates: from the root down to the contraction and the leaves.
+    std::vector<bool> seen(terms_.size(), false);
+    std::vector<std::size_t> stack{root};
+    while (!stack.empty()) {
+      const std::size_t t = stack.back();
+      stack.pop_back();
+      if (seen[t] || t == contraction) continue;
+      seen[t] = true;
+      const Term& term = terms_[t];
+      if (term.leaf) {
+        if (term.elements != n) return std::nullopt;  // read at the output's positions
+        continue;
+      }
+      if (!elementwise(term.op) && term.op != Op::Reshape) return std::nullopt;
+      if (term.elements != n) return std::nullopt;
+      for (std::size_t k = 0; k < term.operands.size(); ++k) {
+        if (term.op == Op::SMul && k == 1) {  // the scalar, read at position 0: a tensor from outside
+          if (!terms_[term.operands[1]].leaf) return std::nullopt;
+          continue;
+        }
+        stack.push_back(term.operands[k]);
+      }
+    }
+    Term& c = terms_[contraction];
+    const auto a = materialize(c.operands[0]);
+    const auto b = materialize(c.operands[1]);
+    HostTensor out(terms_[root].dims, DType::F32);
+    // The contraction's leaf is the output itself: the epilogue reads a block, then overwrites it.
+    c.leaf = std::shared_ptr<const HostTensor>(&out, [](const HostTensor*) {});
+    const Epilogue epilogue = [&](std::int64_t start, std::int64_t length) {
+      for (std::int64_t at = start; at < start + length; at += kChunk) {
+        const std::int64_t size = std::min(kChunk, start + length - at);
+        begin_chunk();
+        const float* values = eval(root, Indices{at, size, nullptr});
+        std::copy_n(values, size, out.data.data() + at);
+      }
+    };
+    if (c.op == Op::MatMul) matmul_into(*a, *b, c.attrs[0], out, &epilogue);
+    else conv2d_into(*a, *b, c.attrs[0], c.attrs[1], c.attrs[2], c.attrs[3], out, &epilogue);
+    c.leaf.reset();
+    return out;
+  }
 
   void begin_chunk() noexcept {
     ++chunk_;
@@ -891,9 +1102,13 @@ class FusedLoop {
 /// Evaluates programs node by node.
 class Evaluator {
  public:
-  Evaluator(const RecExpr<TensorNode>& program, const Bindings& bindings, bool fused_loops = true)
+  /// Called after each evaluated node with its index and the seconds its evaluation took.
+  using NodeTimer = std::function<void(std::size_t node, double seconds)>;
+
+  Evaluator(const RecExpr<TensorNode>& program, const Bindings& bindings, bool fused_loops = true,
+            NodeTimer on_node = nullptr)
       : p_(program), bindings_(bindings), infos_(check_program(program)), values_(program.size()),
-        fused_loops_(fused_loops) {}
+        fused_loops_(fused_loops), on_node_(std::move(on_node)) {}
 
   /// Evaluates every non-symbolic node (only the weight-only ones when `weight_only`); frees
   /// tensors after their last use unless `keep`.
@@ -908,7 +1123,13 @@ class Evaluator {
     last_use[n - 1] = n;
     for (std::size_t i = 0; i < n; ++i) {
       if (infos_[i].symbolic || (weight_only && !infos_[i].weight_only)) continue;
-      values_[i] = eval(i, nullptr);
+      if (on_node_) {
+        const auto start = std::chrono::steady_clock::now();
+        values_[i] = eval(i, nullptr);
+        on_node_(i, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      } else {
+        values_[i] = eval(i, nullptr);
+      }
       if (!keep)
         for (Id c : p_[Id(i)].children())
           if (last_use[c.index()] == i) {
@@ -1220,6 +1441,7 @@ class Evaluator {
   std::vector<TensorInfo> infos_;
   std::vector<Value> values_;
   bool fused_loops_;
+  NodeTimer on_node_;
 };
 
 inline std::uint64_t splitmix64(std::uint64_t& state) noexcept {
@@ -1238,11 +1460,20 @@ inline std::string source_name(const RecExpr<TensorNode>& p, const TensorNode& n
 
 /// How `execute` runs a program.
 struct ExecuteOptions {
+  ExecuteOptions() = default;
+  /// `ExecuteOptions{false}`: every fused body op by op.
+  explicit ExecuteOptions(bool fused_loops_) : fused_loops(fused_loops_) {}
+
   /// Run each `fused` node as one loop over its output, chunk by chunk, with no intermediate
   /// materialized (a contraction in the body as one GEMM first); bodies with a term that has no
   /// loop form fall back to op-by-op evaluation. false: every body op by op, each intermediate a
   /// full tensor (the reference the loops are tested against).
   bool fused_loops = true;
+  /// When set, called after each evaluated node (attributes and sources too) with the node's
+  /// index in the program and the seconds its evaluation took, the allocation of its result
+  /// included (freeing its operands after their last use is not). Two clock reads per node
+  /// (tens of nanoseconds). `profile_program` builds on it.
+  std::function<void(std::size_t node, double seconds)> on_node;
 };
 
 /// Evaluates `program` on `inputs` (every `input` and `weight` bound by name): each node once,
@@ -1252,7 +1483,7 @@ struct ExecuteOptions {
 [[nodiscard]] inline std::vector<HostTensor> execute(const RecExpr<TensorNode>& program, const Bindings& inputs,
                                                      const ExecuteOptions& options = {}) {
   if (program.size() == 0) throw ExecutionError("execute: empty program");
-  internal::Evaluator ev(program, inputs, options.fused_loops);
+  internal::Evaluator ev(program, inputs, options.fused_loops, options.on_node);
   ev.run(false);
   return ev.outputs();
 }
@@ -1446,20 +1677,65 @@ struct TimeComparison {
   };
   Times original, optimized;
   std::size_t runs = 0;  ///< timed runs of each program
+  /// The paired ratios optimized / original of the runs (run r of each program is timed back to
+  /// back, so a slowdown of the machine that lasts longer than the pair cancels out): the
+  /// median, and the first and third quartiles (interpolated) over the runs.
+  double ratio_median = 0, ratio_q1 = 0, ratio_q3 = 0;
+  /// Pairs in which the optimized program was faster (ratio below 1).
+  std::size_t faster_pairs = 0;
   /// (original - optimized) / original of the medians, in percent: positive when faster.
   [[nodiscard]] double speedup_percent() const noexcept {
     return original.median_ms > 0 ? 100.0 * (original.median_ms - optimized.median_ms) / original.median_ms : 0.0;
   }
+  /// 1 - the median paired ratio, in percent: positive when faster. More robust on a shared
+  /// machine than `speedup_percent`.
+  [[nodiscard]] double paired_speedup_percent() const noexcept { return 100.0 * (1.0 - ratio_median); }
+  /// The sign test on the pairs: +1 when the optimized program was faster in so many pairs that
+  /// a fair coin would do as well with probability below 5 % (one-sided), -1 when it was slower
+  /// in so many, 0 otherwise: the difference is within the run-to-run noise. Unlike the
+  /// quartiles, it sharpens with more runs (at 5 runs only 5 of 5 count; at 41, 27 of 41).
+  [[nodiscard]] int paired_sign() const noexcept { return sign_test(faster_pairs, runs); }
+
+  /// The sign test's verdict for `faster` pairs out of `pairs` (see `paired_sign`).
+  [[nodiscard]] static int sign_test(std::size_t faster, std::size_t pairs) noexcept {
+    const auto tail = [pairs](std::size_t k) {  // P(X >= k), X ~ Binomial(pairs, 1/2)
+      const auto n = static_cast<double>(pairs);
+      double p = 0;
+      for (std::size_t i = k; i <= pairs; ++i) {
+        const auto x = static_cast<double>(i);
+        p += std::exp(std::lgamma(n + 1) - std::lgamma(x + 1) - std::lgamma(n - x + 1) - n * std::log(2.0));
+      }
+      return p;
+    };
+    if (2 * faster > pairs && tail(faster) < 0.05) return 1;
+    if (2 * faster < pairs && tail(pairs - faster) < 0.05) return -1;
+    return 0;
+  }
 };
+
+namespace internal {
+
+/// The q-quantile of sorted values, linearly interpolated between order statistics.
+inline double quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double at = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(at);
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (at - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+}  // namespace internal
 
 /// Times `original` and `optimized` on the executor as TASO times a graph: `random_bindings`
 /// (`seed`) of each with its weight-only subgraphs precomputed outside the timing, one untimed
 /// warm-up run each, then `runs` timed `execute` calls of each, **alternating** the two
 /// programs so that a machine whose speed drifts (frequency, a neighbour on a shared host) slows
-/// both alike; the medians are compared. Throws `ExecutionError` when `runs` is 0, and whatever
-/// `execute` throws. On glibc, large freed buffers go back to the OS and are page-faulted in
-/// again on the next run, which can cost more than the arithmetic: harnesses raise
-/// `M_MMAP_THRESHOLD` (see docs/executor.md) before timing.
+/// both alike; which program goes first alternates from pair to pair (ABBA), so that neither
+/// always runs after the other. Reports the medians, min and max of each and the paired ratios.
+/// Throws `ExecutionError` when `runs` is 0, and whatever `execute` throws. On glibc, large
+/// freed buffers go back to the OS and are page-faulted in again on the next run, which can
+/// cost more than the arithmetic: harnesses raise `M_MMAP_THRESHOLD` (see docs/executor.md)
+/// before timing.
 [[nodiscard]] inline TimeComparison compare_times(const RecExpr<TensorNode>& original, const RecExpr<TensorNode>& optimized,
                                                   std::size_t runs, std::uint64_t seed = 1) {
   if (runs == 0) throw ExecutionError("compare_times: runs must be positive");
@@ -1469,7 +1745,8 @@ struct TimeComparison {
   std::size_t sink = 0;
   for (const PrecomputedProgram& p : pre) sink += execute(p.program, p.bindings).size();  // warm-up
   for (std::size_t r = 0; r < runs; ++r)
-    for (int k = 0; k < 2; ++k) {
+    for (int j = 0; j < 2; ++j) {
+      const int k = r % 2 == 0 ? j : 1 - j;
       const auto start = std::chrono::steady_clock::now();
       sink += execute(pre[k].program, pre[k].bindings).size();
       ms[k].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
@@ -1477,15 +1754,118 @@ struct TimeComparison {
   if (sink == 0) throw ExecutionError("compare_times: the programs have no outputs");
   TimeComparison out;
   out.runs = runs;
+  std::vector<double> ratios;
+  for (std::size_t r = 0; r < runs; ++r) {
+    ratios.push_back(ms[0][r] > 0 ? ms[1][r] / ms[0][r] : 1.0);
+    if (ratios.back() < 1.0) ++out.faster_pairs;
+  }
+  std::sort(ratios.begin(), ratios.end());
+  out.ratio_median = internal::quantile(ratios, 0.5);
+  out.ratio_q1 = internal::quantile(ratios, 0.25);
+  out.ratio_q3 = internal::quantile(ratios, 0.75);
   for (int k = 0; k < 2; ++k) {
     std::sort(ms[k].begin(), ms[k].end());
-    const std::size_t n = ms[k].size();
     TimeComparison::Times& t = k == 0 ? out.original : out.optimized;
-    t.median_ms = n % 2 ? ms[k][n / 2] : (ms[k][n / 2 - 1] + ms[k][n / 2]) / 2;
+    t.median_ms = internal::quantile(ms[k], 0.5);
     t.min_ms = ms[k].front();
     t.max_ms = ms[k].back();
   }
   return out;
+}
+
+/// The measured time of one node of a program (`profile_program`).
+struct NodeProfile {
+  std::size_t node = 0;  ///< index in the program
+  Op op = Op::Num;
+  double median_ms = 0;  ///< median over the runs
+  double min_ms = 0;
+};
+
+/// The measured time of the nodes of one op kind (`profile_program`).
+struct OpKindProfile {
+  Op op = Op::Num;
+  std::size_t nodes = 0;
+  double ms = 0;  ///< the sum of the nodes' median times
+};
+
+/// Where a program's time goes on the executor, node by node (`profile_program`).
+struct ProgramProfile {
+  std::size_t runs = 0;
+  double median_ms = 0;  ///< median time of a whole `execute` call (timed separately from the nodes)
+  double min_ms = 0;
+  /// Every evaluated node other than an attribute (`num`, `sym`, `ints`), in program order: the
+  /// sources (`input`, `weight`: a lookup, or a copy when the dtype is not f32), views and
+  /// kernels. A body term of a `fused` node is part of the `fused` node's time.
+  std::vector<NodeProfile> nodes;
+  /// The op kinds among `nodes`, by decreasing time (ties: `Op` order).
+  std::vector<OpKindProfile> by_op;
+  /// The sum of the nodes' medians (what `execute` spends outside the nodes: the program check,
+  /// freeing tensors, collecting the outputs, is `median_ms` minus about this).
+  [[nodiscard]] double nodes_ms() const noexcept {
+    double total = 0;
+    for (const NodeProfile& n : nodes) total += n.median_ms;
+    return total;
+  }
+};
+
+/// Times `program` node by node on the executor: one untimed warm-up run, then `runs` runs,
+/// each an `execute` with `ExecuteOptions::on_node` set (so the whole call and each node are
+/// timed in the same run); per node, the median and minimum over the runs. Bind the weights with
+/// `precompute_weights` first to leave the weight-only subgraphs out, as `compare_times` does.
+/// Throws `ExecutionError` when `runs` is 0, and whatever `execute` throws.
+[[nodiscard]] inline ProgramProfile profile_program(const RecExpr<TensorNode>& program, const Bindings& bindings,
+                                                    std::size_t runs, ExecuteOptions options = {}) {
+  if (runs == 0) throw ExecutionError("profile_program: runs must be positive");
+  const std::size_t n = program.size();
+  std::vector<std::vector<double>> seconds(n);
+  std::vector<double> totals;
+  options.on_node = [&](std::size_t node, double s) { seconds[node].push_back(s); };
+  (void)execute(program, bindings, options);  // warm-up
+  for (auto& s : seconds) s.clear();
+  for (std::size_t r = 0; r < runs; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<HostTensor> out = execute(program, bindings, options);
+    totals.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (out.empty()) throw ExecutionError("profile_program: the program has no outputs");
+  }
+  const auto median_ms = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t k = v.size();
+    return 1e3 * (k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2);
+  };
+  ProgramProfile profile;
+  profile.runs = runs;
+  profile.median_ms = median_ms(totals);
+  profile.min_ms = 1e3 * totals.front();
+  std::vector<OpKindProfile> kinds(kNumOps);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Op op = program[Id(i)].op();
+    if (seconds[i].empty() || is_attribute(op)) continue;
+    NodeProfile node{i, op, median_ms(seconds[i]), 1e3 * seconds[i].front()};
+    profile.nodes.push_back(node);
+    OpKindProfile& kind = kinds[static_cast<std::size_t>(op)];
+    kind.op = op;
+    kind.nodes++;
+    kind.ms += node.median_ms;
+  }
+  for (const OpKindProfile& k : kinds)
+    if (k.nodes > 0) profile.by_op.push_back(k);
+  std::stable_sort(profile.by_op.begin(), profile.by_op.end(),
+                   [](const OpKindProfile& a, const OpKindProfile& b) { return a.ms > b.ms; });
+  return profile;
+}
+
+/// The profile as a text table: one line per op kind (nodes, median time in milliseconds summed
+/// over its nodes, share of the nodes' total), then the nodes' total and the whole run's median.
+[[nodiscard]] inline std::string format_profile(const ProgramProfile& p) {
+  const double total = p.nodes_ms();
+  std::string s = fmt::format("{:<12} {:>7} {:>12} {:>6}\n", "op", "nodes", "time (ms)", "share");
+  for (const OpKindProfile& k : p.by_op)
+    s += fmt::format("{:<12} {:>7} {:>12.3f} {:>5.1f}%\n", op_name(k.op), k.nodes, k.ms,
+                     total > 0 ? 100 * k.ms / total : 0.0);
+  s += fmt::format("{:<12} {:>7} {:>12.3f}\n", "nodes", p.nodes.size(), total);
+  s += fmt::format("{:<12} {:>7} {:>12.3f}  (median of {} runs)\n", "execute", "", p.median_ms, p.runs);
+  return s;
 }
 
 }  // namespace tensor

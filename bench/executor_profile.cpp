@@ -1,0 +1,117 @@
+// Where the executor's time goes, against the cost model's prediction, per op kind and per node:
+// for each model, the original and the optimized program (optimize() with the roofline cost and
+// fusion on the host profile, as executor_bench) are precomputed and profiled with
+// profile_program (tensat/tensor/executor.h); each op kind's measured time is printed beside
+// program_breakdown's predicted time on the same profile, then the nodes that take the most time.
+//
+//   executor_profile [--profile FILE.json] [--runs N] [--top K] [MODEL...]
+//
+// Without --profile the host is calibrated first (calibrate_host, about two seconds). A plain
+// program, not Google Benchmark: its output is a report to read (bench/RESULTS.md quotes it).
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#include <fmt/format.h>
+
+#include <tensat/tensor.h>
+#include <tensat/tensor/calibrate.h>
+#include <tensat/tensor/executor.h>
+#include <tensat/tensor/models.h>
+
+namespace tt = tensat::tensor;
+
+namespace {
+
+/// A short description of node `i` of `program`: its op and result shape, and for a
+/// contraction the GEMM it runs.
+std::string describe(const tensat::RecExpr<tt::TensorNode>& program, const std::vector<tt::TensorInfo>& infos,
+                     std::size_t i) {
+  const tt::TensorNode& node = program[tensat::Id(i)];
+  std::string s = fmt::format("{} {}", node.op_name(), tt::dims_to_string(infos[i].dims));
+  if (node.op() == tt::Op::Conv2d) {
+    const tt::Dims& x = infos[node.children()[4].index()].dims;
+    const tt::Dims& w = infos[node.children()[5].index()].dims;
+    s += fmt::format(" w {} groups {} stride {}", tt::dims_to_string(w), x[1] / w[1],
+                     program[node.children()[0]].value());
+  } else if (node.op() == tt::Op::MatMul) {
+    s += fmt::format(" of {} x {}", tt::dims_to_string(infos[node.children()[1].index()].dims),
+                     tt::dims_to_string(infos[node.children()[2].index()].dims));
+  }
+  return s;
+}
+
+void report(const std::string& label, const tt::PrecomputedProgram& pre, const tt::DeviceProfile& profile,
+            std::size_t runs, std::size_t top) {
+  const tt::ProgramProfile measured = tt::profile_program(pre.program, pre.bindings, runs);
+  const tt::ProgramTime predicted = tt::program_breakdown(pre.program, profile);
+  const std::vector<tt::TensorInfo> infos = tt::check_program(pre.program);
+  std::map<std::size_t, double> predicted_node;
+  std::map<tt::Op, double> predicted_kind;
+  for (const tt::KernelReport& k : predicted.kernels) predicted_node[k.node] = k.time.total_us * 1e-3;
+  for (const tt::OpKindTime& k : predicted.by_op) predicted_kind[k.op] = k.time_us * 1e-3;
+  std::printf("%s: execute %.2f ms (median of %zu, min %.2f), nodes %.2f ms; predicted %.2f ms\n", label.c_str(),
+              measured.median_ms, measured.runs, measured.min_ms, measured.nodes_ms(), predicted.total_us * 1e-3);
+  std::printf("  %-12s %6s %12s %12s %8s\n", "op", "nodes", "measured ms", "predicted ms", "ratio");
+  for (const tt::OpKindProfile& k : measured.by_op) {
+    if (k.ms < 0.005 * measured.nodes_ms() && predicted_kind[k.op] < 0.005 * predicted.total_us * 1e-3) continue;
+    const double p = predicted_kind[k.op];
+    std::printf("  %-12s %6zu %12.3f %12.3f %8s\n", std::string(tt::op_name(k.op)).c_str(), k.nodes, k.ms, p,
+                p > 0 ? fmt::format("{:.2f}", k.ms / p).c_str() : "-");
+  }
+  std::vector<tt::NodeProfile> nodes = measured.nodes;
+  std::sort(nodes.begin(), nodes.end(),
+            [](const tt::NodeProfile& a, const tt::NodeProfile& b) { return a.median_ms > b.median_ms; });
+  if (top > 0) std::printf("  top nodes (measured median ms, min ms, predicted ms, ratio of the median):\n");
+  for (std::size_t k = 0; k < std::min(top, nodes.size()); ++k) {
+    const double p = predicted_node.count(nodes[k].node) ? predicted_node[nodes[k].node] : 0.0;
+    std::printf("    %8.3f %8.3f %8.3f %6s  #%zu %s\n", nodes[k].median_ms, nodes[k].min_ms, p,
+                p > 0 ? fmt::format("{:.2f}", nodes[k].median_ms / p).c_str() : "-", nodes[k].node,
+                describe(pre.program, infos, nodes[k].node).c_str());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_MAX, 0);        // keep freed memory, as executor_bench does
+  mallopt(M_TRIM_THRESHOLD, -1);
+#endif
+  std::string profile_file;
+  std::size_t runs = 5, top = 8;
+  std::vector<std::string> models;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--profile" && i + 1 < argc) profile_file = argv[++i];
+    else if (arg == "--runs" && i + 1 < argc) runs = std::strtoull(argv[++i], nullptr, 10);
+    else if (arg == "--top" && i + 1 < argc) top = std::strtoull(argv[++i], nullptr, 10);
+    else if (!arg.empty() && arg[0] != '-') models.push_back(arg);
+    else {
+      std::fprintf(stderr, "usage: executor_profile [--profile FILE.json] [--runs N] [--top K] [MODEL...]\n");
+      return 2;
+    }
+  }
+  if (models.empty())
+    for (std::string_view m : tt::models::model_names()) models.emplace_back(m);
+  const tt::DeviceProfile profile = profile_file.empty() ? tt::calibrate_host() : tt::load_profile(profile_file);
+  std::printf("profile: %s\n", profile.description.c_str());
+  for (const std::string& model : models) {
+    const auto original = tt::models::build_model(model).program();
+    tt::OptimizeOptions options;
+    options.profile = profile;
+    options.fusion = true;
+    const auto optimized = tt::optimize(original, options).optimized;
+    std::printf("\n== %s\n", model.c_str());
+    report("original", tt::precompute_weights(original, tt::random_bindings(original, 1)), profile, runs, top);
+    report("optimized", tt::precompute_weights(optimized, tt::random_bindings(optimized, 1)), profile, runs, top);
+  }
+  return 0;
+}
