@@ -569,6 +569,8 @@ class Executor {
       case Op::Resize:
       case Op::ConvTranspose: return result(on_host(i));
       case Op::Opaque: throw OpaqueOpError(i, val(0).name);
+      // Device tensors stay in their logical order, as the Eigen executor's (executor.h).
+      case Op::Relayout: out.t = val(1).t; return out;
       case Op::Enlarge: return result(from_host(internal::enlarge(to_host(ten(0)), ten(1).dims), info.dtype));
       case Op::Merge: return result(from_host(internal::merge(to_host(ten(2)), num(0), num(1)), info.dtype));
       case Op::Noop:

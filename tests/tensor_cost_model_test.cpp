@@ -769,6 +769,9 @@ TEST_CASE("device_profile: malformed JSON gives ProfileError with the field and 
       {edit([](nlohmann::json& d) { d["eta_m"] = 0; }), "eta_m", "positive"},
       {edit([](nlohmann::json& d) { d["name"] = ""; }), "name", "empty"},
       {edit([](nlohmann::json& d) { d["name"] = 7; }), "name", "string"},
+      {edit([](nlohmann::json& d) { d["conv_layout"]["f16"] = "nhwc"; }), "conv_layout.f16", "channels_last"},
+      {edit([](nlohmann::json& d) { d["conv_layout"]["f64"] = "contiguous"; }), "conv_layout.f64", "unknown field"},
+      {edit([](nlohmann::json& d) { d["conv_layout"] = "channels_last"; }), "conv_layout", "object"},
       {"[1, 2]", "", "object"},
   };
   for (const Case& c : cases) {
@@ -972,4 +975,42 @@ TEST_CASE("cost_model: a matrix-vector product streams at gemv_rate, wider outpu
   const double with_curve = program_time(fused, p);
   p.gemv_bandwidth = 0;
   CHECK(with_curve < program_time(fused, p));
+}
+
+TEST_CASE("cost_model: a convolution off the device's native layout pays for the transposes around it") {
+  // H100: tensor-core (bf16) convolutions are channels_last, f32 ones contiguous.
+  const DeviceProfile h100 = find_profile("h100-sxm");
+  CHECK(h100.conv_layout[static_cast<std::size_t>(DType::BF16)] == Layout::ChannelsLast);
+  CHECK(h100.conv_layout[static_cast<std::size_t>(DType::F32)] == Layout::Contiguous);
+  const auto conv = [](const char* dtype, const char* layout) {
+    return parse_program(fmt::format("(conv2d 1 1 0 0 (input x {0} (ints 8 64 56 56) {1}) (weight w {0} (ints 64 64 3 3)))",
+                                     dtype, layout));
+  };
+  const double in_bytes = 8.0 * 64 * 56 * 56 * 2, out_bytes = in_bytes;  // bf16, same shape out
+  const ProgramTime native = program_breakdown(conv("bf16", "channels_last"), h100);
+  const ProgramTime foreign = program_breakdown(conv("bf16", "contiguous"), h100);
+  REQUIRE(native.kernels.size() == 1);
+  REQUIRE(foreign.kernels.size() == 1);
+  CHECK(native.kernels[0].work.relayout_bytes == 0);
+  CHECK(foreign.kernels[0].work.relayout_bytes == Approx(2 * (in_bytes + out_bytes)));
+  // The transposes are a phase of their own: added to the kernel's time, not overlapped.
+  CHECK(foreign.total_us - native.total_us ==
+        Approx(2 * (in_bytes + out_bytes) / (h100.mem_bandwidth * h100.eta_m) * 1e6).epsilon(1e-9));
+  // f32 on H100: contiguous is native, channels_last pays.
+  CHECK(program_time(conv("f32", "contiguous"), h100) < program_time(conv("f32", "channels_last"), h100));
+  // A profile without conv_layout (an older JSON file) treats every convolution as native contiguous.
+  nlohmann::json doc = nlohmann::json::parse(profile_to_json(h100));
+  doc.erase("conv_layout");
+  const DeviceProfile old = profile_from_json(doc.dump());
+  CHECK(old.conv_layout == std::array<Layout, 3>{Layout::Contiguous, Layout::Contiguous, Layout::Contiguous});
+  CHECK(program_time(conv("bf16", "contiguous"), old) < program_time(conv("bf16", "channels_last"), old));
+  // Inside a fused kernel too: a conv2d root over a channels_last arg against a contiguous one.
+  const auto fused = [](const char* layout) {
+    return parse_program(fmt::format(
+        "(fused (relu (conv2d 1 1 0 0 (arg 0 bf16 (ints 8 64 56 56) {0}) (arg 1 bf16 (ints 64 64 3 3)))) "
+        "(input x bf16 (ints 8 64 56 56) {0}) (weight w bf16 (ints 64 64 3 3)))",
+        layout));
+  };
+  CHECK(program_time(fused("channels_last"), h100) + 2 * (in_bytes + out_bytes) / (h100.mem_bandwidth * h100.eta_m) * 1e6 ==
+        Approx(program_time(fused("contiguous"), h100)).epsilon(1e-9));
 }

@@ -576,7 +576,9 @@ TEST_CASE("executor: rule verification fails an unsound rule") {
 TEST_CASE("executor: every rule verified numerically on its instances") {
   std::size_t verified_rules = 0, instances = 0;
   std::vector<std::string> unverified;
-  for (const TensorRewrite& rule : all_rules()) {
+  std::vector<TensorRewrite> rules = all_rules();
+  for (auto& rule : layout_rules()) rules.push_back(std::move(rule));
+  for (const TensorRewrite& rule : rules) {
     const auto found = find_rule_instances(rule);
     std::size_t n = 0;
     for (const RuleInstance& inst : found) {
@@ -590,13 +592,13 @@ TEST_CASE("executor: every rule verified numerically on its instances") {
       ++n;
     }
     instances += n;
-    if (n) ++verified_rules;
+    if (n == 3) ++verified_rules;
     else unverified.push_back(rule.name());
   }
-  WARN("verified " << verified_rules << " rules on " << instances << " instances; no applied instance: "
-                   << unverified.size());
-  for (const auto& name : unverified) WARN("  no applied instance: " << name);
-  CHECK(verified_rules > 0);
+  INFO("verified " << verified_rules << " rules on " << instances << " instances");
+  for (const auto& name : unverified) INFO("  fewer than three applied instances: " << name);
+  CHECK(unverified.empty());
+  CHECK(verified_rules == rules.size());
 }
 
 TEST_CASE("executor: compare_times pairs the runs: a program doing a hundredth of the work is faster in every quartile") {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include <tensat/tensor.h>
+#include <tensat/tensor/executor.h>
 #include <tensat/tensor/models.h>
 
 using namespace tensat;
@@ -56,4 +57,40 @@ TEST_CASE("optimize: every benchmark model at TENSAT's settings") {
     const std::set<std::string> sources_before = sources(program), sources_after = sources(result.optimized);
     for (const auto& s : sources_after) CHECK(sources_before.count(s) == 1);
   }
+}
+
+TEST_CASE("optimize: on a device whose convolutions are channels_last, a bf16 network is relaid out once at each end") {
+  // Activations of a few megabytes, as in a ResNet stage: the transposes a contiguous input costs
+  // each convolution outweigh two relayout kernels (with small tensors, launch and latency
+  // dominate and the model rightly keeps the input's layout).
+  Graph g;
+  Tensor t = g.input("x", {16, 64, 56, 56}, DType::BF16);
+  t = g.relu(g.conv2d(t, g.weight("w1", {64, 64, 3, 3}, DType::BF16)));
+  t = g.poolmax(g.conv2d(t, g.weight("w2", {64, 64, 3, 3}, DType::BF16), 1, 1, Padding::Same, Activation::Relu), 2, 2, 2, 2);
+  t = g.conv2d(t, g.weight("w3", {128, 64, 1, 1}, DType::BF16));
+  g.output(g.relu(g.ewadd(t, g.conv2d(t, g.weight("w4", {128, 128, 1, 1}, DType::BF16)))));
+  const RecExpr<TensorNode> program = g.program();
+  OptimizeOptions options;
+  options.profile = find_profile("h100-sxm");
+  REQUIRE(has_foreign_layout_convolution(program, *options.profile));
+  const OptimizeResult result = optimize(program, options);
+  const auto ops = op_histogram(result.optimized);
+  CHECK(ops[static_cast<std::size_t>(Op::Relayout)] == 2);
+  CHECK(result.cost_after < result.cost_before);
+  // Every convolution of the result reads a channels_last input (none pays the transposes).
+  const std::vector<TensorInfo> infos = check_program(result.optimized);
+  for (std::size_t i = 0; i < result.optimized.size(); ++i) {
+    const TensorNode& n = result.optimized[Id(i)];
+    if (n.op() == Op::Conv2d) CHECK(infos[n.children()[4].index()].layout == Layout::ChannelsLast);
+  }
+  CHECK(infos.back() == check_program(program).back());  // the output is still contiguous
+  CHECK(verify(program, result.optimized).ok);
+  // Without the layout rules, or in f32 on the same device (native contiguous): no relayout.
+  options.layouts = LayoutSearch::Off;
+  CHECK(op_histogram(optimize(program, options).optimized)[static_cast<std::size_t>(Op::Relayout)] == 0);
+  Graph f;
+  f.output(f.relu(f.conv2d(f.input("x", {4, 16, 32, 32}), f.weight("w1", {32, 16, 3, 3}))));
+  options.layouts = LayoutSearch::Auto;
+  CHECK_FALSE(has_foreign_layout_convolution(f.program(), *options.profile));
+  CHECK(op_histogram(optimize(f.program(), options).optimized)[static_cast<std::size_t>(Op::Relayout)] == 0);
 }

@@ -76,6 +76,11 @@ TEST_CASE("rules: at least 100, uniquely named, each labelled with its family") 
   for (const char* family : {"ewise-algebra", "scalar", "transpose", "matmul", "activation-fusion", "concat",
                              "matmul-concat", "conv-concat", "gconv", "transformer", "multi-matmul", "multi-conv"})
     CHECK(families.count(family) == 1);
+  // The layout rules are a set of their own, with names of their own.
+  for (const auto& r : layout_rules()) {
+    CHECK(names.insert(r.name()).second);
+    CHECK(r.labels() == std::vector<std::string>{std::string(kLayoutLabel)});
+  }
 }
 
 TEST_CASE("rules: every rule applies on programs built to match it, exactly where its right-hand side is valid") {
@@ -86,7 +91,9 @@ TEST_CASE("rules: every rule applies on programs built to match it, exactly wher
   // covered by the targeted cases below.
   std::size_t checked = 0, shape_rejections = 0;
   std::set<std::string> rejected_for_shape;
-  for (const auto& rule : all_rules()) {
+  std::vector<TensorRewrite> rules = all_rules();
+  for (auto& rule : layout_rules()) rules.push_back(std::move(rule));
+  for (const auto& rule : rules) {
     INFO("rule " << rule.name());
     const auto instances = find_rule_instances(rule);
     std::string rhs = rule.applier().to_string();
@@ -109,7 +116,8 @@ TEST_CASE("rules: every rule applies on programs built to match it, exactly wher
       }
       const TensorInfo left_info = check_program(instance.program).back();
       const bool same_type = well_typed && right_info.kind == left_info.kind && right_info.dtype == left_info.dtype &&
-                             right_info.dims == left_info.dims && right_info.dims2 == left_info.dims2;
+                             right_info.dims == left_info.dims && right_info.dims2 == left_info.dims2 &&
+                             right_info.layout == left_info.layout;
       auto [egraph, root] = apply_once(rule, instance.program.to_string());
       const auto found = well_typed ? egraph.lookup_expr(right) : std::nullopt;
       const bool in_root_class = found && egraph.find(*found) == egraph.find(root);
@@ -136,7 +144,8 @@ TEST_CASE("rules: every rule applies on programs built to match it, exactly wher
   for (const char* name : {"concat-ewadd", "concat-ewmul", "concat-conv-batch-rev", "matmul-concat-rhs",
                            "matmul-concat-rhs-rev", "matmul-concat-lhs", "matmul-concat-lhs-rev", "conv-concat-weights",
                            "conv-linear-weight-rev", "conv-linear-input-rev", "reduce-sum-ewadd-rev", "split0-concat",
-                           "split1-concat", "slice-concat"}) {
+                           "split1-concat", "slice-concat", "relayout-roundtrip", "relayout-identity",
+                           "relayout-ewadd-rev", "relayout-concat2-rev"}) {
     INFO("rule " << name);
     CHECK(rejected_for_shape.count(name) == 1);
   }
@@ -188,6 +197,36 @@ TEST_CASE("rules: multi-pattern rules decline where shapes forbid their right-ha
               "(noop (conv2d 1 1 0 0 " + x + " " + k3 + ") (conv2d 1 1 0 0 " + x + " (weight m f32 (ints 2 4 1 1))))"));
   CHECK_FALSE(fires(rules, "conv-share-input",
                     "(noop (conv2d 1 1 0 0 " + x + " (weight k f32 (ints 4 4 2 2))) (conv2d 1 1 0 0 " + x + " " + k3 + "))"));
+}
+
+TEST_CASE("rules: the layout rules keep a chain of operators channels_last between two relayouts") {
+  const std::string x = "(input x f32 (ints 1 4 8 8))";
+  const std::string k1 = "(weight k f32 (ints 8 4 3 3))", k2 = "(weight l f32 (ints 8 8 3 3))";
+  const std::string b = "(weight g f32 (ints 8))";
+  const std::string program =
+      "(poolmax 2 2 2 2 0 0 (batchnorm (conv2d 1 1 0 2 (relu (conv2d 1 1 0 0 " + x + " " + k1 + ")) " + k2 + ") " + b +
+      " " + b + " " + b + " " + b + "))";
+  Runner<TensorNode, TensorAnalysis> runner;
+  runner.with_iter_limit(10).with_expr(parse_program(program)).run(layout_rules());
+  const TensorEGraph& egraph = runner.egraph();
+  const Id root = runner.roots().front();
+  // One relayout at each end, everything between them channels_last.
+  const std::string inner = "(poolmax 2 2 2 2 0 0 (batchnorm (conv2d 1 1 0 2 (relu (conv2d 1 1 0 0 (relayout channels_last " +
+                            x + ") " + k1 + ")) " + k2 + ") " + b + " " + b + " " + b + " " + b + "))";
+  const auto found = egraph.lookup_expr(parse_program("(relayout contiguous " + inner + ")"));
+  REQUIRE(found.has_value());
+  CHECK(egraph.find(*found) == egraph.find(root));
+  CHECK(describe(egraph[*egraph.lookup_expr(parse_program(inner))].data) == "tensor f32 [1, 8, 4, 4] channels_last");
+  // Every relayout is in a class of the layout it names: no rule united two layouts.
+  std::size_t relayouts = 0;
+  for (const auto& c : egraph.classes())
+    for (Id n : c.nodes) {
+      if (egraph.node(n).op() != Op::Relayout) continue;
+      ++relayouts;
+      const std::string named(egraph.node(egraph[egraph.node(n).children()[0]].nodes[0]).symbol().str());
+      CHECK(named == layout_name(c.data.layout));
+    }
+  CHECK(relayouts >= 4);
 }
 
 TEST_CASE("rules: the merged matmul of two products sharing an operand") {

@@ -323,3 +323,50 @@ TEST_CASE("analysis: united classes must denote the same shape") {
   const Id b = egraph.add_expr(parse_program(in("b", "3 2")));
   CHECK_THROWS_AS(egraph.unite(a, b), Error);
 }
+
+TEST_CASE("analysis: united classes must denote the same layout") {
+  TensorEGraph egraph;
+  const Id a = egraph.add_expr(parse_program(in("a", "1 2 3 4")));
+  const Id b = egraph.add_expr(parse_program("(relayout channels_last " + in("a", "1 2 3 4") + ")"));
+  CHECK(egraph[a].data.dims == egraph[b].data.dims);
+  CHECK_THROWS_AS(egraph.unite(a, b), Error);
+}
+
+TEST_CASE("shape: physical layouts: channels_last sources, relayout, and the operators that read them") {
+  const std::string x = in("x", "1 4 8 8"), c = "(input c f32 (ints 1 4 8 8) channels_last)";
+  const std::string k = wt("k", "8 4 3 3"), p = wt("p", "4");
+  // Sources and relayout: the logical shape stays, the layout is stored beside it.
+  CHECK(root_info(c) == "tensor f32 [1, 4, 8, 8] channels_last");
+  CHECK(root_info("(input c f32 (ints 1 4 8 8) contiguous)") == "tensor f32 [1, 4, 8, 8]");
+  CHECK(root_info("(relayout channels_last " + x + ")") == "tensor f32 [1, 4, 8, 8] channels_last");
+  CHECK(root_info("(relayout contiguous " + c + ")") == "tensor f32 [1, 4, 8, 8]");
+  CHECK(check_program(parse_program(c)).back() != check_program(parse_program(x)).back());
+  CHECK_THAT(error_of("(input c f32 (ints 4 8) channels_last)"), Catch::Contains("channels_last needs a rank-4 shape"));
+  CHECK_THAT(error_of("(relayout nhwc " + x + ")"), Catch::Contains("not a layout"));
+  CHECK_THAT(error_of("(relayout channels_last " + in("v", "8 8") + ")"), Catch::Contains("rank-4"));
+  CHECK_THAT(error_of("(input c f32 (ints 1 4 8 8) 3)"), Catch::Contains("not a layout"));
+  // Operators defined for any layout keep it.
+  CHECK(root_info("(relu " + c + ")") == "tensor f32 [1, 4, 8, 8] channels_last");
+  CHECK(root_info("(ewadd " + c + " " + c + ")") == "tensor f32 [1, 4, 8, 8] channels_last");
+  CHECK(root_info("(conv2d 1 1 0 2 " + c + " " + k + ")") == "tensor f32 [1, 8, 8, 8] channels_last");
+  CHECK(root_info("(poolavg 2 2 2 2 1 0 " + c + ")") == "tensor f32 [1, 4, 4, 4] channels_last");
+  CHECK(root_info("(batchnorm " + c + " " + p + " " + p + " " + p + " " + p + ")") == "tensor f32 [1, 4, 8, 8] channels_last");
+  CHECK(root_info("(concat 1 " + c + " " + c + ")") == "tensor f32 [1, 8, 8, 8] channels_last");
+  CHECK(root_info("(split_1 (split 1 1 " + c + "))") == "tensor f32 [1, 3, 8, 8] channels_last");
+  // Mixed layouts, and operators that read contiguous tensors only.
+  CHECK_THAT(error_of("(ewadd " + c + " " + x + ")"), Catch::Contains("ewadd: layouts differ (channels_last and contiguous)"));
+  CHECK_THAT(error_of("(concat 1 " + x + " " + c + ")"), Catch::Contains("concat: layouts differ"));
+  CHECK_THAT(error_of("(transpose (ints 0 2 3 1) " + c + ")"), Catch::Contains("transpose: operand 1 is stored channels_last"));
+  CHECK_THAT(error_of("(reshape (ints 256) " + c + ")"), Catch::Contains("relayout it to contiguous first"));
+  CHECK_THAT(error_of("(matmul 0 " + c + " " + c + ")"), Catch::Contains("matmul: operand 1 is stored channels_last"));
+  CHECK_THAT(error_of("(conv2d 1 1 0 0 " + x + " (weight k f32 (ints 8 4 3 3) channels_last))"),
+             Catch::Contains("weights are contiguous"));
+  // The builder: a broadcast operand follows the channels_last one.
+  Graph g;
+  const Tensor t = g.relayout(g.conv2d(g.input("x", {1, 4, 8, 8}), g.weight("k", {8, 4, 3, 3})), Layout::ChannelsLast);
+  const Tensor y = g.add(t, g.weight("bias", {8, 1, 1}));
+  CHECK(describe(g.info(y)) == "tensor f32 [1, 8, 8, 8] channels_last");
+  CHECK(describe(g.info(g.input("i", {1, 3, 4, 4}, DType::F32, Layout::ChannelsLast))) ==
+        "tensor f32 [1, 3, 4, 4] channels_last");
+  CHECK_THROWS_AS(g.input("j", {3, 4}, DType::F32, Layout::ChannelsLast), ShapeError);
+}

@@ -70,7 +70,7 @@ constexpr const char* kUsageLine =
     "usage: tensat-opt --model bert|nasrnn|resnext50|nasneta|inceptionv3|squeezenet|vgg19 | MODEL.onnx "
     "[--input NAME=d0,d1,...] [--out FILE.onnx] "
     "[--node-limit N] [--iter-limit K] [--k-multi M] [--time-limit S] [--extractor greedy-dag|ilp] "
-    "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--verify] [--measure N] [--json]\n";
+    "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--layouts auto|on|off] [--kernels] [--verify] [--measure N] [--json]\n";
 
 constexpr const char* kHelp =
     "\n"
@@ -95,6 +95,11 @@ constexpr const char* kHelp =
     "                        xla-cpu-default) or a profile JSON file; adds fusion and prints the\n"
     "                        predicted time by op kind before and after (default: simple cost)\n"
     "  --no-fusion           with --profile: no fusion phase\n"
+    "  --layouts W           auto (default), on or off: whether saturation also runs the physical-\n"
+    "                        layout rules (channels_last convolutions); auto: when --profile's native\n"
+    "                        convolution layout differs from a convolution's input's\n"
+    "  --kernels             with --profile: also list every kernel of the optimized program\n"
+    "                        (node, op, compute- or memory-bound, MFLOP, MB, roofline terms in us)\n"
     "  --verify              run the original and the optimized program on the Eigen reference\n"
     "                        executor (random inputs and weights, seed 1; an ONNX model keeps its\n"
     "                        weights) and compare every output element (rtol 1e-4, atol 1e-5; values\n"
@@ -123,6 +128,7 @@ struct Options {
   bool json = false;
   bool help = false;
   bool no_fusion = false;
+  bool kernels = false;   // --kernels
   bool verify = false;
   std::size_t measure = 0;  // runs per program; 0: no --measure
 };
@@ -186,6 +192,10 @@ Options parse_args(int argc, char** argv) {
       options.verify = true;
       continue;
     }
+    if (arg == "--kernels") {
+      options.kernels = true;
+      continue;
+    }
     if (arg.rfind("--", 0) != 0) {
       // A positional argument: the ONNX model file.
       if (!options.onnx_path.empty()) throw BadInput{"unexpected argument '" + arg + "' (one model file only)"};
@@ -202,7 +212,7 @@ Options parse_args(int argc, char** argv) {
     }
     if (name != "--model" && name != "--node-limit" && name != "--iter-limit" && name != "--k-multi" &&
         name != "--time-limit" && name != "--extractor" && name != "--ilp-time-limit" && name != "--profile" &&
-        name != "--measure" && name != "--input" && name != "--out")
+        name != "--measure" && name != "--input" && name != "--out" && name != "--layouts")
       throw BadInput{"unknown option '" + name + "'"};
     if (!inline_value) {
       if (i + 1 >= argc) throw BadInput{"option " + name + " needs a value"};
@@ -246,6 +256,11 @@ Options parse_args(int argc, char** argv) {
       } catch (const tensat::Error& e) {
         throw BadInput{std::string("--profile: ") + e.what()};
       }
+    } else if (name == "--layouts") {
+      if (value == "auto") options.optimize.layouts = tt::LayoutSearch::Auto;
+      else if (value == "on") options.optimize.layouts = tt::LayoutSearch::On;
+      else if (value == "off") options.optimize.layouts = tt::LayoutSearch::Off;
+      else throw BadInput{"--layouts must be auto, on or off, got '" + value + "'"};
     } else {
       if (value == "greedy-dag") options.optimize.extractor = tt::TensorExtractor::GreedyDag;
       else if (value == "ilp") options.optimize.extractor = tt::TensorExtractor::Ilp;
@@ -263,6 +278,7 @@ Options parse_args(int argc, char** argv) {
     throw BadInput{"this tensat-opt was built without ONNX support (libonnx-dev, CMake option TENSAT_WITH_ONNX)"};
 #endif
   if (options.no_fusion && !options.optimize.profile) throw BadInput{"--no-fusion needs --profile"};
+  if (options.kernels && !options.optimize.profile) throw BadInput{"--kernels needs --profile"};
   options.optimize.fusion = options.optimize.profile.has_value() && !options.no_fusion;
   return options;
 }
@@ -448,6 +464,7 @@ int run(const Options& options) {
       line["profile"] = opts.profile->name;
       line["fusion"] = opts.fusion;
       line["fusion_nodes_added"] = result.fusion_nodes_added;
+      line["layout_rules"] = result.layout_rules;
       line["cost_unit"] = "us";
       const auto kinds = [&](const tt::ProgramTime& t) {
         nlohmann::ordered_json by = nlohmann::ordered_json::object();
@@ -458,6 +475,16 @@ int run(const Options& options) {
       };
       line["time_by_op_before"] = kinds(tt::program_breakdown(program, *opts.profile));
       line["time_by_op_after"] = kinds(tt::program_breakdown(result.optimized, *opts.profile));
+      if (options.kernels) {
+        nlohmann::ordered_json list = nlohmann::ordered_json::array();
+        for (const tt::KernelReport& k : tt::program_breakdown(result.optimized, *opts.profile).kernels)
+          list.push_back({{"node", k.node}, {"op", std::string(tt::op_name(k.op))},
+                          {"bound", std::string(tt::bound_name(k.time.bound))}, {"flops", number(k.work.flops)},
+                          {"bytes", number(k.work.bytes() + k.work.relayout_bytes)},
+                          {"compute_us", number(k.time.compute_us)}, {"memory_us", number(k.time.memory_us)},
+                          {"launch_us", number(k.time.launch_us)}, {"time_us", number(k.time.total_us)}});
+        line["kernels_after"] = std::move(list);
+      }
     }
     if (verified) {
       line["verify_ok"] = verified->ok;
@@ -499,6 +526,11 @@ int run(const Options& options) {
     out += tt::format_breakdown(tt::program_breakdown(result.optimized, *opts.profile));
     out += fmt::format("fusion              {} ({} e-nodes added)\n", opts.fusion ? "on" : "off",
                        result.fusion_nodes_added);
+    out += fmt::format("layout rules        {}\n", result.layout_rules ? "on" : "off");
+    if (options.kernels) {
+      out += "\nkernels of the optimized program:\n";
+      out += tt::format_kernels(tt::program_breakdown(result.optimized, *opts.profile));
+    }
   }
   out += "\n";
   out += fmt::format("model               {}\n", loaded.name);

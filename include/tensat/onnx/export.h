@@ -649,6 +649,8 @@ class Exporter {
         return {y};
       }
       case Op::Opaque: return {opaque(i, body, name)};
+      // ONNX tensors have no physical layout: the same tensor.
+      case Op::Relayout: return {op("Identity", {in(1)}, name)};
       case Op::Fused: {
         Body inner;
         for (std::size_t k = 1; k < ch.size(); ++k) {

@@ -40,8 +40,7 @@ struct TensorAnalysis {
       }
       return {false, b.kind == Kind::Invalid && a.kind != Kind::Invalid};
     }
-    if (a.kind != b.kind || a.dtype != b.dtype || a.dims != b.dims || a.dims2 != b.dims2 ||
-        a.symbolic != b.symbolic || (!a.symbolic && a.value != b.value))
+    if (!a.same_type(b) || a.symbolic != b.symbolic || (!a.symbolic && a.value != b.value))
       throw Error(fmt::format("tensor analysis: united classes denote different values ({} and {})", describe(a),
                               describe(b)));
     if (a.symbolic) {  // fused-kernel bodies: the number of args read is a max

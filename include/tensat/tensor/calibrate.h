@@ -271,6 +271,9 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   p.mem_latency = 0;
   p.fusion_overlap = false;
   p.split_copies = true;
+  // The reference executor's convolutions are NCHW (im2col over contiguous planes); it computes
+  // a channels_last tensor in its logical order, so no layout is faster on it.
+  p.conv_layout = {Layout::Contiguous, Layout::Contiguous, Layout::Contiguous};
   fit_gemv_curve(m.gemv_narrow, m.gemv_wide, p.gemv_bandwidth, p.gemv_half_width);
   p.weights.exp = std::max(m.exp_weight, 1.0);
   p.weights.tanh = std::max(m.tanh_weight, 1.0);

@@ -183,8 +183,7 @@ inline std::vector<Id> apply_checked(TensorEGraph& egraph, const RightHandSide& 
   for (const auto& [eclass, root] : targets) {
     const TensorInfo& want = egraph[eclass].data;
     const TensorInfo& got = rhs.info(root);
-    if (got.kind != want.kind || got.dtype != want.dtype || got.dims != want.dims || got.dims2 != want.dims2 ||
-        got.symbolic != want.symbolic)
+    if (!got.same_type(want) || got.symbolic != want.symbolic)
       return {};
   }
   // Terms already in the e-graph add no edge; if every target is already in its class there is

@@ -52,6 +52,11 @@ struct OpWork {
   double flops = 0;          ///< F, in "add" units (transcendentals weighted, see OpWeights)
   double bytes_read = 0;     ///< R: each distinct input tensor once
   double bytes_written = 0;  ///< W: the result
+  /// Bytes moved to bring the operands into the layout the device's kernel reads natively and
+  /// its result back (a conv2d whose input is not in `DeviceProfile::conv_layout`: its input and
+  /// result each read and written once more). A phase of its own: libraries run the transposes as
+  /// separate kernels, so this traffic never overlaps the compute.
+  double relayout_bytes = 0;
   DType dtype = DType::F32;
   Unit unit = Unit::Vector;
   /// Bytes/s of this kernel's memory traffic when not the profile's `mem_bandwidth`: a
@@ -100,7 +105,14 @@ struct KernelTime {
 /// The time of one kernel (`OpWork::kernel` false: all zero, `Bound::None`).
 [[nodiscard]] inline KernelTime kernel_time(const OpWork& work, const DeviceProfile& p) {
   if (!work.kernel) return KernelTime{};
-  return roofline_time(work.flops, work.bytes(), p.peak(work.dtype, work.unit), p, work.bandwidth);
+  KernelTime t = roofline_time(work.flops, work.bytes(), p.peak(work.dtype, work.unit), p, work.bandwidth);
+  if (work.relayout_bytes > 0) {
+    const double relayout_us = work.relayout_bytes / (p.mem_bandwidth * p.eta_m) * 1e6;
+    t.memory_us += relayout_us;
+    t.total_us += relayout_us;
+    t.bound = t.compute_us > t.memory_us ? Bound::Compute : Bound::Memory;
+  }
+  return t;
 }
 
 namespace detail {
@@ -193,6 +205,8 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       work.flops = 2 * n * static_cast<double>(wd[1] * wd[2] * wd[3]) +
                    n * detail::activation_weight(children[3]->value, w);
       work.unit = profile.gemm_unit(out.dtype);
+      if (children[4]->layout != profile.conv_layout[static_cast<std::size_t>(out.dtype)])
+        work.relayout_bytes = 2.0 * static_cast<double>(children[4]->bytes() + out.bytes());
       break;
     }
     case Op::PoolMax: case Op::PoolAvg: {
@@ -346,6 +360,10 @@ template <class VisitBody>
     g.bytes_written += materialized;
     g.bytes_read += materialized;
     g.staged_bytes += 2 * materialized;
+    // A contraction's layout transposes stay phases of their own inside the kernel too.
+    g.bytes_read += g.members.back().relayout_bytes / 2;
+    g.bytes_written += g.members.back().relayout_bytes / 2;
+    g.staged_bytes += g.members.back().relayout_bytes;
   });
   return g;
 }
@@ -610,6 +628,22 @@ struct ProgramTime {
     s += fmt::format("{:<12} {:>7} {:>7} {:>6} {:>12.2f} {:>5.1f}%\n", op_name(k.op), k.kernels, k.compute_bound,
                      k.memory_bound, k.time_us, t.total_us > 0 ? 100 * k.time_us / t.total_us : 0.0);
   s += fmt::format("{:<12} {:>7} {:>7} {:>6} {:>12.2f}\n", "total", t.kernels.size(), "", "", t.total_us);
+  return s;
+}
+
+/// `t`'s kernels one per line, in program order: the node index, op, bound, work (MFLOP, MB)
+/// and the roofline terms (compute, memory, launch and total microseconds), then the total.
+/// What XLA's per-HLO cost analysis prints; a `fused` kernel's line is the whole group.
+[[nodiscard]] inline std::string format_kernels(const ProgramTime& t) {
+  std::string s = fmt::format("{:>6} {:<14} {:<7} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10}\n", "node", "op", "bound",
+                              "MFLOP", "MB", "compute", "memory", "launch", "time (us)");
+  for (const KernelReport& k : t.kernels)
+    s += fmt::format("{:>6} {:<14} {:<7} {:>10.3f} {:>10.3f} {:>10.2f} {:>10.2f} {:>8.2f} {:>10.2f}\n", k.node,
+                     op_name(k.op), bound_name(k.time.bound), k.work.flops / 1e6,
+                     (k.work.bytes() + k.work.relayout_bytes) / 1e6, k.time.compute_us, k.time.memory_us,
+                     k.time.launch_us, k.time.total_us);
+  s += fmt::format("{:>6} {:<14} {:<7} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10.2f}\n", "", "total", "", "", "", "", "", "",
+                   t.total_us);
   return s;
 }
 

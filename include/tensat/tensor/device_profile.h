@@ -122,6 +122,15 @@ struct DeviceProfile {
   /// "gemv_half_width", optional (0 when absent).
   double gemv_bandwidth = 0;
   double gemv_half_width = 0;  ///< N at which a matrix-vector product streams at half gemv_bandwidth
+  /// The layout the device's convolution kernels read and write natively, indexed by `DType`.
+  /// A conv2d whose input is stored otherwise is run as the libraries run it: its input
+  /// transposed into the native layout and its result back, in kernels of their own
+  /// (`OpWork::relayout_bytes`). Tensor-core convolutions (cuDNN, f16/bf16) and oneDNN's are
+  /// channels_last; NVIDIA's "Convolutional Layers User's Guide" recommends NHWC to avoid the
+  /// transposes, and XLA's CPU backend makes the feature dimension minor-most for its Eigen
+  /// convolutions. JSON "conv_layout" {"f32": ..., "f16": ..., "bf16": ...}, optional (all
+  /// contiguous when absent).
+  std::array<Layout, 3> conv_layout{Layout::Contiguous, Layout::Contiguous, Layout::Contiguous};
 
   /// The unit matmul/conv2d of `dtype` run on: the matrix unit if the profile has one for it.
   [[nodiscard]] Unit gemm_unit(DType dtype) const noexcept {
@@ -151,7 +160,7 @@ struct DeviceProfile {
            a.launch_overhead == b.launch_overhead && a.mem_latency == b.mem_latency && a.eta_c == b.eta_c &&
            a.eta_m == b.eta_m && a.alpha == b.alpha && a.weights == b.weights && a.fusion_overlap == b.fusion_overlap &&
            a.split_copies == b.split_copies && a.gemv_bandwidth == b.gemv_bandwidth &&
-           a.gemv_half_width == b.gemv_half_width;
+           a.gemv_half_width == b.gemv_half_width && a.conv_layout == b.conv_layout;
   }
   friend bool operator!=(const DeviceProfile& a, const DeviceProfile& b) noexcept { return !(a == b); }
 };
@@ -234,6 +243,10 @@ inline void validate(const DeviceProfile& p) {
   doc["split_copies"] = p.split_copies;
   doc["gemv_bandwidth"] = p.gemv_bandwidth;
   doc["gemv_half_width"] = p.gemv_half_width;
+  nlohmann::ordered_json conv_layout = nlohmann::ordered_json::object();
+  for (std::size_t i = 0; i < 3; ++i)
+    conv_layout[std::string(detail::kProfileDtypes[i])] = std::string(layout_name(p.conv_layout[i]));
+  doc["conv_layout"] = conv_layout;
   return doc;
 }
 
@@ -294,7 +307,8 @@ std::string profile_string(const Json& obj, const std::string& path, std::string
 }  // namespace detail
 
 /// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies",
-/// "gemv_bandwidth" and "gemv_half_width" (added later; true, false, 0 and 0 when absent),
+/// "gemv_bandwidth", "gemv_half_width" and "conv_layout" (added later; true, false, 0, 0 and all
+/// contiguous when absent),
 /// unknown fields are rejected (a typo would otherwise silently keep a default),
 /// numbers must be finite and non-negative, and the result must pass `validate`. Throws
 /// `ProfileError` naming the field.
@@ -305,7 +319,7 @@ template <class Json>
   reject_unknown_keys(doc, "",
                       {"name", "kind", "description", "peak_flops", "mem_bandwidth", "cache_bytes", "launch_overhead",
                        "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies", "gemv_bandwidth",
-                       "gemv_half_width"});
+                       "gemv_half_width", "conv_layout"});
   DeviceProfile p;
   p.name = profile_string(doc, "", "name");
   p.kind = profile_string(doc, "", "kind");
@@ -337,6 +351,19 @@ template <class Json>
   }
   for (auto [key, number] : {std::pair{"gemv_bandwidth", &p.gemv_bandwidth}, std::pair{"gemv_half_width", &p.gemv_half_width}})
     if (doc.find(key) != doc.end()) *number = profile_number(doc, "", key);
+  if (doc.find("conv_layout") != doc.end()) {
+    const Json& table = profile_object(profile_member(doc, "", "conv_layout"), "conv_layout");
+    reject_unknown_keys(table, "conv_layout", {"f32", "f16", "bf16"});
+    for (std::size_t i = 0; i < 3; ++i) {
+      if (table.find(std::string(kProfileDtypes[i])) == table.end()) continue;
+      const std::string name = profile_string(table, "conv_layout", kProfileDtypes[i]);
+      const std::optional<Layout> layout = layout_from_name(name);
+      if (!layout)
+        throw ProfileError(join_path("conv_layout", kProfileDtypes[i]),
+                           fmt::format("must be \"contiguous\" or \"channels_last\", got \"{}\"", name));
+      p.conv_layout[i] = *layout;
+    }
+  }
   validate(p);
   return p;
 }
@@ -392,6 +419,8 @@ inline DeviceProfile gpu_profile(std::string name, std::string description, doub
   p.cache_bytes = l2_bytes;
   p.launch_overhead = 1e-6;  // XLA kKernelLaunchOverhead
   p.mem_latency = 4e-6;      // launch + lat_m = 5 us, the intercept of XLA's measured H100 HBM table
+  // Tensor-core convolutions (f16/bf16) are NHWC kernels; f32 ones (no TF32 here) run NCHW.
+  p.conv_layout = {Layout::Contiguous, Layout::ChannelsLast, Layout::ChannelsLast};
   return p;
 }
 
@@ -407,6 +436,9 @@ inline DeviceProfile cpu_profile(std::string name, std::string description, doub
   p.cache_bytes = cache;
   p.launch_overhead = 0;
   p.mem_latency = 0;
+  // oneDNN's and XLA's (Eigen's) CPU convolutions read channels-minor activations; NCHW ones are
+  // reordered around each convolution.
+  p.conv_layout = {Layout::ChannelsLast, Layout::ChannelsLast, Layout::ChannelsLast};
   return p;
 }
 

@@ -120,8 +120,12 @@ class FusedBuilder {
     for (std::size_t i = 0; i < inputs_.size(); ++i)
       if (inputs_[i] == cls) return arg_refs_[i];
     const TensorInfo& info = egraph_[cls].data;
-    const Ref ref = rhs_.op(Op::Arg, {rhs_.num(static_cast<std::int64_t>(inputs_.size())),
-                                      rhs_.leaf(TensorNode::sym(dtype_name(info.dtype))), rhs_.ints(info.dims)});
+    const Ref index = rhs_.num(static_cast<std::int64_t>(inputs_.size()));
+    const Ref dtype = rhs_.leaf(TensorNode::sym(dtype_name(info.dtype)));
+    const Ref ref = info.layout == Layout::Contiguous
+                        ? rhs_.op(Op::Arg, {index, dtype, rhs_.ints(info.dims)})
+                        : rhs_.op(Op::Arg, {index, dtype, rhs_.ints(info.dims),
+                                            rhs_.leaf(TensorNode::sym(layout_name(info.layout)))});
     inputs_.push_back(cls);
     arg_refs_.push_back(ref);
     return ref;

@@ -123,12 +123,17 @@ inline void check_fused_args(const RecExpr<TensorNode>& program, const std::vect
 class Graph {
  public:
   // Sources.
-  Tensor input(std::string_view name, const Dims& dims, DType dtype = DType::F32) {
-    return source(Op::Input, name, dims, dtype);
+  /// An input of logical shape `dims`, stored in `layout` (`ChannelsLast`: rank 4 only).
+  Tensor input(std::string_view name, const Dims& dims, DType dtype = DType::F32, Layout layout = Layout::Contiguous) {
+    return source(Op::Input, name, dims, dtype, layout);
   }
   /// A weight: known before the program runs, so subgraphs of weights only are precomputable.
-  Tensor weight(std::string_view name, const Dims& dims, DType dtype = DType::F32) {
-    return source(Op::Weight, name, dims, dtype);
+  Tensor weight(std::string_view name, const Dims& dims, DType dtype = DType::F32, Layout layout = Layout::Contiguous) {
+    return source(Op::Weight, name, dims, dtype, layout);
+  }
+  /// `x` stored in `layout`: the same logical tensor (a copy that reorders it in memory).
+  Tensor relayout(Tensor x, Layout layout) {
+    return add_op(Op::Relayout, {append(TensorNode::sym(layout_name(layout))), x.id});
   }
 
   // Elementwise.
@@ -305,14 +310,17 @@ class Graph {
     std::size_t operator()(const TensorNode& n) const noexcept { return static_cast<std::size_t>(n.hash()); }
   };
 
-  Tensor source(Op op, std::string_view name, const Dims& dims, DType dtype) {
+  Tensor source(Op op, std::string_view name, const Dims& dims, DType dtype, Layout layout) {
     if (name.empty() || TensorNode::parse_integer(name) || op_from_name(name) ||
         name.find_first_of(" \t\n\r()\"") != std::string_view::npos)
       throw ShapeError(program_.size(), std::string(op_name(op)),
                        fmt::format("'{}' cannot be a name (empty, an integer, an operator, or has spaces/parentheses)", name));
     const Id name_id = append(TensorNode::sym(name));
     const Id dtype_id = append(TensorNode::sym(dtype_name(dtype)));
-    const Tensor t = add_op(op, {name_id, dtype_id, ints(dims)});
+    const Id dims_id = ints(dims);
+    const Tensor t = layout == Layout::Contiguous
+                         ? add_op(op, {name_id, dtype_id, dims_id})
+                         : add_op(op, {name_id, dtype_id, dims_id, append(TensorNode::sym(layout_name(layout)))});
     auto [it, inserted] = sources_.emplace(std::string(name), t.id);
     if (!inserted && it->second != t.id)
       throw ShapeError(t.id.index(), std::string(op_name(op)), fmt::format("'{}' is already declared differently", name));
@@ -339,8 +347,11 @@ class Graph {
                          fmt::format("shapes {} and {} do not broadcast", dims_to_string(x), dims_to_string(y)));
       out[i] = std::max(dx, dy);
     }
-    const Tensor bx = x == out ? a : broadcast(a, out);
-    const Tensor by = y == out ? b : broadcast(b, out);
+    Tensor bx = x == out ? a : broadcast(a, out);
+    Tensor by = y == out ? b : broadcast(b, out);
+    // A broadcast is contiguous: stored like the other operand when that one is channels_last.
+    if (x != out && info(by).layout != Layout::Contiguous) bx = relayout(bx, info(by).layout);
+    if (y != out && info(bx).layout != Layout::Contiguous) by = relayout(by, info(bx).layout);
     return {bx, by};
   }
 

@@ -21,8 +21,8 @@ enum class Op : std::uint8_t {
   Sym,   ///< a name: input/weight names, dtypes (payload: symbol index)
   Ints,  ///< (ints d0 d1 ...): a list of integers (shapes, permutations)
   // Sources.
-  Input,   ///< (input name dtype (ints dims...))
-  Weight,  ///< (weight name dtype (ints dims...)): known before the run, so precomputable
+  Input,   ///< (input name dtype (ints dims...) [layout])
+  Weight,  ///< (weight name dtype (ints dims...) [layout]): known before the run, so precomputable
   // Elementwise.
   EwAdd,    ///< (ewadd a b), same shapes
   EwMul,    ///< (ewmul a b), same shapes
@@ -67,8 +67,10 @@ enum class Op : std::uint8_t {
   Resize,         ///< (resize interp coord nearest (ints dims...) x): ONNX Resize to dims
   ConvTranspose,  ///< (conv_transpose sh sw pad_t pad_l pad_b pad_r groups x w): w [C_in, C_out/groups, kh, kw]
   Opaque,         ///< (opaque type dtype (ints dims...) x0 x1 ...): an ONNX operator the dialect does not know
+  // Physical layout.
+  Relayout,  ///< (relayout layout x): the same tensor stored in `layout` (contiguous or channels_last)
   // Fusion (cost model): a group of ops executed as one kernel.
-  Arg,    ///< (arg i dtype (ints dims...)): the i-th input of a fused kernel's body
+  Arg,    ///< (arg i dtype (ints dims...) [layout]): the i-th input of a fused kernel's body
   Fused,  ///< (fused body x0 x1 ...): `body` (a term over `arg`s) computed as one kernel on x0, x1, ...
 };
 
@@ -85,7 +87,7 @@ inline constexpr std::uint8_t kVariadic = 255;
 
 inline constexpr std::array<OpInfo, kNumOps> kOpInfo{{
     {"num", 0, 0},        {"sym", 0, 0},          {"ints", 0, kVariadic},
-    {"input", 3, 3},      {"weight", 3, 3},       {"ewadd", 2, 2},
+    {"input", 3, 4},      {"weight", 3, 4},       {"ewadd", 2, 2},
     {"ewmul", 2, 2},      {"smul", 2, 2},         {"relu", 1, 1},
     {"tanh", 1, 1},       {"sigmoid", 1, 1},      {"gelu", 1, 1},
     {"exp", 1, 1},        {"matmul", 3, 3},       {"conv2d", 6, 6},
@@ -98,8 +100,8 @@ inline constexpr std::array<OpInfo, kNumOps> kOpInfo{{
     {"slice", 4, 4},      {"pad", 4, 4},          {"ewsub", 2, 2},
     {"ewdiv", 2, 2},      {"ewpow", 2, 2},        {"sqrt", 1, 1},
     {"clip", 3, 3},       {"resize", 5, 5},       {"conv_transpose", 9, 9},
-    {"opaque", 3, kVariadic},                     {"arg", 3, 3},
-    {"fused", 2, kVariadic},
+    {"opaque", 3, kVariadic},                     {"relayout", 2, 2},
+    {"arg", 3, 4},        {"fused", 2, kVariadic},
 }};
 
 [[nodiscard]] constexpr const OpInfo& op_info(Op op) noexcept {
@@ -138,6 +140,22 @@ enum class DType : std::uint8_t { F32 = 0, F16 = 1, BF16 = 2 };
   if (name == "bf16") return DType::BF16;
   return std::nullopt;
 }
+/// How a tensor is stored (its physical layout), independent of its logical shape, which every
+/// operator's semantics is written in. `Contiguous`: row-major in the logical order. `ChannelsLast`:
+/// a rank-4 tensor of logical shape [N, C, H, W] stored as N, H, W, C (PyTorch's
+/// `channels_last` memory format, XLA's minor-to-major {1, 3, 2, 0}), what tensor-core and
+/// oneDNN convolutions read natively.
+enum class Layout : std::uint8_t { Contiguous = 0, ChannelsLast = 1 };
+
+[[nodiscard]] constexpr std::string_view layout_name(Layout l) noexcept {
+  return l == Layout::Contiguous ? "contiguous" : "channels_last";
+}
+[[nodiscard]] inline std::optional<Layout> layout_from_name(std::string_view name) noexcept {
+  if (name == "contiguous") return Layout::Contiguous;
+  if (name == "channels_last") return Layout::ChannelsLast;
+  return std::nullopt;
+}
+
 /// Bytes per element.
 [[nodiscard]] constexpr std::size_t dtype_bytes(DType t) noexcept { return t == DType::F32 ? 4 : 2; }
 

@@ -31,6 +31,28 @@ namespace tensor {
 
 enum class TensorExtractor { GreedyDag, Ilp };
 
+/// Whether saturation also runs the physical-layout rules (`layout_rules()`).
+enum class LayoutSearch {
+  Auto,  ///< when the profile's native convolution layout differs from a convolution's input's
+  On,    ///< always
+  Off,   ///< never
+};
+
+/// Whether some conv2d of `program` reads an input stored otherwise than `profile`'s native
+/// convolution layout for its dtype (`DeviceProfile::conv_layout`): what `LayoutSearch::Auto`
+/// asks before adding the layout rules.
+[[nodiscard]] inline bool has_foreign_layout_convolution(const RecExpr<TensorNode>& program,
+                                                         const DeviceProfile& profile) {
+  const std::vector<TensorInfo> infos = check_program(program);
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    const TensorNode& n = program[Id(i)];
+    if (n.op() != Op::Conv2d || infos[i].weight_only) continue;
+    const TensorInfo& x = infos[n.children()[4].index()];
+    if (x.layout != profile.conv_layout[static_cast<std::size_t>(x.dtype)]) return true;
+  }
+  return false;
+}
+
 /// TENSAT's settings by default: 50,000 nodes, 15 iterations, multi-pattern rules in the first
 /// iteration only, cycle filtering on.
 struct OptimizeOptions {
@@ -54,6 +76,8 @@ struct OptimizeOptions {
   bool fusion = false;
   std::size_t fusion_iterations = 4;
   std::size_t fusion_node_limit = 100'000;
+  /// The layout rules join `rules` when this says so (`Auto` needs `profile`).
+  LayoutSearch layouts = LayoutSearch::Auto;
 };
 
 /// What `optimize` found.
@@ -66,6 +90,8 @@ struct OptimizeResult {
   std::size_t cycle_nodes_pruned = 0;
   /// E-nodes added by the fusion phase (0 without it).
   std::size_t fusion_nodes_added = 0;
+  /// Saturation ran the layout rules too (`OptimizeOptions::layouts`).
+  bool layout_rules = false;
   /// The extracted program cost more than the original (a heuristic extraction can), so
   /// `optimized` is the original program.
   bool kept_original = false;
@@ -102,7 +128,17 @@ inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const Optimiz
       if (!r.iterations().empty()) options.on_iteration(r.iterations().size() - 1, r.iterations().back());
       return std::nullopt;
     });
-  runner.run(rules);
+  const bool layouts = options.layouts == LayoutSearch::On ||
+                       (options.layouts == LayoutSearch::Auto && options.profile &&
+                        has_foreign_layout_convolution(program, *options.profile));
+  result.layout_rules = layouts;
+  if (layouts) {
+    std::vector<TensorRewrite> with_layouts = rules;
+    for (auto& rule : layout_rules()) with_layouts.push_back(std::move(rule));
+    runner.run(with_layouts);
+  } else {
+    runner.run(rules);
+  }
   if (options.on_iteration) options.on_iteration(runner.iterations().size() - 1, runner.iterations().back());
   TensorEGraph& egraph = runner.egraph();
   const Id root = runner.roots().front();

@@ -84,6 +84,12 @@ inline std::vector<std::string> candidates_for(Op parent, std::size_t child) {
       if (child == 0) return ints({2, 4});
       if (child == 1) return ints({2});
       break;
+    case Op::Relayout:
+      if (child == 0) return {"contiguous", "channels_last"};
+      break;
+    case Op::BatchNorm:  // per-channel parameters, for the channel counts of the image worlds
+      if (child >= 1) return {"(weight g4 f32 (ints 4))", "(weight g8 f32 (ints 8))", "(weight g32 f32 (ints 32))"};
+      break;
     case Op::Transpose:
     case Op::Reshape:
     case Op::Broadcast:
@@ -106,9 +112,10 @@ inline const std::vector<std::vector<std::string>>& tensor_worlds() {
        "(input q f32 (ints 2 4 8))", "(input r f32 (ints 2 8 4))", "(input t f32 (ints 1))"},
       {"(input h f32 (ints 1 4 8 8))", "(input i f32 (ints 1 4 8 8))", "(input j f32 (ints 1 8 8 8))",
        "(weight k f32 (ints 4 4 3 3))", "(weight l f32 (ints 4 4 3 3))", "(weight m f32 (ints 4 4 1 1))",
-       "(weight n f32 (ints 8 4 3 3))", "(weight o f32 (ints 4 2 3 3))", "(weight s f32 (ints 1))"},
+       "(weight n f32 (ints 8 4 3 3))", "(weight o f32 (ints 4 2 3 3))", "(weight s f32 (ints 1))",
+       "(input z f32 (ints 1 4 8 8) channels_last)", "(input zc f32 (ints 1 8 8 8) channels_last)"},
       {"(input v f32 (ints 1 32 4 4))", "(weight w f32 (ints 32 1 3 3))", "(weight x f32 (ints 32 2 3 3))",
-       "(input y f32 (ints 1 32 4 4))"},
+       "(input y f32 (ints 1 32 4 4))", "(input yc f32 (ints 1 32 4 4) channels_last)"},
   };
   return worlds;
 }

@@ -356,6 +356,53 @@ inline std::vector<TensorRewrite> multi_pattern_rules() {
   return r;
 }
 
+/// The label of the layout rules.
+inline constexpr std::string_view kLayoutLabel = "layout";
+
+/// Physical-layout rules (family `layout`), the e-graph form of layout assignment (XLA's
+/// layout assignment pass, onnxruntime's NHWC transformer): each convolution may run on a
+/// channels_last copy of its input (`conv-channels-last`); a relayout, to either layout, moves
+/// through the operators that read any layout (activations, elementwise ops, convolutions,
+/// pooling, batchnorm, concats of two to four operands) in both directions; and a relayout of a
+/// relayout, or to the layout a tensor already has, is the tensor itself (the shape check keeps
+/// only the instances where the layouts agree). Together they let extraction keep a whole chain
+/// of operators channels_last with one relayout at each end, where a device profile says
+/// convolutions run natively channels_last (`DeviceProfile::conv_layout`). Not in
+/// `all_rules()`: `optimize` adds them when the profile asks for them (`OptimizeOptions::layouts`).
+inline std::vector<TensorRewrite> layout_rules() {
+  using internal::both;
+  std::vector<TensorRewrite> r;
+  const std::string family(kLayoutLabel);
+  r.push_back(tensor_rewrite("conv-channels-last", family, "(conv2d ?sh ?sw ?p ?a ?x ?w)",
+                             "(relayout contiguous (conv2d ?sh ?sw ?p ?a (relayout channels_last ?x) ?w))"));
+  r.push_back(tensor_rewrite("relayout-roundtrip", family, "(relayout ?l (relayout ?m ?x))", "?x"));
+  r.push_back(tensor_rewrite("relayout-identity", family, "(relayout ?l ?x)", "?x"));
+  for (const char* op : {"relu", "tanh", "sigmoid"})
+    both(r, fmt::format("relayout-{}", op), family, fmt::format("(relayout ?l ({} ?x))", op),
+         fmt::format("({} (relayout ?l ?x))", op));
+  for (const char* op : {"ewadd", "ewmul"})
+    both(r, fmt::format("relayout-{}", op), family, fmt::format("(relayout ?l ({} ?x ?y))", op),
+         fmt::format("({} (relayout ?l ?x) (relayout ?l ?y))", op));
+  both(r, "relayout-conv2d", family, "(relayout ?l (conv2d ?sh ?sw ?p ?a ?x ?w))",
+       "(conv2d ?sh ?sw ?p ?a (relayout ?l ?x) ?w)");
+  for (const char* op : {"poolmax", "poolavg"})
+    both(r, fmt::format("relayout-{}", op), family, fmt::format("(relayout ?l ({} ?kh ?kw ?sh ?sw ?p ?a ?x))", op),
+         fmt::format("({} ?kh ?kw ?sh ?sw ?p ?a (relayout ?l ?x))", op));
+  both(r, "relayout-batchnorm", family, "(relayout ?l (batchnorm ?x ?s ?b ?m ?v))",
+       "(batchnorm (relayout ?l ?x) ?s ?b ?m ?v)");
+  const char* const operands[] = {"?x", "?y", "?z", "?u"};
+  for (std::size_t n = 2; n <= 4; ++n) {
+    std::string plain, moved;
+    for (std::size_t i = 0; i < n; ++i) {
+      plain += fmt::format(" {}", operands[i]);
+      moved += fmt::format(" (relayout ?l {})", operands[i]);
+    }
+    both(r, fmt::format("relayout-concat{}", n), family, fmt::format("(relayout ?l (concat ?ax{}))", plain),
+         fmt::format("(concat ?ax{})", moved));
+  }
+  return r;
+}
+
 /// Every rule: `single_pattern_rules()` then `multi_pattern_rules()`.
 inline std::vector<TensorRewrite> all_rules() {
   std::vector<TensorRewrite> r = single_pattern_rules();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -47,8 +48,17 @@ struct TensorInfo {
   Dims dims;
   /// Pair: the second output's shape.
   Dims dims2;
+  /// Tensor and Pair: how the value is stored (`dims` is always the logical shape). Only a rank-4
+  /// tensor can be `ChannelsLast`.
+  Layout layout = Layout::Contiguous;
 
   [[nodiscard]] bool is_tensor() const noexcept { return kind == Kind::Tensor; }
+  /// The same kind of value: kind, dtype, shapes and layout (what two equal terms must share;
+  /// `weight_only` and `value` aside).
+  [[nodiscard]] bool same_type(const TensorInfo& other) const noexcept {
+    return kind == other.kind && dtype == other.dtype && dims == other.dims && dims2 == other.dims2 &&
+           layout == other.layout;
+  }
   [[nodiscard]] std::size_t rank() const noexcept { return dims.size(); }
   /// Elements of a tensor (1 for a scalar, shape []).
   [[nodiscard]] std::int64_t elements() const noexcept {
@@ -62,7 +72,7 @@ struct TensorInfo {
 
   friend bool operator==(const TensorInfo& a, const TensorInfo& b) noexcept {
     return a.kind == b.kind && a.dtype == b.dtype && a.weight_only == b.weight_only && a.symbolic == b.symbolic &&
-           a.value == b.value && a.dims == b.dims && a.dims2 == b.dims2;
+           a.value == b.value && a.dims == b.dims && a.dims2 == b.dims2 && a.layout == b.layout;
   }
   friend bool operator!=(const TensorInfo& a, const TensorInfo& b) noexcept { return !(a == b); }
 };
@@ -80,10 +90,11 @@ struct TensorInfo {
     case Kind::Ints: return fmt::format("ints {}", dims_to_string(info.dims));
     case Kind::Name: return fmt::format("name {}", Symbol::from_index(static_cast<std::uint32_t>(info.value)).str());
     case Kind::Tensor:
-      return fmt::format("{}tensor {} {}", info.symbolic ? "symbolic " : "", dtype_name(info.dtype),
-                         dims_to_string(info.dims));
+      return fmt::format("{}tensor {} {}{}", info.symbolic ? "symbolic " : "", dtype_name(info.dtype),
+                         dims_to_string(info.dims), info.layout == Layout::Contiguous ? "" : " channels_last");
     case Kind::Pair:
-      return fmt::format("pair {} {} {}", dtype_name(info.dtype), dims_to_string(info.dims), dims_to_string(info.dims2));
+      return fmt::format("pair {} {} {}{}", dtype_name(info.dtype), dims_to_string(info.dims),
+                         dims_to_string(info.dims2), info.layout == Layout::Contiguous ? "" : " channels_last");
     case Kind::Outputs: return "outputs";
   }
   return "?";
@@ -117,6 +128,11 @@ class Inferrer {
   bool run_op() {
     out_ = TensorInfo{};
     const Op op = node_.op();
+    if (!reads_any_layout(op))
+      for (std::size_t i = 0; i < c_.size(); ++i)
+        if ((c_[i]->kind == Kind::Tensor || c_[i]->kind == Kind::Pair) && c_[i]->layout != Layout::Contiguous)
+          return fail(fmt::format("{}: operand {} is stored channels_last; relayout it to contiguous first",
+                                  op_name(op), i));
     switch (op) {
       case Op::Num:
         out_.kind = Kind::Int;
@@ -171,6 +187,7 @@ class Inferrer {
         out_.dtype = c_[0]->dtype;
         out_.weight_only = c_[0]->weight_only;
         out_.dims = op == Op::Split0 ? c_[0]->dims : c_[0]->dims2;
+        out_.layout = c_[0]->layout;
         return true;
       }
       case Op::Transpose: return transpose();
@@ -257,6 +274,7 @@ class Inferrer {
       case Op::Resize: return resize();
       case Op::ConvTranspose: return conv_transpose();
       case Op::Opaque: return opaque();
+      case Op::Relayout: return relayout();
       case Op::Pad: {
         std::int64_t axis = 0, before = 0, after = 0;
         if (!integer(0, axis) || !integer(1, before) || !integer(2, after) || !tensor(3)) return false;
@@ -271,6 +289,24 @@ class Inferrer {
   }
 
  private:
+  /// Operators defined for operands in any physical layout (elementwise, windows, normalization
+  /// per channel, data movement along a logical axis); every other one reads contiguous tensors.
+  static constexpr bool reads_any_layout(Op op) noexcept {
+    switch (op) {
+      case Op::EwAdd: case Op::EwMul: case Op::EwSub: case Op::EwDiv: case Op::EwPow: case Op::SMul:
+      case Op::Relu: case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::Exp: case Op::Sqrt: case Op::Clip:
+      case Op::Conv2d: case Op::PoolMax: case Op::PoolAvg: case Op::BatchNorm:
+      case Op::Concat: case Op::Split: case Op::Split0: case Op::Split1: case Op::Slice: case Op::Pad:
+      case Op::Relayout: case Op::Noop: case Op::Fused:
+        return true;
+      default: return false;
+    }
+  }
+  bool same_layout(std::size_t i, std::size_t j) {
+    if (c_[i]->layout == c_[j]->layout) return true;
+    return fail(fmt::format("{}: layouts differ ({} and {})", op_name(node_.op()), layout_name(c_[i]->layout),
+                            layout_name(c_[j]->layout)));
+  }
   bool fail(std::string reason) {
     if (why_) *why_ = std::move(reason);
     out_ = TensorInfo{};
@@ -312,6 +348,7 @@ class Inferrer {
     out_.kind = Kind::Tensor;
     out_.dtype = c_[i]->dtype;
     out_.dims = c_[i]->dims;
+    out_.layout = c_[i]->layout;
     out_.weight_only = weight_only;
     return true;
   }
@@ -338,11 +375,39 @@ class Inferrer {
     out_.dtype = *dtype;
     out_.dims = *dims;
     out_.weight_only = is_weight;
+    // input, weight and arg may name their layout as a fourth child (opaque's are operands).
+    if (node_.op() != Op::Opaque && c_.size() == 4) {
+      std::optional<Layout> layout;
+      if (!layout_child(3, layout)) return false;
+      out_.layout = *layout;
+    }
+    return true;
+  }
+
+  /// Child `i` names a layout valid for the output's rank.
+  bool layout_child(std::size_t i, std::optional<Layout>& layout) {
+    if (c_[i]->kind == Kind::Name)
+      layout = layout_from_name(Symbol::from_index(static_cast<std::uint32_t>(c_[i]->value)).str());
+    if (!layout)
+      return fail(fmt::format("{}: child {} is a {}, not a layout (contiguous or channels_last)", op_name(node_.op()),
+                              i, describe(*c_[i])));
+    if (*layout == Layout::ChannelsLast && out_.dims.size() != 4)
+      return fail(fmt::format("{}: channels_last needs a rank-4 shape, not {}", op_name(node_.op()),
+                              dims_to_string(out_.dims)));
+    return true;
+  }
+
+  bool relayout() {
+    if (!tensor(1)) return false;
+    like(1, c_[1]->weight_only);
+    std::optional<Layout> layout;
+    if (!layout_child(0, layout)) return false;
+    out_.layout = *layout;
     return true;
   }
 
   bool binary_same_shape() {
-    if (!tensor(0) || !tensor(1) || !same_dtype(0, 1)) return false;
+    if (!tensor(0) || !tensor(1) || !same_dtype(0, 1) || !same_layout(0, 1)) return false;
     if (c_[0]->dims != c_[1]->dims)
       return fail(fmt::format("{}: shapes {} and {} differ", op_name(node_.op()), dims_to_string(c_[0]->dims),
                               dims_to_string(c_[1]->dims)));
@@ -389,6 +454,8 @@ class Inferrer {
     const Dims& w = c_[5]->dims;
     if (x.size() != 4 || w.size() != 4)
       return fail(fmt::format("conv2d: input {} and weight {} must have rank 4", dims_to_string(x), dims_to_string(w)));
+    if (c_[5]->layout != Layout::Contiguous)
+      return fail("conv2d: the weight is stored channels_last; weights are contiguous [C_out, C_in/groups, kh, kw]");
     if (x[1] % w[1] != 0)
       return fail(fmt::format("conv2d: input channels {} not a multiple of weight's {}", x[1], w[1]));
     const std::int64_t groups = x[1] / w[1];
@@ -420,7 +487,7 @@ class Inferrer {
     std::int64_t axis = 0;
     if (!integer(0, axis)) return false;
     for (std::size_t i = 1; i < c_.size(); ++i)
-      if (!tensor(i) || !same_dtype(1, i)) return false;
+      if (!tensor(i) || !same_dtype(1, i) || !same_layout(1, i)) return false;
     const Dims& first = c_[1]->dims;
     if (!check_axis(axis, first.size())) return false;
     std::int64_t total = 0;
