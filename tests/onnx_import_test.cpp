@@ -15,31 +15,17 @@
 #include <tensat/tensor.h>
 #include <tensat/tensor/executor.h>
 
+#include "onnx_test_data.h"
+
 using namespace tensat::tensor;
 namespace tonnx = tensat::onnx;
 using tensat::RecExpr;
 
 namespace {
 
-const std::string kData = std::string(TENSAT_SOURCE_DIR) + "/tests/data/onnx/";
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-HostTensor tensor_from_json(const nlohmann::json& j) {
-  Dims dims;
-  for (const auto& d : j.at("dims")) dims.push_back(d.get<std::int64_t>());
-  HostTensor t(dims);
-  const auto& data = j.at("data");
-  REQUIRE(data.size() == t.data.size());
-  for (std::size_t i = 0; i < t.data.size(); ++i) t.data[i] = data[i].get<float>();
-  return t;
-}
+using onnx_test_data::kData;
+using onnx_test_data::read_bytes;
+using onnx_test_data::tensor_from_json;
 
 /// Imports `name`, runs it on the reference input and compares with the numpy output.
 tonnx::ImportedModel check_against_reference(const std::string& name, const tonnx::ImportOptions& options) {
