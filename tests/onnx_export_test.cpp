@@ -193,7 +193,11 @@ TEST_CASE("onnx export: every operator of the dialect is written and read back t
   const Tensor merged = g.merge(w, 2, 2);  // weight-only: precomputed, or written with Tile
   const Tensor c1 = g.conv2d(img, w, 2, 2, Padding::Same, Activation::Relu);   // groups 2
   const Tensor c2 = g.conv2d(g.input("img4", {1, 4, 7, 7}), merged, 1, 1, Padding::Valid, Activation::Tanh);
-  const Tensor e = g.conv2d(img, g.enlarge(g.weight("k1", {4, 4, 1, 1}), g.weight("k3", {4, 4, 3, 3})));
+  // Physical layouts: relayouts are Identity in ONNX, a channels_last input its logical shape.
+  const Tensor e = g.relayout(
+      g.conv2d(g.relayout(img, Layout::ChannelsLast), g.enlarge(g.weight("k1", {4, 4, 1, 1}), g.weight("k3", {4, 4, 3, 3}))),
+      Layout::Contiguous);
+  const Tensor nhwc = g.relu(g.input("img_cl", {1, 4, 7, 7}, DType::F32, Layout::ChannelsLast));
   const Tensor p = g.poolavg(g.poolmax(c1, 2, 2, 1, 1, Padding::Same, Activation::Sigmoid), 3, 3, 2, 2, Padding::Same);
   const auto [s0, s1] = g.split(c2, 1, 3);
   const Tensor x = g.input("x", {6, 16});
@@ -208,28 +212,33 @@ TEST_CASE("onnx export: every operator of the dialect is written and read back t
   const Tensor down = g.resize(e, {1, 4, 3, 9}, ResizeInterp::Nearest, ResizeCoord::HalfPixel, ResizeNearest::RoundPreferCeil);
   const Tensor ct = g.conv_transpose(g.sigmoid(s1), g.weight("ct", {5, 3, 3, 3}), 2, 1, {1, 0, -1, 1}, 1);
   const Tensor cat = g.concat(1, {s0, g.ewsub(s0, g.relu(s0))});
-  for (Tensor t : {up, down, ct, cat, red, cl, g.tanh(g.sigmoid(ln))}) g.output(t);
+  for (Tensor t : {up, down, ct, cat, red, cl, g.tanh(g.sigmoid(ln)), nhwc}) g.output(t);
   const RecExpr<TensorNode> program = g.program();
   Bindings b = random_bindings(program, 5);
   b["e"].data[0] = 0.5f;  // pow of a positive base (exp)
   const std::vector<HostTensor> want = execute(program, b);
   Bindings weights;
   for (const auto& [name, t] : b)
-    if (name != "img" && name != "img4" && name != "x") weights.emplace(name, t);
+    if (name != "img" && name != "img4" && name != "x" && name != "img_cl") weights.emplace(name, t);
   for (bool precompute : {true, false}) {
     INFO("precompute_weights " << precompute);
     tonnx::ExportOptions options;
     options.precompute_weights = precompute;
-    options.output_names = {"up", "down", "ct", "cat", "red", "cl", "last"};
+    options.output_names = {"up", "down", "ct", "cat", "red", "cl", "last", "nhwc"};
     const ::onnx::ModelProto exported = tonnx::export_model(program, weights, options);
     CHECK_NOTHROW(::onnx::checker::check_model(exported));
     std::set<std::string> types;
     for (const auto& n : exported.graph().node()) types.insert(n.op_type());
     CHECK(types.count("Tile") == (precompute ? 0u : 1u));  // merge written, or precomputed
     CHECK(types.count("Expand") == 0);  // broadcasts left to ONNX's broadcasting
+    std::size_t identities = 0;  // the two relayouts
+    for (const auto& n : exported.graph().node()) identities += n.op_type() == "Identity";
+    CHECK(identities == 2);
+    for (const auto& in : exported.graph().input())
+      if (in.name() == "img_cl") CHECK(in.type().tensor_type().shape().dim(3).dim_value() == 7);
     const tonnx::ImportedModel again = reimport(exported);
     Bindings inputs = again.weights;
-    for (const char* name : {"img", "img4", "x"}) inputs.emplace(name, b.at(name));
+    for (const char* name : {"img", "img4", "x", "img_cl"}) inputs.emplace(name, b.at(name));
     require_outputs_close(execute(again.program, inputs), want, "read back");
   }
 }
