@@ -33,8 +33,8 @@ DeviceProfile host_like() {
 
 /// `atol`: the absolute tolerance of `verify` (rtol stays 1e-4). `profile`: with fusion, the
 /// roofline cost on this profile (default h100-sxm).
-void verify_program(const std::string& name, const RecExpr<TensorNode>& program, bool fusion, double atol = 1e-5,
-                    const DeviceProfile& profile = find_profile("h100-sxm")) {
+OptimizeResult verify_program(const std::string& name, const RecExpr<TensorNode>& program, bool fusion,
+                              double atol = 1e-5, const DeviceProfile& profile = find_profile("h100-sxm")) {
   OptimizeOptions options;
   if (fusion) {
     options.profile = profile;
@@ -55,6 +55,7 @@ void verify_program(const std::string& name, const RecExpr<TensorNode>& program,
   // activations per layer) overflow f32 within 8 layers, so its outputs are not finite and its
   // check is vacuous. Every other model must produce finite outputs.
   if (name != "bert") CHECK(r.nonfinite == 0);
+  return result;
 }
 
 /// The largest magnitude among the outputs of `program` (on the bindings `verify` uses).
@@ -71,9 +72,9 @@ float output_scale(const RecExpr<TensorNode>& program) {
 /// keep the error of their terms), so an output element near zero may differ by more than 1e-5
 /// between two correct programs that group their sums differently (NasNet-A: outputs up to 13,
 /// an element of 1e-3 off by 1.1e-5 when the convolutions are computed in column blocks).
-void verify_model(const std::string& name, bool fusion, const DeviceProfile& profile = find_profile("h100-sxm")) {
+OptimizeResult verify_model(const std::string& name, bool fusion, const DeviceProfile& profile = find_profile("h100-sxm")) {
   const RecExpr<TensorNode> program = models::build_model(name).program();
-  verify_program(name, program, fusion, std::max(1e-5, 2e-6 * static_cast<double>(output_scale(program))), profile);
+  return verify_program(name, program, fusion, std::max(1e-5, 2e-6 * static_cast<double>(output_scale(program))), profile);
 }
 
 }  // namespace
@@ -89,6 +90,20 @@ TEST_CASE("models verify: optimized programs compute the originals (h100-sxm, fu
 TEST_CASE("models verify: optimized programs compute the originals (one-core CPU profile, fusion)", "[slow]") {
   // The programs executor_bench times: fused kernels with contraction epilogues run in place.
   for (std::string_view name : models::model_names()) verify_model(std::string(name), true, host_like());
+}
+
+TEST_CASE("models verify: programs relaid out channels_last compute the originals (xeon-spr-56c, fusion)", "[slow]") {
+  // The CPU profile's convolutions are channels_last: optimize adds the layout rules, and the
+  // convolutional models come back with relayouts around channels_last stages.
+  const DeviceProfile xeon = find_profile("xeon-spr-56c");
+  for (std::string_view name : models::model_names()) {
+    const RecExpr<TensorNode> program = models::build_model(std::string(name)).program();
+    if (!has_foreign_layout_convolution(program, xeon)) continue;
+    const OptimizeResult result = verify_model(std::string(name), true, xeon);
+    INFO(name);
+    CHECK(result.layout_rules);
+    CHECK(op_histogram(result.optimized)[static_cast<std::size_t>(Op::Relayout)] >= 2);
+  }
 }
 
 TEST_CASE("models verify: BERT shortened to one and two layers stays finite and is verified", "[slow]") {
