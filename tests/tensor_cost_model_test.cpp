@@ -980,8 +980,8 @@ TEST_CASE("cost_model: a matrix-vector product streams at gemv_rate, wider outpu
 TEST_CASE("cost_model: a convolution off the device's native layout pays for the transposes around it") {
   // H100: tensor-core (bf16) convolutions are channels_last, f32 ones contiguous.
   const DeviceProfile h100 = find_profile("h100-sxm");
-  CHECK(h100.conv_layout[static_cast<std::size_t>(DType::BF16)] == Layout::ChannelsLast);
-  CHECK(h100.conv_layout[static_cast<std::size_t>(DType::F32)] == Layout::Contiguous);
+  CHECK(h100.native_conv_layout(DType::BF16) == Layout::ChannelsLast);
+  CHECK(h100.native_conv_layout(DType::F32) == Layout::Contiguous);
   const auto conv = [](const char* dtype, const char* layout) {
     return parse_program(fmt::format("(conv2d 1 1 0 0 (input x {0} (ints 8 64 56 56) {1}) (weight w {0} (ints 64 64 3 3)))",
                                      dtype, layout));

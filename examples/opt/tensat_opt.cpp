@@ -473,14 +473,15 @@ int run(const Options& options) {
                                                 {"memory_bound", k.memory_bound}, {"time_us", number(k.time_us)}};
         return by;
       };
+      const tt::ProgramTime after_time = tt::program_breakdown(result.optimized, *opts.profile);
       line["time_by_op_before"] = kinds(tt::program_breakdown(program, *opts.profile));
-      line["time_by_op_after"] = kinds(tt::program_breakdown(result.optimized, *opts.profile));
+      line["time_by_op_after"] = kinds(after_time);
       if (options.kernels) {
         nlohmann::ordered_json list = nlohmann::ordered_json::array();
-        for (const tt::KernelReport& k : tt::program_breakdown(result.optimized, *opts.profile).kernels)
+        for (const tt::KernelReport& k : after_time.kernels)
           list.push_back({{"node", k.node}, {"op", std::string(tt::op_name(k.op))},
                           {"bound", std::string(tt::bound_name(k.time.bound))}, {"flops", number(k.work.flops)},
-                          {"bytes", number(k.work.bytes() + k.work.relayout_bytes)},
+                          {"bytes", number(k.work.bytes_moved())},
                           {"compute_us", number(k.time.compute_us)}, {"memory_us", number(k.time.memory_us)},
                           {"launch_us", number(k.time.launch_us)}, {"time_us", number(k.time.total_us)}});
         line["kernels_after"] = std::move(list);
@@ -522,14 +523,15 @@ int run(const Options& options) {
   if (opts.profile) {
     out += "\npredicted time by op kind, before (kernels; compute- and memory-bound):\n";
     out += tt::format_breakdown(tt::program_breakdown(program, *opts.profile));
+    const tt::ProgramTime after_time = tt::program_breakdown(result.optimized, *opts.profile);
     out += "\nafter:\n";
-    out += tt::format_breakdown(tt::program_breakdown(result.optimized, *opts.profile));
+    out += tt::format_breakdown(after_time);
     out += fmt::format("fusion              {} ({} e-nodes added)\n", opts.fusion ? "on" : "off",
                        result.fusion_nodes_added);
     out += fmt::format("layout rules        {}\n", result.layout_rules ? "on" : "off");
     if (options.kernels) {
       out += "\nkernels of the optimized program:\n";
-      out += tt::format_kernels(tt::program_breakdown(result.optimized, *opts.profile));
+      out += tt::format_kernels(after_time);
     }
   }
   out += "\n";

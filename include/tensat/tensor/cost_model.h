@@ -64,6 +64,8 @@ struct OpWork {
   double bandwidth = 0;
 
   [[nodiscard]] double bytes() const noexcept { return bytes_read + bytes_written; }
+  /// Every byte the kernel moves: R + W and the layout transposes around it.
+  [[nodiscard]] double bytes_moved() const noexcept { return bytes() + relayout_bytes; }
   /// Arithmetic intensity, flops per byte (infinite with no bytes).
   [[nodiscard]] double intensity() const noexcept {
     return bytes() > 0 ? flops / bytes() : std::numeric_limits<double>::infinity();
@@ -205,7 +207,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       work.flops = 2 * n * static_cast<double>(wd[1] * wd[2] * wd[3]) +
                    n * detail::activation_weight(children[3]->value, w);
       work.unit = profile.gemm_unit(out.dtype);
-      if (children[4]->layout != profile.conv_layout[static_cast<std::size_t>(out.dtype)])
+      if (children[4]->layout != profile.native_conv_layout(out.dtype))
         work.relayout_bytes = 2.0 * static_cast<double>(children[4]->bytes() + out.bytes());
       break;
     }
@@ -640,7 +642,7 @@ struct ProgramTime {
   for (const KernelReport& k : t.kernels)
     s += fmt::format("{:>6} {:<14} {:<7} {:>10.3f} {:>10.3f} {:>10.2f} {:>10.2f} {:>8.2f} {:>10.2f}\n", k.node,
                      op_name(k.op), bound_name(k.time.bound), k.work.flops / 1e6,
-                     (k.work.bytes() + k.work.relayout_bytes) / 1e6, k.time.compute_us, k.time.memory_us,
+                     k.work.bytes_moved() / 1e6, k.time.compute_us, k.time.memory_us,
                      k.time.launch_us, k.time.total_us);
   s += fmt::format("{:>6} {:<14} {:<7} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10.2f}\n", "", "total", "", "", "", "", "", "",
                    t.total_us);

@@ -132,6 +132,10 @@ struct DeviceProfile {
   /// contiguous when absent).
   std::array<Layout, 3> conv_layout{Layout::Contiguous, Layout::Contiguous, Layout::Contiguous};
 
+  /// The layout conv2d of `dtype` reads natively (`conv_layout`).
+  [[nodiscard]] Layout native_conv_layout(DType dtype) const noexcept {
+    return conv_layout[static_cast<std::size_t>(dtype)];
+  }
   /// The unit matmul/conv2d of `dtype` run on: the matrix unit if the profile has one for it.
   [[nodiscard]] Unit gemm_unit(DType dtype) const noexcept {
     return matrix_flops[static_cast<std::size_t>(dtype)] > 0 ? Unit::Matrix : Unit::Vector;

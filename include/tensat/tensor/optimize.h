@@ -39,7 +39,7 @@ enum class LayoutSearch {
 };
 
 /// Whether some conv2d of `program` reads an input stored otherwise than `profile`'s native
-/// convolution layout for its dtype (`DeviceProfile::conv_layout`): what `LayoutSearch::Auto`
+/// convolution layout for its dtype (`DeviceProfile::native_conv_layout`): what `LayoutSearch::Auto`
 /// asks before adding the layout rules.
 [[nodiscard]] inline bool has_foreign_layout_convolution(const RecExpr<TensorNode>& program,
                                                          const DeviceProfile& profile) {
@@ -48,7 +48,7 @@ enum class LayoutSearch {
     const TensorNode& n = program[Id(i)];
     if (n.op() != Op::Conv2d || infos[i].weight_only) continue;
     const TensorInfo& x = infos[n.children()[4].index()];
-    if (x.layout != profile.conv_layout[static_cast<std::size_t>(x.dtype)]) return true;
+    if (x.layout != profile.native_conv_layout(x.dtype)) return true;
   }
   return false;
 }
