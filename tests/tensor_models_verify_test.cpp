@@ -92,6 +92,32 @@ TEST_CASE("models verify: optimized programs compute the originals (one-core CPU
   for (std::string_view name : models::model_names()) verify_model(std::string(name), true, host_like());
 }
 
+TEST_CASE("models verify: NasRNN extracted exactly, wide products merged, computes the original", "[slow]") {
+  // With a matrix-vector curve (products of wide matrices stream faster, as calibrate_host
+  // measures) the exact extraction picks NasRNN's products merged by matmul-share-lhs-all.
+  DeviceProfile profile = host_like();
+  profile.gemv_bandwidth = 25e9;
+  profile.gemv_half_width = 1000;
+  OptimizeOptions options;
+  options.profile = profile;
+  options.fusion = true;
+  options.extractor = TensorExtractor::Ilp;
+  options.ilp.time_limit_seconds = 10;
+  const RecExpr<TensorNode> program = models::nasrnn().program();
+  const OptimizeResult result = optimize(program, options);
+  std::int64_t widest = 0;
+  const std::vector<TensorInfo> infos = check_program(result.optimized);
+  for (std::size_t i = 0; i < result.optimized.size(); ++i)
+    if (result.optimized[Id(i)].op() == Op::MatMul && !infos[i].weight_only) widest = std::max(widest, infos[i].dims.back());
+  WARN("nasrnn (exact extraction): predicted " << result.cost_before << " -> " << result.cost_after
+                                               << " us, widest product " << widest << " columns");
+  CHECK(result.cost_after < result.cost_before);
+  const VerifyResult r = verify(program, result.optimized, 1, 1e-4, 1e-5);
+  INFO(r.message);
+  CHECK(r.ok);
+  CHECK(r.nonfinite == 0);
+}
+
 TEST_CASE("models verify: programs relaid out channels_last compute the originals (xeon-spr-56c, fusion)", "[slow]") {
   // The CPU profile's convolutions are channels_last: optimize adds the layout rules, and the
   // convolutional models come back with relayouts around channels_last stages.

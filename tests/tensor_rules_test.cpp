@@ -244,6 +244,33 @@ TEST_CASE("rules: the merged matmul of two products sharing an operand") {
   (void)root;
 }
 
+TEST_CASE("rules: every product of a shared operand merged at once") {
+  const auto rules = multi_pattern_rules();
+  const std::string x = "(input x f32 (ints 2 8))";
+  const std::string w1 = "(weight w1 f32 (ints 8 3))", w2 = "(weight w2 f32 (ints 8 5))", w3 = "(weight w3 f32 (ints 8 2))";
+  const std::string other = "(matmul 0 (input y f32 (ints 2 8)) " + w1 + ")";
+  const std::string text = "(noop (matmul 0 " + x + " " + w1 + ") (noop (matmul 0 " + x + " " + w2 + ") (noop (matmul 0 " +
+                           x + " " + w3 + ") " + other + ")))";
+  auto [egraph, root] = apply_once(rule_named(rules, "matmul-share-lhs-all"), text);
+  const std::string merged = "(matmul 0 " + x + " (concat 1 " + w1 + " (concat 1 " + w2 + " " + w3 + ")))";
+  const auto part = [&](const std::string& term) {
+    const auto id = egraph.lookup_expr(parse_program(term));
+    REQUIRE(id);
+    return egraph.find(*id);
+  };
+  CHECK(part("(split_0 (split 1 3 " + merged + "))") == part("(matmul 0 " + x + " " + w1 + ")"));
+  CHECK(part("(split_0 (split 1 5 (split_1 (split 1 3 " + merged + "))))") == part("(matmul 0 " + x + " " + w2 + ")"));
+  CHECK(part("(split_1 (split 1 5 (split_1 (split 1 3 " + merged + "))))") == part("(matmul 0 " + x + " " + w3 + ")"));
+  // The product of another operand stays alone, and the merged product is not merged again.
+  CHECK(egraph[part(other)].nodes.size() == 1);
+  const std::size_t nodes = egraph.total_size();
+  const auto& rule = rule_named(rules, "matmul-share-lhs-all");
+  rule.apply(egraph, rule.search(egraph));
+  egraph.rebuild();
+  CHECK(egraph.total_size() == nodes);
+  (void)root;
+}
+
 TEST_CASE("rules: convolutions with kernels of different sizes are enlarged, then merged") {
   const auto rules = multi_pattern_rules();
   const std::string x = "(input x f32 (ints 1 4 8 8))";

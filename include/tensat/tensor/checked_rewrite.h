@@ -178,7 +178,7 @@ class RightHandSide {
 /// kind of value as its class (same shape and dtype: a rule may not change a shape) and passes
 /// the cycle pre-filter; otherwise adds nothing. Returns the changed ids.
 inline std::vector<Id> apply_checked(TensorEGraph& egraph, const RightHandSide& rhs,
-                                     std::initializer_list<std::pair<Id, RightHandSide::Ref>> targets) {
+                                     Span<const std::pair<Id, RightHandSide::Ref>> targets) {
   if (!rhs.ok()) return {};
   for (const auto& [eclass, root] : targets) {
     const TensorInfo& want = egraph[eclass].data;
@@ -203,6 +203,11 @@ inline std::vector<Id> apply_checked(TensorEGraph& egraph, const RightHandSide& 
     if (egraph.unite(eclass, id)) changed.push_back(eclass);
   }
   return changed;
+}
+
+inline std::vector<Id> apply_checked(TensorEGraph& egraph, const RightHandSide& rhs,
+                                     std::initializer_list<std::pair<Id, RightHandSide::Ref>> targets) {
+  return apply_checked(egraph, rhs, Span<const std::pair<Id, RightHandSide::Ref>>(targets.begin(), targets.size()));
 }
 
 /// Instantiates a pattern through `RightHandSide` (checked), then `apply_checked`.

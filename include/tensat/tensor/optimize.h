@@ -53,6 +53,13 @@ enum class LayoutSearch {
   return false;
 }
 
+/// `IlpOptions` with CBC on one thread (the optimizer's default; see `OptimizeOptions::ilp`).
+[[nodiscard]] inline IlpOptions single_threaded_ilp() {
+  IlpOptions options;
+  options.threads = 1;
+  return options;
+}
+
 /// TENSAT's settings by default: 50,000 nodes, 15 iterations, multi-pattern rules in the first
 /// iteration only, cycle filtering on.
 struct OptimizeOptions {
@@ -62,7 +69,10 @@ struct OptimizeOptions {
   std::size_t k_multi = 1;
   double time_limit_seconds = 3600;
   TensorExtractor extractor = TensorExtractor::GreedyDag;
-  IlpOptions ilp = {};
+  /// The ILP extractor's options; CBC on one thread: with several, CBC 2.10 (Debian's, built
+  /// with assertions) aborts in Clp on tensor e-graphs with n-way merges (`lowerValue <=
+  /// upperValue` in ClpNonLinearCost, coin-or/Clp#173), and one thread is also deterministic.
+  IlpOptions ilp = single_threaded_ilp();
   /// TENSAT's efficient cycle filtering after every iteration (the per-match pre-filter is
   /// part of every checked rule).
   bool filter_cycles = true;

@@ -3,7 +3,10 @@
 #ifndef TENSAT_TENSOR_RULES_H
 #define TENSAT_TENSOR_RULES_H
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,6 +102,82 @@ inline bool merged_pair(RightHandSide& rhs, Ref merged, std::int64_t axis, std::
   second = rhs.op(Op::Split1, {pair});
   return rhs.ok();
 }
+
+/// The applier of `matmul-share-lhs-all`: every product of one left operand (and activation)
+/// that a search found, merged at once into a single product of the right operands
+/// concatenated by columns, then split back part by part. The pairwise `matmul-share-lhs`
+/// reaches n products only through n - 1 rounds whose pair, triple ... merges of every
+/// subset explode the e-graph (NasRNN: 58,000 nodes in two rounds); one n-way merge adds n + 2
+/// terms per shared operand. Products whose right operand is already a concatenation by columns
+/// (the merged products of this rule and of `matmul-share-lhs`) are left out, so a later round
+/// does not merge a merge again.
+class SharedLhsMatMulMerge final : public Applier<TensorNode, TensorAnalysis> {
+ public:
+  std::vector<Id> apply_one(TensorEGraph& egraph, Id eclass, const Subst& subst, std::string_view name) const override {
+    return apply_matches(egraph, {SearchMatches{eclass, {subst}}}, name);
+  }
+
+  std::vector<Id> apply_matches(TensorEGraph& egraph, const std::vector<SearchMatches>& matches,
+                                std::string_view) const override {
+    // (activation, left operand) -> products: class and right operand, first seen first.
+    std::map<std::pair<Id, Id>, std::vector<std::pair<Id, Id>>> groups;
+    const auto add = [&](Id a, Id x, Id product, Id rhs) {
+      auto& group = groups[{egraph.find(a), egraph.find(x)}];
+      product = egraph.find(product);
+      for (const auto& member : group)
+        if (member.first == product) return;
+      if (concatenated(egraph, rhs)) return;
+      group.emplace_back(product, egraph.find(rhs));
+    };
+    for (const SearchMatches& m : matches)
+      for (const Subst& s : m.substs) {
+        add(s[a_], s[x_], s[m1_], s[y_]);
+        add(s[a_], s[x_], s[m2_], s[z_]);
+      }
+    std::vector<Id> changed;
+    for (auto& [key, group] : groups) {
+      if (group.size() < 2) continue;
+      std::sort(group.begin(), group.end());
+      RightHandSide rhs(egraph);
+      const TensorInfo& first = egraph[group.front().second].data;
+      const auto axis = static_cast<std::int64_t>(first.rank()) - 1;
+      // Right-nested concatenation and splits: part i is split_0 of the i-th split of the rest.
+      Ref cat = rhs.cls(group.back().second);
+      for (std::size_t i = group.size() - 1; i-- > 0;)
+        cat = rhs.op(Op::Concat, {rhs.num(axis), rhs.cls(group[i].second), cat});
+      Ref rest = rhs.op(Op::MatMul, {rhs.cls(key.first), rhs.cls(key.second), cat});
+      std::vector<std::pair<Id, Ref>> targets;
+      for (std::size_t i = 0; i + 1 < group.size(); ++i) {
+        const std::int64_t extent = dim(egraph[group[i].second].data, axis);
+        if (extent <= 0 || !rhs.ok()) break;
+        const Ref pair = rhs.op(Op::Split, {rhs.num(axis), rhs.num(extent), rest});
+        targets.emplace_back(group[i].first, rhs.op(Op::Split0, {pair}));
+        rest = rhs.op(Op::Split1, {pair});
+      }
+      targets.emplace_back(group.back().first, rest);
+      if (!rhs.ok() || targets.size() != group.size()) continue;
+      for (Id id : apply_checked(egraph, rhs, Span<const std::pair<Id, Ref>>(targets))) changed.push_back(id);
+    }
+    return changed;
+  }
+
+  [[nodiscard]] std::vector<Var> vars() const override { return {m1_, m2_, a_, x_, y_, z_}; }
+  [[nodiscard]] std::string to_string() const override { return "<merge every product of the shared operand>"; }
+
+ private:
+  // Whether `operand` is a concatenation by columns (its last axis), as every merged product's
+  // right operand is; a concatenation by rows (`matmul-concat-inner`'s [W; U]) is not a merge.
+  static bool concatenated(const TensorEGraph& egraph, Id operand) {
+    const auto last = static_cast<std::int64_t>(egraph[operand].data.rank()) - 1;
+    bool found = false;
+    egraph.for_each_node(operand, [&](const TensorNode& n) {
+      found = found || (n.op() == Op::Concat && egraph[n.children()[0]].data.value == last);
+    });
+    return found;
+  }
+
+  Var m1_{"?m1"}, m2_{"?m2"}, a_{"?a"}, x_{"?x"}, y_{"?y"}, z_{"?z"};
+};
 
 }  // namespace internal
 
@@ -301,6 +380,13 @@ inline std::vector<TensorRewrite> multi_pattern_rules() {
         const Ref mm = rhs.op(Op::MatMul, {rhs.cls(s[a]), rhs.cls(s[x]), cat});
         return internal::merged_pair(rhs, mm, axis, internal::dim(yi, axis), first, second);
       }));
+  // Every product of x at once: x @ [y z ...], split part by part (see SharedLhsMatMulMerge).
+  r.push_back(TensorRewrite("matmul-share-lhs-all",
+                            std::make_shared<MultiPatternSearcher<TensorNode, TensorAnalysis>>(
+                                MultiPattern<TensorNode>("?m1 = (matmul ?a ?x ?y), ?m2 = (matmul ?a ?x ?z)")),
+                            std::make_shared<internal::SharedLhsMatMulMerge>())
+                  .with_label("multi-matmul")
+                  .with_label(std::string(kMultiLabel)));
   // x @ w and y @ w: [x; y] @ w, split by rows.
   r.push_back(internal::multi_rule(
       "matmul-share-rhs", "multi-matmul", "?m1 = (matmul ?a ?x ?w), ?m2 = (matmul ?a ?y ?w)", "?m1", "?m2",
