@@ -73,6 +73,15 @@ inline TensorCondition all_of(TensorCondition a, TensorCondition b) {
 /// A multi-pattern rule with a C++ right-hand side producing one term per clause variable.
 using MultiRhs = std::function<bool(RightHandSide&, const TensorEGraph&, const Subst&, Ref& first, Ref& second)>;
 
+/// A rule labelled `family` and `multi` that searches the multi-pattern `lhs` with `applier`.
+inline TensorRewrite multi_rewrite(std::string name, std::string_view family, std::string_view lhs,
+                                   std::shared_ptr<const Applier<TensorNode, TensorAnalysis>> applier) {
+  auto searcher = std::make_shared<MultiPatternSearcher<TensorNode, TensorAnalysis>>(MultiPattern<TensorNode>(lhs));
+  return TensorRewrite(std::move(name), std::move(searcher), std::move(applier))
+      .with_label(std::string(family))
+      .with_label(std::string(kMultiLabel));
+}
+
 inline TensorRewrite multi_rule(std::string name, std::string_view family, std::string_view lhs,
                                 const char* first_var, const char* second_var, MultiRhs build) {
   const Var v1(first_var), v2(second_var);
@@ -85,11 +94,8 @@ inline TensorRewrite multi_rule(std::string name, std::string_view family, std::
     if (!build(rhs, egraph, subst, first, second)) return {};
     return apply_checked(egraph, rhs, {{c1, first}, {c2, second}});
   };
-  auto searcher = std::make_shared<MultiPatternSearcher<TensorNode, TensorAnalysis>>(MultiPattern<TensorNode>(lhs));
-  auto applier = std::make_shared<FnApplier<TensorNode, TensorAnalysis>>(std::move(fn), std::vector<Var>{v1, v2});
-  return TensorRewrite(std::move(name), std::move(searcher), std::move(applier))
-      .with_label(std::string(family))
-      .with_label(std::string(kMultiLabel));
+  return multi_rewrite(std::move(name), family, lhs,
+                       std::make_shared<FnApplier<TensorNode, TensorAnalysis>>(std::move(fn), std::vector<Var>{v1, v2}));
 }
 
 /// `operand` concatenated with `other` along `axis`, the op on it, then split back at
@@ -148,11 +154,10 @@ class SharedLhsMatMulMerge final : public Applier<TensorNode, TensorAnalysis> {
       Ref rest = rhs.op(Op::MatMul, {rhs.cls(key.first), rhs.cls(key.second), cat});
       std::vector<std::pair<Id, Ref>> targets;
       for (std::size_t i = 0; i + 1 < group.size(); ++i) {
-        const std::int64_t extent = dim(egraph[group[i].second].data, axis);
-        if (extent <= 0 || !rhs.ok()) break;
-        const Ref pair = rhs.op(Op::Split, {rhs.num(axis), rhs.num(extent), rest});
-        targets.emplace_back(group[i].first, rhs.op(Op::Split0, {pair}));
-        rest = rhs.op(Op::Split1, {pair});
+        Ref part{0}, remainder{0};
+        if (!merged_pair(rhs, rest, axis, dim(egraph[group[i].second].data, axis), part, remainder)) break;
+        targets.emplace_back(group[i].first, part);
+        rest = remainder;
       }
       targets.emplace_back(group.back().first, rest);
       if (!rhs.ok() || targets.size() != group.size()) continue;
@@ -370,8 +375,9 @@ inline std::vector<TensorRewrite> multi_pattern_rules() {
   using internal::Ref;
   std::vector<TensorRewrite> r;
   // x @ y and x @ z: x @ [y z], split by columns.
+  constexpr std::string_view shared_lhs = "?m1 = (matmul ?a ?x ?y), ?m2 = (matmul ?a ?x ?z)";
   r.push_back(internal::multi_rule(
-      "matmul-share-lhs", "multi-matmul", "?m1 = (matmul ?a ?x ?y), ?m2 = (matmul ?a ?x ?z)", "?m1", "?m2",
+      "matmul-share-lhs", "multi-matmul", shared_lhs, "?m1", "?m2",
       [a = Var("?a"), x = Var("?x"), y = Var("?y"), z = Var("?z")](RightHandSide& rhs, const TensorEGraph& g,
                                                                    const Subst& s, Ref& first, Ref& second) {
         const TensorInfo& yi = info_of(g, s, y);
@@ -381,12 +387,8 @@ inline std::vector<TensorRewrite> multi_pattern_rules() {
         return internal::merged_pair(rhs, mm, axis, internal::dim(yi, axis), first, second);
       }));
   // Every product of x at once: x @ [y z ...], split part by part (see SharedLhsMatMulMerge).
-  r.push_back(TensorRewrite("matmul-share-lhs-all",
-                            std::make_shared<MultiPatternSearcher<TensorNode, TensorAnalysis>>(
-                                MultiPattern<TensorNode>("?m1 = (matmul ?a ?x ?y), ?m2 = (matmul ?a ?x ?z)")),
-                            std::make_shared<internal::SharedLhsMatMulMerge>())
-                  .with_label("multi-matmul")
-                  .with_label(std::string(kMultiLabel)));
+  r.push_back(internal::multi_rewrite("matmul-share-lhs-all", "multi-matmul", shared_lhs,
+                                      std::make_shared<internal::SharedLhsMatMulMerge>()));
   // x @ w and y @ w: [x; y] @ w, split by rows.
   r.push_back(internal::multi_rule(
       "matmul-share-rhs", "multi-matmul", "?m1 = (matmul ?a ?x ?w), ?m2 = (matmul ?a ?y ?w)", "?m1", "?m2",
