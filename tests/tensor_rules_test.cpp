@@ -271,6 +271,42 @@ TEST_CASE("rules: every product of a shared operand merged at once") {
   (void)root;
 }
 
+TEST_CASE("rules: every sum of products of the same two operands merged into one product") {
+  const auto rules = multi_pattern_rules();
+  const std::string x = "(input x f32 (ints 2 8))", h = "(input h f32 (ints 2 4))";
+  const std::string w1 = "(weight w1 f32 (ints 8 3))", w2 = "(weight w2 f32 (ints 8 5))";
+  const std::string u1 = "(weight u1 f32 (ints 4 3))", u2 = "(weight u2 f32 (ints 4 5))";
+  const auto sum = [](const std::string& a, const std::string& w, const std::string& b, const std::string& u) {
+    return "(ewadd (matmul 0 " + a + " " + w + ") (matmul 0 " + b + " " + u + "))";
+  };
+  // A sum of another pair of operands (h, x swapped) is not in the group.
+  const std::string other = sum(h, "(weight v f32 (ints 4 3))", x, "(weight z f32 (ints 8 3))");
+  const std::string text = "(noop " + sum(x, w1, h, u1) + " (noop " + sum(x, w2, h, u2) + " " + other + "))";
+  auto [egraph, root] = apply_once(rule_named(rules, "matmul-sum-share-all"), text);
+  const std::string merged = "(matmul 0 (concat 1 " + x + " " + h + ") (concat 0 (concat 1 " + w1 + " " + w2 +
+                             ") (concat 1 " + u1 + " " + u2 + ")))";
+  const auto part = [&](const std::string& term) {
+    const auto id = egraph.lookup_expr(parse_program(term));
+    REQUIRE(id);
+    return egraph.find(*id);
+  };
+  CHECK(part("(split_0 (split 1 3 " + merged + "))") == part(sum(x, w1, h, u1)));
+  CHECK(part("(split_1 (split 1 3 " + merged + "))") == part(sum(x, w2, h, u2)));
+  CHECK(egraph[part(other)].nodes.size() == 1);
+  // A second application adds nothing: the merged product's operands are concatenations.
+  const std::size_t nodes = egraph.total_size();
+  const auto& rule = rule_named(rules, "matmul-sum-share-all");
+  rule.apply(egraph, rule.search(egraph));
+  egraph.rebuild();
+  CHECK(egraph.total_size() == nodes);
+  // With an activation on a product the sum is not linear in the weights: not merged.
+  bool changed = true;
+  (void)apply_once(rule, "(noop " + sum(x, w1, h, u1) + " (ewadd (matmul 2 " + x + " " + w2 + ") (matmul 0 " + h + " " +
+                             u2 + ")))", &changed);
+  CHECK_FALSE(changed);
+  (void)root;
+}
+
 TEST_CASE("rules: convolutions with kernels of different sizes are enlarged, then merged") {
   const auto rules = multi_pattern_rules();
   const std::string x = "(input x f32 (ints 1 4 8 8))";

@@ -269,7 +269,8 @@ inline Dims conv2d_dims(const HostTensor& x, const HostTensor& w, std::int64_t s
 }
 
 /// conv2d into `out` (shape `conv2d_dims`), calling `epilogue` (if any) on each finished block:
-/// each output row segment of a column block, or a depthwise channel.
+/// each output row segment of a column block (the whole block when it spans whole rows), or a
+/// depthwise channel.
 inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw, std::int64_t pad,
                         std::int64_t act, HostTensor& out, const Epilogue* epilogue = nullptr) {
   const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
@@ -310,7 +311,11 @@ inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t s
           Ym.noalias() = Wm * Eigen::Map<const RowMatrix>(col.data(), K, t);
         }
         activate_block(y + p0, Og, t, P, act);  // the activation, while the block is in cache
-        if (epilogue)
+        if (!epilogue) continue;
+        // A block of whole output rows is one contiguous range: one call (on a 7x7 output, one
+        // call per channel of 49 positions costs more than the pass the fusion saves).
+        if (t == P) (*epilogue)((n * O + g * Og) * P, Og * P);
+        else
           for (std::int64_t o = 0; o < Og; ++o) (*epilogue)((n * O + g * Og + o) * P + p0, t);
       }
     }

@@ -109,79 +109,172 @@ inline bool merged_pair(RightHandSide& rhs, Ref merged, std::int64_t axis, std::
   return rhs.ok();
 }
 
-/// The applier of `matmul-share-lhs-all`: every product of one left operand (and activation)
-/// that a search found, merged at once into a single product of the right operands
-/// concatenated by columns, then split back part by part. The pairwise `matmul-share-lhs`
-/// reaches n products only through n - 1 rounds whose pair, triple ... merges of every
-/// subset explode the e-graph (NasRNN: 58,000 nodes in two rounds); one n-way merge adds n + 2
-/// terms per shared operand. Products whose right operand is already a concatenation by columns
-/// (the merged products of this rule and of `matmul-share-lhs`) are left out, so a later round
-/// does not merge a merge again.
-class SharedLhsMatMulMerge final : public Applier<TensorNode, TensorAnalysis> {
+/// `parts` concatenated along `axis`, right-nested: (concat axis p0 (concat axis p1 (... pn))).
+inline Ref concat_chain(RightHandSide& rhs, std::int64_t axis, const std::vector<Ref>& parts) {
+  Ref cat = parts.back();
+  for (std::size_t i = parts.size() - 1; i-- > 0;) cat = rhs.op(Op::Concat, {rhs.num(axis), parts[i], cat});
+  return cat;
+}
+
+/// `merged` split back along `axis` into parts of `extents` (in order): part i is split_0 of the
+/// i-th split of the rest, the last part the rest. Pairs each part with its class in `targets`;
+/// empty when a term is invalid.
+inline std::vector<std::pair<Id, Ref>> split_chain(RightHandSide& rhs, Ref merged, std::int64_t axis,
+                                                   const std::vector<std::int64_t>& extents,
+                                                   const std::vector<Id>& targets) {
+  std::vector<std::pair<Id, Ref>> out;
+  Ref rest = merged;
+  for (std::size_t i = 0; i + 1 < targets.size(); ++i) {
+    Ref part{0}, remainder{0};
+    if (!merged_pair(rhs, rest, axis, extents[i], part, remainder)) return {};
+    out.emplace_back(targets[i], part);
+    rest = remainder;
+  }
+  out.emplace_back(targets.back(), rest);
+  if (!rhs.ok()) return {};
+  return out;
+}
+
+/// Whether e-class `operand` holds a concatenation along its last axis, as every merged
+/// product's right operand does; a concatenation by rows (`matmul-concat-inner`'s [W; U]) is
+/// not a merge.
+inline bool concatenated_by_columns(const TensorEGraph& egraph, Id operand) {
+  const auto last = static_cast<std::int64_t>(egraph[operand].data.rank()) - 1;
+  bool found = false;
+  egraph.for_each_node(operand, [&](const TensorNode& n) {
+    found = found || (n.op() == Op::Concat && egraph[n.children()[0]].data.value == last);
+  });
+  return found;
+}
+
+/// The base of the n-way merges: a two-clause multi-pattern's matches (`?m1`, `?m2` the merged
+/// terms) grouped by the classes of the `key` variables, each term with its `parts` (the
+/// operands concatenated in the merged term), first seen first. A term whose first part is
+/// already a concatenation by columns (a merge's own product) is left out, so a later round
+/// does not merge a merge again. Groups of two or more go to `merge`, in class-id order.
+class GroupedMerge : public Applier<TensorNode, TensorAnalysis> {
  public:
+  struct Member {
+    Id term;
+    std::vector<Id> parts;
+    bool operator<(const Member& other) const { return term < other.term; }
+  };
+
   std::vector<Id> apply_one(TensorEGraph& egraph, Id eclass, const Subst& subst, std::string_view name) const override {
     return apply_matches(egraph, {SearchMatches{eclass, {subst}}}, name);
   }
 
   std::vector<Id> apply_matches(TensorEGraph& egraph, const std::vector<SearchMatches>& matches,
                                 std::string_view) const override {
-    // (activation, left operand) -> products: class and right operand, first seen first.
-    std::map<std::pair<Id, Id>, std::vector<std::pair<Id, Id>>> groups;
-    const auto add = [&](Id a, Id x, Id product, Id rhs) {
-      auto& group = groups[{egraph.find(a), egraph.find(x)}];
-      product = egraph.find(product);
+    std::map<std::vector<Id>, std::vector<Member>> groups;
+    const auto add = [&](const Subst& s, const Var& term, const std::vector<Var>& parts) {
+      std::vector<Id> key;
+      for (const Var& v : key_) key.push_back(egraph.find(s[v]));
+      auto& group = groups[key];
+      Member m{egraph.find(s[term]), {}};
       for (const auto& member : group)
-        if (member.first == product) return;
-      if (concatenated(egraph, rhs)) return;
-      group.emplace_back(product, egraph.find(rhs));
+        if (member.term == m.term) return;
+      for (const Var& v : parts) m.parts.push_back(egraph.find(s[v]));
+      if (concatenated_by_columns(egraph, m.parts.front())) return;
+      group.push_back(std::move(m));
     };
     for (const SearchMatches& m : matches)
       for (const Subst& s : m.substs) {
-        add(s[a_], s[x_], s[m1_], s[y_]);
-        add(s[a_], s[x_], s[m2_], s[z_]);
+        add(s, m1_, first_parts_);
+        add(s, m2_, second_parts_);
       }
     std::vector<Id> changed;
     for (auto& [key, group] : groups) {
       if (group.size() < 2) continue;
       std::sort(group.begin(), group.end());
       RightHandSide rhs(egraph);
-      const TensorInfo& first = egraph[group.front().second].data;
-      const auto axis = static_cast<std::int64_t>(first.rank()) - 1;
-      // Right-nested concatenation and splits: part i is split_0 of the i-th split of the rest.
-      Ref cat = rhs.cls(group.back().second);
-      for (std::size_t i = group.size() - 1; i-- > 0;)
-        cat = rhs.op(Op::Concat, {rhs.num(axis), rhs.cls(group[i].second), cat});
-      Ref rest = rhs.op(Op::MatMul, {rhs.cls(key.first), rhs.cls(key.second), cat});
-      std::vector<std::pair<Id, Ref>> targets;
-      for (std::size_t i = 0; i + 1 < group.size(); ++i) {
-        Ref part{0}, remainder{0};
-        if (!merged_pair(rhs, rest, axis, dim(egraph[group[i].second].data, axis), part, remainder)) break;
-        targets.emplace_back(group[i].first, part);
-        rest = remainder;
-      }
-      targets.emplace_back(group.back().first, rest);
+      const std::vector<std::pair<Id, Ref>> targets = merge(rhs, egraph, key, group);
       if (!rhs.ok() || targets.size() != group.size()) continue;
       for (Id id : apply_checked(egraph, rhs, Span<const std::pair<Id, Ref>>(targets))) changed.push_back(id);
     }
     return changed;
   }
 
-  [[nodiscard]] std::vector<Var> vars() const override { return {m1_, m2_, a_, x_, y_, z_}; }
+  [[nodiscard]] std::vector<Var> vars() const override {
+    std::vector<Var> out{m1_, m2_};
+    out.insert(out.end(), key_.begin(), key_.end());
+    out.insert(out.end(), first_parts_.begin(), first_parts_.end());
+    out.insert(out.end(), second_parts_.begin(), second_parts_.end());
+    return out;
+  }
+
+ protected:
+  GroupedMerge(std::vector<Var> key, std::vector<Var> first_parts, std::vector<Var> second_parts)
+      : key_(std::move(key)), first_parts_(std::move(first_parts)), second_parts_(std::move(second_parts)) {}
+
+  /// The merged term and its split, one (term class, part) per member; empty to skip the group.
+  virtual std::vector<std::pair<Id, Ref>> merge(RightHandSide& rhs, const TensorEGraph& egraph,
+                                                const std::vector<Id>& key,
+                                                const std::vector<Member>& group) const = 0;
+
+ private:
+  Var m1_{"?m1"}, m2_{"?m2"};
+  std::vector<Var> key_, first_parts_, second_parts_;
+};
+
+/// The applier of `matmul-share-lhs-all`: every product of one left operand (and activation)
+/// that a search found, merged at once into a single product of the right operands
+/// concatenated by columns, then split back part by part. The pairwise `matmul-share-lhs`
+/// reaches n products only through n - 1 rounds whose pair, triple ... merges of every
+/// subset explode the e-graph (NasRNN: 58,000 nodes in two rounds); one n-way merge adds n + 2
+/// terms per shared operand.
+class SharedLhsMatMulMerge final : public GroupedMerge {
+ public:
+  SharedLhsMatMulMerge() : GroupedMerge({Var("?a"), Var("?x")}, {Var("?y")}, {Var("?z")}) {}
   [[nodiscard]] std::string to_string() const override { return "<merge every product of the shared operand>"; }
 
  private:
-  // Whether `operand` is a concatenation by columns (its last axis), as every merged product's
-  // right operand is; a concatenation by rows (`matmul-concat-inner`'s [W; U]) is not a merge.
-  static bool concatenated(const TensorEGraph& egraph, Id operand) {
-    const auto last = static_cast<std::int64_t>(egraph[operand].data.rank()) - 1;
-    bool found = false;
-    egraph.for_each_node(operand, [&](const TensorNode& n) {
-      found = found || (n.op() == Op::Concat && egraph[n.children()[0]].data.value == last);
-    });
-    return found;
+  std::vector<std::pair<Id, Ref>> merge(RightHandSide& rhs, const TensorEGraph& egraph, const std::vector<Id>& key,
+                                        const std::vector<Member>& group) const override {
+    const auto axis = static_cast<std::int64_t>(egraph[group.front().parts[0]].data.rank()) - 1;
+    std::vector<Ref> operands;
+    std::vector<std::int64_t> extents;
+    std::vector<Id> terms;
+    for (const Member& m : group) {
+      operands.push_back(rhs.cls(m.parts[0]));
+      extents.push_back(dim(egraph[m.parts[0]].data, axis));
+      terms.push_back(m.term);
+    }
+    const Ref product = rhs.op(Op::MatMul, {rhs.cls(key[0]), rhs.cls(key[1]), concat_chain(rhs, axis, operands)});
+    return split_chain(rhs, product, axis, extents, terms);
   }
+};
 
-  Var m1_{"?m1"}, m2_{"?m2"}, a_{"?a"}, x_{"?x"}, y_{"?y"}, z_{"?z"};
+/// The applier of `matmul-sum-share-all`: every sum x W_i + h U_i of the same two left
+/// operands that a search found (an RNN cell's gates, NasRNN's eight combinations, an LSTM's
+/// four), merged at once into one product [x h] [W_1 ... W_n; U_1 ... U_n], split back by
+/// columns. The weight operand is weight-only in a model (precomputed once); the products
+/// stream it in one pass where the pairwise rules reach it only through `matmul-share-lhs-all`
+/// on x and on h, then a sum of two splits that no rule turns into one product.
+class SharedOperandsSumMerge final : public GroupedMerge {
+ public:
+  SharedOperandsSumMerge() : GroupedMerge({Var("?x"), Var("?h")}, {Var("?w1"), Var("?u1")}, {Var("?w2"), Var("?u2")}) {}
+  [[nodiscard]] std::string to_string() const override { return "<merge every sum of products of the two operands>"; }
+
+ private:
+  std::vector<std::pair<Id, Ref>> merge(RightHandSide& rhs, const TensorEGraph& egraph, const std::vector<Id>& key,
+                                        const std::vector<Member>& group) const override {
+    const TensorInfo& x = egraph[key[0]].data;
+    if (x.rank() < 2 || x.rank() != egraph[key[1]].data.rank()) return {};
+    const auto cols = static_cast<std::int64_t>(x.rank()) - 1;
+    std::vector<Ref> ws, us;
+    std::vector<std::int64_t> extents;
+    std::vector<Id> terms;
+    for (const Member& m : group) {
+      ws.push_back(rhs.cls(m.parts[0]));
+      us.push_back(rhs.cls(m.parts[1]));
+      extents.push_back(dim(egraph[m.parts[0]].data, cols));
+      terms.push_back(m.term);
+    }
+    const Ref lhs = rhs.op(Op::Concat, {rhs.num(cols), rhs.cls(key[0]), rhs.cls(key[1])});
+    const Ref weights = rhs.op(Op::Concat, {rhs.num(cols - 1), concat_chain(rhs, cols, ws), concat_chain(rhs, cols, us)});
+    return split_chain(rhs, rhs.op(Op::MatMul, {rhs.num(0), lhs, weights}), cols, extents, terms);
+  }
 };
 
 }  // namespace internal
@@ -389,6 +482,12 @@ inline std::vector<TensorRewrite> multi_pattern_rules() {
   // Every product of x at once: x @ [y z ...], split part by part (see SharedLhsMatMulMerge).
   r.push_back(internal::multi_rewrite("matmul-share-lhs-all", "multi-matmul", shared_lhs,
                                       std::make_shared<internal::SharedLhsMatMulMerge>()));
+  // Every sum x @ w_i + h @ u_i of the same x and h at once: [x h] @ [w_1 ... w_n; u_1 ... u_n],
+  // split by columns (see SharedOperandsSumMerge).
+  r.push_back(internal::multi_rewrite(
+      "matmul-sum-share-all", "multi-matmul",
+      "?m1 = (ewadd (matmul 0 ?x ?w1) (matmul 0 ?h ?u1)), ?m2 = (ewadd (matmul 0 ?x ?w2) (matmul 0 ?h ?u2))",
+      std::make_shared<internal::SharedOperandsSumMerge>()));
   // x @ w and y @ w: [x; y] @ w, split by rows.
   r.push_back(internal::multi_rule(
       "matmul-share-rhs", "multi-matmul", "?m1 = (matmul ?a ?x ?w), ?m2 = (matmul ?a ?y ?w)", "?m1", "?m2",
