@@ -13,9 +13,19 @@
 #include <string>
 #include <string_view>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <tensat/tensor/calibrate.h>
 
 int main(int argc, char** argv) {
+#ifdef __GLIBC__
+  // The heap policy of executor_bench and executor_profile (freed memory kept, every block from
+  // the heap), so that the executor's adds are measured as the benches run them.
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, -1);
+#endif
   using namespace tensat::tensor;
   CalibrationOptions options;
   std::string path;
@@ -28,6 +38,7 @@ int main(int argc, char** argv) {
       options.repetitions = 2;
       options.overhead_nodes = 64;
       options.gemv_bytes = std::size_t{8} << 20;
+      options.cache_passes = 4;
     } else if ((arg == "--repetitions" || arg == "--gemm") && i + 1 < argc) {
       const int value = std::atoi(argv[++i]);
       if (value <= 0) {
@@ -53,10 +64,12 @@ int main(int argc, char** argv) {
                  "last-level cache:       %.0f KiB\n"
                  "weights (x add):        exp %.2f, tanh %.2f, div %.2f, rsqrt %.2f\n"
                  "executor node overhead: %.3f us\n"
-                 "matrix-vector products: %.2f GB/s (N = 512), %.2f GB/s (N = 4096)\n",
+                 "matrix-vector products: %.2f GB/s (N = 512), %.2f GB/s (N = 4096)\n"
+                 "executor adds:          %.2f GB/s over %.0f KiB, %.2f GB/s over %.0f KiB\n",
                  m.bandwidth * 1e-9, options.gemm_size, options.gemm_size, options.gemm_size, m.gemm_flops * 1e-9,
                  m.cache_bytes / 1024, m.exp_weight, m.tanh_weight, m.div_weight, m.rsqrt_weight,
-                 m.node_overhead * 1e6, m.gemv_narrow * 1e-9, m.gemv_wide * 1e-9);
+                 m.node_overhead * 1e6, m.gemv_narrow * 1e-9, m.gemv_wide * 1e-9, m.add_small * 1e-9,
+                 m.add_small_bytes / 1024, m.add_large * 1e-9, m.add_large_bytes / 1024);
     const DeviceProfile profile = host_profile(m);
     if (path.empty()) {
       std::printf("%s\n", profile_to_json(profile).c_str());

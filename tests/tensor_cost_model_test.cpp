@@ -829,6 +829,8 @@ TEST_CASE("calibrate: calibrate_host with tiny sizes returns a valid host profil
   CHECK(host.split_copies);
   CHECK((std::isfinite(host.gemv_bandwidth) && host.gemv_bandwidth > 0));
   CHECK((std::isfinite(host.gemv_half_width) && host.gemv_half_width >= 0));
+  CHECK((std::isfinite(host.cache_bandwidth) && host.cache_bandwidth >= 0));
+  CHECK((std::isfinite(host.cache_resident_bytes) && host.cache_resident_bytes >= 0));
   CHECK(profile_from_json(profile_to_json(host)) == host);
 }
 
@@ -921,11 +923,13 @@ TEST_CASE("device_profile: the executor's fields are optional in JSON and checke
   const DeviceProfile back = profile_from_json(profile_to_json(p));
   CHECK_FALSE(back.fusion_overlap);
   CHECK(back.split_copies);
-  for (const char* key : {"fusion_overlap", "split_copies", "gemv_bandwidth", "gemv_half_width"}) {
+  for (const char* key : {"fusion_overlap", "split_copies", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth",
+                          "cache_resident_bytes"}) {
     nlohmann::json doc = nlohmann::json::parse(profile_to_json(find_profile("h100-sxm")));
     doc.erase(key);
     CHECK(profile_from_json(doc.dump()) == find_profile("h100-sxm"));
-    doc[key] = std::string(key).rfind("gemv", 0) == 0 ? nlohmann::json(-1.0) : nlohmann::json(1);
+    const bool number = std::string(key).rfind("gemv", 0) == 0 || std::string(key).rfind("cache_", 0) == 0;
+    doc[key] = number ? nlohmann::json(-1.0) : nlohmann::json(1);
     try {
       (void)profile_from_json(doc.dump());
       FAIL("no exception");
@@ -975,6 +979,39 @@ TEST_CASE("cost_model: a matrix-vector product streams at gemv_rate, wider outpu
   const double with_curve = program_time(fused, p);
   p.gemv_bandwidth = 0;
   CHECK(with_curve < program_time(fused, p));
+}
+
+TEST_CASE("cost_model: a kernel's first cache_resident_bytes move at cache_bandwidth, the rest at mem_bandwidth") {
+  DeviceProfile p = find_profile("xla-cpu-default");
+  const std::string small = "(relu (input x f32 (ints 1024)))";              // 8 KB of traffic
+  const std::string large = "(relu (input x f32 (ints 4 1024 1024)))";       // 32 MiB
+  const auto memory_us = [&](const std::string& program) {
+    const ProgramTime t = program_breakdown(parse_program(program), p);
+    REQUIRE(t.kernels.size() == 1);
+    return t.kernels[0].time.memory_us;
+  };
+  const double small_before = memory_us(small), large_before = memory_us(large);
+  CHECK(p.memory_seconds(1e6) == Approx(1e6 / p.mem_bandwidth));  // no tier: all at mem_bandwidth
+  p.cache_bandwidth = 4 * p.mem_bandwidth;
+  p.cache_resident_bytes = 1 << 20;
+  validate(p);
+  // Within the resident bytes, four times faster; beyond them, those bytes faster and the rest not.
+  CHECK(memory_us(small) == Approx(small_before / 4));
+  const double large_bytes = 2.0 * 4 * 1024 * 1024 * 4;
+  const double expected = ((1 << 20) / p.cache_bandwidth + (large_bytes - (1 << 20)) / p.mem_bandwidth) / p.eta_m * 1e6;
+  CHECK(memory_us(large) == Approx(expected));
+  CHECK(memory_us(large) < large_before);
+  // The fit through two measured rates gives back the tier they came from.
+  const double c = 40e9, m = 10e9, f = 1.5e6;
+  const auto rate = [&](double bytes) { return bytes / (std::min(bytes, f) / c + std::max(bytes - f, 0.0) / m); };
+  double fitted_c = 0, fitted_f = 0;
+  fit_cache_tier(rate(0.4e6), 0.4e6, rate(3e6), 3e6, m, fitted_c, fitted_f);
+  CHECK(fitted_c == Approx(c));
+  CHECK(fitted_f == Approx(f));
+  // No tier when the small add is no faster than memory.
+  fit_cache_tier(m, 0.4e6, m, 3e6, m, fitted_c, fitted_f);
+  CHECK(fitted_c == 0);
+  CHECK(fitted_f == 0);
 }
 
 TEST_CASE("cost_model: a convolution off the device's native layout pays for the transposes around it") {

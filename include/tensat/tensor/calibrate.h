@@ -52,6 +52,12 @@ struct CalibrationOptions {
   /// 80 MB), and on the development VM 64 MiB still measured 15-21 GB/s at N = 4096 where 128
   /// and 256 MiB measured 12.9 and 12.4 (and NasRNN's 4096-column products ran at 14).
   std::size_t gemv_bytes = std::size_t{256} << 20;
+  /// Elements of the two executor adds that measure the cache tier: one whose operands and
+  /// result fit in a core's L2 (384 KiB of traffic), one a few times larger (3 MiB), each run
+  /// `cache_passes` times in a row on the same inputs, as a kernel reads what its producer wrote.
+  std::size_t cache_small_elements = 32768;
+  std::size_t cache_large_elements = 262144;
+  std::size_t cache_passes = 64;
 };
 
 /// What `measure_host` found.
@@ -66,6 +72,10 @@ struct HostMeasurements {
   double node_overhead = 0;   ///< seconds per node of the reference executor (`execute`) on a tiny tensor
   double gemv_narrow = 0;     ///< bytes/s of the executor's [1, 512] x [512, 512] products, streamed
   double gemv_wide = 0;       ///< bytes/s of its [1, 512] x [512, 4096] products, streamed
+  double add_small = 0;       ///< bytes/s of the executor's ewadd of `cache_small_elements` (12 bytes each)
+  double add_large = 0;       ///< the same over `cache_large_elements` floats
+  double add_small_bytes = 0;  ///< the traffic of one small add, 12 bytes a float
+  double add_large_bytes = 0;  ///< the traffic of one large add
 };
 
 namespace detail {
@@ -211,6 +221,45 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   return static_cast<double>(count * matrix_bytes) / seconds;
 }
 
+/// Bytes/s of the executor's `ewadd` of two [`elements`] tensors, counted as the cost model
+/// counts it (12 bytes an element: two reads and a write), run `passes` times in a row on the
+/// same inputs (what fits stays in cache), best of `repetitions`. The executor's add copies its
+/// first operand and adds the second in place, and allocates its result: the rate is the
+/// executor's, allocator included (a process that keeps freed memory, as the benches do with
+/// `mallopt`, reuses warm blocks; one that returns it to the OS pays page faults on large ones).
+[[nodiscard]] inline double measure_add_bandwidth(std::size_t elements, std::size_t passes, int repetitions = 5) {
+  const auto n = static_cast<std::int64_t>(std::max<std::size_t>(elements, 1));
+  Graph g;
+  g.output(g.ewadd(g.input("x", {n}), g.input("z", {n})));
+  const RecExpr<TensorNode> program = g.program();
+  const Bindings bindings = random_bindings(program, 1);
+  passes = std::max<std::size_t>(passes, 1);
+  const double seconds = detail::best_seconds(repetitions, [&] {
+    for (std::size_t p = 0; p < passes; ++p) {
+      const std::vector<HostTensor> out = execute(program, bindings);
+      detail::keep(static_cast<double>(out.at(0).data[p % static_cast<std::size_t>(n)]));
+    }
+  });
+  return 12.0 * static_cast<double>(n) * static_cast<double>(passes) / seconds;
+}
+
+/// cache_bandwidth and cache_resident_bytes of the two-tier memory time
+/// t(B) = min(B, F) / C + max(B - F, 0) / M (`DeviceProfile::memory_seconds`) from the add over
+/// `small_bytes` of traffic at `small_rate` (all of it in cache: C = small_rate) and over
+/// `large_bytes` at `large_rate`, M = `memory_rate`: F solves t(large_bytes) = large_bytes /
+/// large_rate, within [small_bytes, large_bytes]. No tier (both 0) when the small add is not
+/// faster than memory.
+inline void fit_cache_tier(double small_rate, double small_bytes, double large_rate, double large_bytes,
+                           double memory_rate, double& cache_bandwidth, double& resident_bytes) {
+  cache_bandwidth = 0;
+  resident_bytes = 0;
+  if (!(small_rate > memory_rate) || memory_rate <= 0 || large_bytes <= 0) return;
+  cache_bandwidth = small_rate;
+  const double excess = large_bytes / std::max(large_rate, 1e-30) - large_bytes / memory_rate;  // < 0 if faster
+  const double saving = 1.0 / small_rate - 1.0 / memory_rate;                                     // < 0
+  resident_bytes = std::clamp(excess / saving, small_bytes, large_bytes);
+}
+
 /// gemv_bandwidth and gemv_half_width of the curve B · N / (N + h) through the rates measured at
 /// N = 512 and N = 4096 (no width effect, h = 0, when the narrow one is not slower).
 inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double& half_width) {
@@ -245,6 +294,10 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   m.node_overhead = measure_node_overhead(options.overhead_nodes, options.repetitions);
   m.gemv_narrow = measure_gemv_bandwidth(512, 512, options.gemv_bytes, options.repetitions);
   m.gemv_wide = measure_gemv_bandwidth(512, 4096, options.gemv_bytes, options.repetitions);
+  m.add_small = measure_add_bandwidth(options.cache_small_elements, options.cache_passes, options.repetitions);
+  m.add_large = measure_add_bandwidth(options.cache_large_elements, options.cache_passes, options.repetitions);
+  m.add_small_bytes = 12.0 * static_cast<double>(std::max<std::size_t>(options.cache_small_elements, 1));
+  m.add_large_bytes = 12.0 * static_cast<double>(std::max<std::size_t>(options.cache_large_elements, 1));
   return m;
 }
 
@@ -255,7 +308,9 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
 /// reference executor's ways: fused kernels run in phases (`fusion_overlap` false: one thread
 /// computes a product block, then its epilogue), splits copy their parts (`split_copies`), and
 /// matrix-vector products stream their matrices at a rate that grows with the output width
-/// (`gemv_bandwidth`, `gemv_half_width`: the curve through the two widths measured).
+/// (`gemv_bandwidth`, `gemv_half_width`: the curve through the two widths measured); and a
+/// kernel's first bytes of traffic come from the cache (`cache_bandwidth`,
+/// `cache_resident_bytes`: fitted to the two adds, `fit_cache_tier`).
 [[nodiscard]] inline DeviceProfile host_profile(const HostMeasurements& m) {
   DeviceProfile p;
   p.name = "host";
@@ -263,9 +318,9 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   p.description = fmt::format(
       "measured by calibrate_host: STREAM triad {:.1f} GB/s, Eigen GEMM {:.1f} GFLOP/s (one thread unless Eigen "
       "uses OpenMP), exp {:.2f} x add, executor node overhead {:.2f} us, matrix-vector products {:.1f} GB/s "
-      "(N = 512) to {:.1f} GB/s (N = 4096)",
+      "(N = 512) to {:.1f} GB/s (N = 4096), adds {:.1f} GB/s over {:.0f} KiB and {:.1f} GB/s over {:.0f} KiB",
       m.bandwidth * 1e-9, m.gemm_flops * 1e-9, m.exp_weight, m.node_overhead * 1e6, m.gemv_narrow * 1e-9,
-      m.gemv_wide * 1e-9);
+      m.gemv_wide * 1e-9, m.add_small * 1e-9, m.add_small_bytes / 1024, m.add_large * 1e-9, m.add_large_bytes / 1024);
   p.vector_flops = {m.gemm_flops, m.gemm_flops, m.gemm_flops};
   p.matrix_flops = {0.0, 0.0, 0.0};
   p.mem_bandwidth = m.bandwidth;
@@ -278,6 +333,8 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   // a channels_last tensor in its logical order, so no layout is faster on it.
   p.conv_layout = {Layout::Contiguous, Layout::Contiguous, Layout::Contiguous};
   fit_gemv_curve(m.gemv_narrow, m.gemv_wide, p.gemv_bandwidth, p.gemv_half_width);
+  fit_cache_tier(m.add_small, m.add_small_bytes, m.add_large, m.add_large_bytes, m.bandwidth, p.cache_bandwidth,
+                 p.cache_resident_bytes);
   p.weights.exp = std::max(m.exp_weight, 1.0);
   p.weights.tanh = std::max(m.tanh_weight, 1.0);
   p.weights.div = std::max(m.div_weight, 1.0);

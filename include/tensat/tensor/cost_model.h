@@ -92,12 +92,15 @@ struct KernelTime {
 /// t_c = flops / (peak · eta_c), t_m = bytes / (BW · eta_m) + lat_m,
 /// total = t_launch + t_c + t_m − alpha · min(t_c, t_m). With lat_m = 0 the kernel is
 /// compute-bound exactly when flops / bytes exceeds the ridge point peak · eta_c / (BW · eta_m).
-/// `bandwidth` > 0 replaces the profile's `mem_bandwidth` (a matrix-vector product's rate).
+/// `bandwidth` > 0 replaces the profile's `mem_bandwidth` (a matrix-vector product's rate);
+/// otherwise BW is the profile's two tiers (`DeviceProfile::memory_seconds`: the first
+/// `cache_resident_bytes` at `cache_bandwidth`, where the profile models a cache).
 [[nodiscard]] inline KernelTime roofline_time(double flops, double bytes, double peak, const DeviceProfile& p,
                                               double bandwidth = 0) {
   KernelTime t;
   t.compute_us = flops / (peak * p.eta_c) * 1e6;
-  t.memory_us = (bytes / ((bandwidth > 0 ? bandwidth : p.mem_bandwidth) * p.eta_m) + p.mem_latency) * 1e6;
+  const double seconds = bandwidth > 0 ? bytes / bandwidth : p.memory_seconds(bytes);
+  t.memory_us = (seconds / p.eta_m + p.mem_latency) * 1e6;
   t.launch_us = p.launch_overhead * 1e6;
   t.total_us = t.launch_us + t.compute_us + t.memory_us - p.alpha * std::min(t.compute_us, t.memory_us);
   t.bound = t.compute_us > t.memory_us ? Bound::Compute : Bound::Memory;

@@ -4,6 +4,7 @@
 #ifndef TENSAT_TENSOR_DEVICE_PROFILE_H
 #define TENSAT_TENSOR_DEVICE_PROFILE_H
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -122,6 +123,14 @@ struct DeviceProfile {
   /// "gemv_half_width", optional (0 when absent).
   double gemv_bandwidth = 0;
   double gemv_half_width = 0;  ///< N at which a matrix-vector product streams at half gemv_bandwidth
+  /// A kernel's first `cache_resident_bytes` of memory traffic (R + W) move at `cache_bandwidth`
+  /// bytes/s, the rest at `mem_bandwidth`: on a CPU a kernel reads what its producer has just
+  /// written, and as much of it as the cache still holds comes from the cache (measured on the
+  /// development VM: an add of two 250 KB arrays ran at 45 GB/s, of 1 MB ones at 22 GB/s, of
+  /// 3 MB ones at 15 GB/s, the triad over 256 MiB at 13.7). 0: every byte at `mem_bandwidth`.
+  /// JSON "cache_bandwidth" and "cache_resident_bytes", optional (0 when absent).
+  double cache_bandwidth = 0;
+  double cache_resident_bytes = 0;
   /// The layout the device's convolution kernels read and write natively, indexed by `DType`.
   /// A conv2d whose input is stored otherwise is run as the libraries run it: its input
   /// transposed into the native layout and its result back, in kernels of their own
@@ -151,6 +160,14 @@ struct DeviceProfile {
   [[nodiscard]] double gemv_rate(double width) const noexcept {
     return gemv_bandwidth > 0 ? gemv_bandwidth * width / (width + gemv_half_width) : mem_bandwidth;
   }
+  /// Seconds to move `bytes` of a kernel's traffic (before `eta_m`): the first
+  /// `cache_resident_bytes` at `cache_bandwidth`, the rest at `mem_bandwidth`; all at
+  /// `mem_bandwidth` when the cache tier is not modelled (either field 0).
+  [[nodiscard]] double memory_seconds(double bytes) const noexcept {
+    if (cache_bandwidth <= 0 || cache_resident_bytes <= 0) return bytes / mem_bandwidth;
+    const double cached = std::min(bytes, cache_resident_bytes);
+    return cached / cache_bandwidth + (bytes - cached) / mem_bandwidth;
+  }
   /// Ridge point in FLOP per byte, P·eta_c / (BW·eta_m): kernels with a higher arithmetic
   /// intensity are compute-bound (with lat_m = 0).
   [[nodiscard]] double ridge(DType dtype, Unit unit) const noexcept {
@@ -164,7 +181,8 @@ struct DeviceProfile {
            a.launch_overhead == b.launch_overhead && a.mem_latency == b.mem_latency && a.eta_c == b.eta_c &&
            a.eta_m == b.eta_m && a.alpha == b.alpha && a.weights == b.weights && a.fusion_overlap == b.fusion_overlap &&
            a.split_copies == b.split_copies && a.gemv_bandwidth == b.gemv_bandwidth &&
-           a.gemv_half_width == b.gemv_half_width && a.conv_layout == b.conv_layout;
+           a.gemv_half_width == b.gemv_half_width && a.cache_bandwidth == b.cache_bandwidth &&
+           a.cache_resident_bytes == b.cache_resident_bytes && a.conv_layout == b.conv_layout;
   }
   friend bool operator!=(const DeviceProfile& a, const DeviceProfile& b) noexcept { return !(a == b); }
 };
@@ -215,6 +233,8 @@ inline void validate(const DeviceProfile& p) {
   check_profile_number("alpha", p.alpha, false, 1.0);
   check_profile_number("gemv_bandwidth", p.gemv_bandwidth, false);
   check_profile_number("gemv_half_width", p.gemv_half_width, false);
+  check_profile_number("cache_bandwidth", p.cache_bandwidth, false);
+  check_profile_number("cache_resident_bytes", p.cache_resident_bytes, false);
   detail::for_each_weight(p.weights, [](std::string_view key, double v) {
     detail::check_profile_number(fmt::format("op_weights.{}", key), v, false);
   });
@@ -247,6 +267,8 @@ inline void validate(const DeviceProfile& p) {
   doc["split_copies"] = p.split_copies;
   doc["gemv_bandwidth"] = p.gemv_bandwidth;
   doc["gemv_half_width"] = p.gemv_half_width;
+  doc["cache_bandwidth"] = p.cache_bandwidth;
+  doc["cache_resident_bytes"] = p.cache_resident_bytes;
   nlohmann::ordered_json conv_layout = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < 3; ++i)
     conv_layout[std::string(detail::kProfileDtypes[i])] = std::string(layout_name(p.conv_layout[i]));
@@ -323,7 +345,7 @@ template <class Json>
   reject_unknown_keys(doc, "",
                       {"name", "kind", "description", "peak_flops", "mem_bandwidth", "cache_bytes", "launch_overhead",
                        "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies", "gemv_bandwidth",
-                       "gemv_half_width", "conv_layout"});
+                       "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "conv_layout"});
   DeviceProfile p;
   p.name = profile_string(doc, "", "name");
   p.kind = profile_string(doc, "", "kind");
@@ -353,7 +375,9 @@ template <class Json>
     if (!it->is_boolean()) throw ProfileError(key, fmt::format("must be true or false, got {}", it->type_name()));
     *flag = it->template get<bool>();
   }
-  for (auto [key, number] : {std::pair{"gemv_bandwidth", &p.gemv_bandwidth}, std::pair{"gemv_half_width", &p.gemv_half_width}})
+  for (auto [key, number] : {std::pair{"gemv_bandwidth", &p.gemv_bandwidth}, std::pair{"gemv_half_width", &p.gemv_half_width},
+                             std::pair{"cache_bandwidth", &p.cache_bandwidth},
+                             std::pair{"cache_resident_bytes", &p.cache_resident_bytes}})
     if (doc.find(key) != doc.end()) *number = profile_number(doc, "", key);
   if (doc.find("conv_layout") != doc.end()) {
     const Json& table = profile_object(profile_member(doc, "", "conv_layout"), "conv_layout");
