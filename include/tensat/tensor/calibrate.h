@@ -221,6 +221,12 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   return static_cast<double>(count * matrix_bytes) / seconds;
 }
 
+/// The traffic of an add of two [`elements`] tensors as the cost model counts it: two reads and
+/// a write of 4 bytes each.
+[[nodiscard]] inline double add_traffic_bytes(std::size_t elements) {
+  return 12.0 * static_cast<double>(std::max<std::size_t>(elements, 1));
+}
+
 /// Bytes/s of the executor's `ewadd` of two [`elements`] tensors, counted as the cost model
 /// counts it (12 bytes an element: two reads and a write), run `passes` times in a row on the
 /// same inputs (what fits stays in cache), best of `repetitions`. The executor's add copies its
@@ -240,7 +246,7 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
       detail::keep(static_cast<double>(out.at(0).data[p % static_cast<std::size_t>(n)]));
     }
   });
-  return 12.0 * static_cast<double>(n) * static_cast<double>(passes) / seconds;
+  return add_traffic_bytes(elements) * static_cast<double>(passes) / seconds;
 }
 
 /// cache_bandwidth and cache_resident_bytes of the two-tier memory time
@@ -296,8 +302,8 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   m.gemv_wide = measure_gemv_bandwidth(512, 4096, options.gemv_bytes, options.repetitions);
   m.add_small = measure_add_bandwidth(options.cache_small_elements, options.cache_passes, options.repetitions);
   m.add_large = measure_add_bandwidth(options.cache_large_elements, options.cache_passes, options.repetitions);
-  m.add_small_bytes = 12.0 * static_cast<double>(std::max<std::size_t>(options.cache_small_elements, 1));
-  m.add_large_bytes = 12.0 * static_cast<double>(std::max<std::size_t>(options.cache_large_elements, 1));
+  m.add_small_bytes = add_traffic_bytes(options.cache_small_elements);
+  m.add_large_bytes = add_traffic_bytes(options.cache_large_elements);
   return m;
 }
 
