@@ -9,6 +9,7 @@
 #include "gym_oracles.h"
 
 #include <tensat/extract/greedy_dag.h>
+#include <tensat/extract/ilp.h>
 #include <tensat/extract/tree.h>
 #include <tensat/io/json.h>
 
@@ -70,6 +71,30 @@ TEST_CASE("greedy_dag: the local search finds shared subterms that pay off only 
   // A 14-node set cover (optimum 2 of 4 sets) and sharing across two roots (10, not 15).
   CHECK(greedy_of("data/set_covering/test.json").dag_cost == 2.0);
   CHECK(greedy_of("test_data/crafted/multi_root.json").dag_cost == 10.0);
+}
+
+TEST_CASE("greedy_dag: a shared product reaches its users through a chain of dead classes") {
+  // An n-way merge in miniature: P (9) computed once and split back into G1, G2, G3 through a
+  // chain of tuple and remainder classes (each step 0.1), against a leaf of 4 for each G. R1,
+  // the remainder after G1, also has a leaf of its own (8), so a dead class's choice does not
+  // lead to P. No single class can start the sharing (it would pay 9 for a saving of 4), and a
+  // compound move from one G reaches the others only through dead R1 and T2.
+  //   G1 = { leaf 4, first(T1) }   T1 = { split(P) }    P = { leaf 9 }
+  //   G2 = { leaf 4, first(T2) }   R1 = { second(T1), leaf 8 }
+  //   G3 = { leaf 4, second(T2) }  T2 = { split(R1) }
+  const ExtractionGraph graph(7, {0, 0, 1, 1, 2, 2, 3, 4, 5, 5, 6}, {4, 0.1, 4, 0.1, 4, 0.1, 9, 0.1, 0.1, 8, 0.1},
+                              {0, 0, 1, 1, 2, 2, 3, 3, 4, 5, 5, 6}, {4, 6, 6, 3, 4, 5}, {0, 1, 2});
+  const auto exact = tensat::extract_ilp(graph);
+  REQUIRE(exact.status == tensat::ExtractionStatus::Optimal);
+  CHECK(exact.dag_cost == Approx(9.6));
+  tensat::GreedyDagOptions plain;
+  plain.local_search = false;
+  CHECK(tensat::extract_greedy_dag(graph, plain).dag_cost == Approx(12.0));
+  const auto greedy = tensat::extract_greedy_dag(graph);
+  REQUIRE_FALSE(tensat::check_extraction(graph, greedy.choice).has_value());
+  CHECK(greedy.dag_cost == Approx(exact.dag_cost));
+  CHECK(greedy.choice[0] == 1u);
+  CHECK(greedy.choice[5] == 8u);  // R1 re-pointed from its leaf to the split's second part
 }
 
 TEST_CASE("greedy_dag: random e-graphs, never below the brute-force optimum and valid, and local search never hurts") {

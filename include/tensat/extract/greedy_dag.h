@@ -136,7 +136,8 @@ class DagLocalSearch {
  public:
   DagLocalSearch(const ExtractionGraph& g, const DistinctChildren& dc, const ChildUsers& users,
                  std::vector<std::uint32_t> choice)
-      : g_(g), dc_(dc), users_(users), choice_(std::move(choice)), ref_(g.num_classes(), 0), seen_(g.num_classes(), 0) {
+      : g_(g), dc_(dc), users_(users), choice_(std::move(choice)), ref_(g.num_classes(), 0), seen_(g.num_classes(), 0),
+        offered_(g.num_classes(), 0) {
     for (std::uint32_t root : g_.roots())
       if (ref_[root] == 0) {
         ref_[root] = 1;  // the root's own reference, never removed
@@ -148,12 +149,14 @@ class DagLocalSearch {
   [[nodiscard]] const std::vector<std::uint32_t>& choice() const noexcept { return choice_; }
 
   /// Descends until no move improves or `work` class visits are spent; returns true if it ran
-  /// to a local optimum. Two kinds of move: a single swap, and when single swaps are exhausted,
-  /// a compound one: a swap that makes new classes live (paying for them, so it may cost more
-  /// than it saves on its own) followed by every improving swap of a class that has a node
-  /// using those newly live classes; kept only if the sum improves. This is what finds shared
-  /// subterms that pay off only once several classes use them (choosing `f(x, S)` over `g(x)`
-  /// everywhere, where S is expensive but shared).
+  /// to a local optimum. Three kinds of move, each tried when the ones before are exhausted: a
+  /// single swap; a compound one, a swap that makes new classes live (paying for them, so it
+  /// may cost more than it saves on its own) followed by every improving swap of a class that
+  /// has a node using those newly live classes, kept only if the sum improves (choosing
+  /// `f(x, S)` over `g(x)` everywhere, where S is expensive but shared); and a shared one, a
+  /// dead class brought to life with one of its nodes and offered upward through chains of
+  /// dead classes to every live class that could use it (`shared_moves`: an n-way merged
+  /// product that n classes reach only through a chain of splits).
   bool run(std::uint64_t work) {
     work_left_ = work;
     for (;;) {
@@ -165,7 +168,8 @@ class DagLocalSearch {
       for (std::uint32_t c = 0; c < g_.num_classes() && work_left_ > 0; ++c)
         if (ref_[c] > 0 && compound_move(c)) improved = true;
       if (work_left_ == 0) return false;
-      if (!improved) return true;
+      if (improved) continue;
+      if (!shared_moves()) return work_left_ > 0;
     }
   }
 
@@ -190,40 +194,182 @@ class DagLocalSearch {
     return true;
   }
 
-  // Swaps live class c to m even at a loss, then applies every improving swap among the users
-  // of the classes that came alive; undoes everything unless the total improves.
+  // Swaps live class c to m even at a loss, then offers the classes that came alive to the
+  // classes that could use them (`adopt`); undoes everything unless the total improves.
   bool compound_move(std::uint32_t c) {
     const std::uint32_t original = choice_[c];
     for (std::uint32_t m : g_.class_nodes(c)) {
       if (m == original || !dc_.usable[m] || !has_terms(m) || reaches(m, c)) continue;
       born_.clear();
-      log_.assign(1, {c, original});
+      log_.assign(1, {c, original, true});
       recording_ = true;
       double delta = swap(c, m);
       recording_ = false;
-      const std::vector<std::uint32_t> born = born_;
-      for (std::size_t i = 0; i < born.size() && work_left_ > 0; ++i)
-        for (std::uint32_t k = users_.offsets[born[i]]; k < users_.offsets[born[i] + 1]; ++k) {
-          const std::uint32_t user = users_.users[k];
-          const std::uint32_t p = g_.node_class(user);
-          const std::uint32_t before = choice_[p];
-          if (ref_[p] == 0 || user == before || p == c || !has_terms(user)) continue;
-          const double step = swap(p, user);
-          if (step < -threshold() && !reaches(user, p)) {
-            delta += step;
-            log_.emplace_back(p, before);
-          } else {
-            swap(p, before);
-          }
-        }
+      delta += adopt(c, born_, false);
       if (delta < -threshold()) {
         total_ += delta;
         return true;
       }
-      for (auto it = log_.rbegin(); it != log_.rend(); ++it) swap(it->first, it->second);
+      undo_log();
       if (work_left_ == 0) return false;
     }
     return false;
+  }
+
+  // Brings dead class b to life with node m and offers it (and the classes under it) to every
+  // class that could use it (`adopt`). Returns the change of the DAG cost; keeps the changes
+  // only if `keep` and the cost goes down. A product shared by n classes pays off only once
+  // most of them take it, and no single class can start that (each alone pays the whole
+  // product). Every node of b is a candidate, not only its current choice: a dead class's
+  // choice is whatever was cheapest alone, often a term over the very classes that should use
+  // b (a concatenation of the parts a split would give back).
+  double shared_move(std::uint32_t b, std::uint32_t m, bool keep) {
+    const std::uint32_t original = choice_[b];
+    choice_[b] = m;
+    born_.clear();
+    log_.clear();
+    ref_[b] = 1;  // held while it is offered
+    recording_ = true;
+    double delta = enliven(b);
+    recording_ = false;
+    delta += adopt(b, {b}, true);
+    if (--ref_[b] == 0) delta -= kill(b);
+    if (keep && delta < -threshold()) {
+      total_ += delta;
+      return delta;
+    }
+    // Undone under the hold again: a logged swap may be of a class that only the hold kept
+    // alive, and a swap is undone only on a live class.
+    if (ref_[b]++ == 0) enliven(b);
+    undo_log();
+    if (--ref_[b] == 0) kill(b);
+    choice_[b] = original;
+    return delta;
+  }
+
+  // Evaluates a shared move for every dead class and node, then applies the improving ones,
+  // best first, each re-evaluated on the state the earlier ones left (kept only if it still
+  // improves). One scan serves many moves: the scan is the expensive part.
+  bool shared_moves() {
+    struct Candidate {
+      double delta;
+      std::uint32_t cls, node;
+    };
+    std::vector<Candidate> candidates;
+    for (std::uint32_t b = 0; b < g_.num_classes() && work_left_ > 0; ++b) {
+      if (ref_[b] > 0 || choice_[b] == ExtractionGraph::kNone || users_.offsets[b] == users_.offsets[b + 1]) continue;
+      for (std::uint32_t m : g_.class_nodes(b)) {
+        if (!dc_.usable[m] || !has_terms(m) || !(g_.node_cost(m) >= kSharedMinShare * total_)) continue;
+        bool small = true;
+        if (dead_reaches(m, b, kSharedScope, small) || !small) continue;
+        // Each evaluation gets its own slice of the budget: offered to many classes, a move can
+        // cost far more than it is worth to find out.
+        const std::uint64_t left = work_left_;
+        work_left_ = std::min<std::uint64_t>(left, kSharedMoveWork);
+        const double delta = shared_move(b, m, false);
+        work_left_ = left - (std::min<std::uint64_t>(left, kSharedMoveWork) - work_left_);
+        if (delta < -threshold()) candidates.push_back({delta, b, m});
+        if (work_left_ == 0) break;
+      }
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.delta < b.delta; });
+    bool improved = false;
+    for (const Candidate& c : candidates) {
+      if (work_left_ == 0) break;
+      if (ref_[c.cls] > 0 || !has_terms(c.node)) continue;
+      bool small = true;
+      if (dead_reaches(c.node, c.cls, kSharedScope, small) || !small) continue;
+      if (shared_move(c.cls, c.node, true) < -threshold()) improved = true;
+    }
+    return improved;
+  }
+
+  // Offers the classes of `frontier`, just made live, to their users, level by level: a live
+  // class with a node over one of them takes that node if the swap improves; a dead class is
+  // re-pointed at such a node if that makes it cheaper to bring to life (free: a dead class is
+  // not paid), and is then offered to its own users in turn. The climb through dead classes is
+  // what lets a shared product reach the classes that use it through a chain of intermediate
+  // classes (an n-way merged matmul, split column block by column block); one level would only
+  // reach its direct users. Logs every change; returns the change of the DAG cost.
+  double adopt(std::uint32_t c, std::vector<std::uint32_t> frontier, bool shared) {
+    double delta = 0;
+    ++offer_epoch_;
+    std::vector<std::uint32_t> next;
+    for (int level = 0; level < kMaxClimb && !frontier.empty() && work_left_ > 0; ++level) {
+      next.clear();
+      for (std::uint32_t b : frontier)
+        for (std::uint32_t k = users_.offsets[b]; k < users_.offsets[b + 1] && work_left_ > 0; ++k) {
+          const std::uint32_t user = users_.users[k];
+          const std::uint32_t p = g_.node_class(user);
+          const std::uint32_t before = choice_[p];
+          spend(1);
+          if (p == c) continue;
+          if (ref_[p] > 0) {
+            if (user == before || !has_terms(user) || (shared && !small_dead_subgraph(user))) continue;
+            born_.clear();
+            recording_ = true;
+            const double step = swap(p, user);
+            recording_ = false;
+            // The offered classes this swap brings to life are paid by the move as a whole
+            // (the parts of a split that the other users take too), not by this swap.
+            double offered_cost = 0;
+            if (shared)
+              for (std::uint32_t k : born_)
+                if (offered_[k] == offer_epoch_) offered_cost += g_.node_cost(choice_[k]);
+            if (step - offered_cost < -threshold() && !reaches(user, p)) {
+              delta += step;
+              log_.push_back({p, before, true});
+            } else {
+              swap(p, before);
+            }
+            continue;
+          }
+          if (!shared || offered_[p] == offer_epoch_) continue;
+          if (user != before) {
+            // Re-pointed only at a node all of whose children are live, offered, or leaves (so
+            // it costs about its own cost to bring to life), and only if that is cheaper than
+            // the current choice (at least its own cost, more with children to bring along).
+            if (!has_terms(user) || !ready(user)) continue;
+            const double cost = g_.node_cost(user);
+            if (!(cost < g_.node_cost(before) - threshold()) &&
+                !(small_dead_subgraph(before) && cost < bring_to_life_cost(p) - threshold()))
+              continue;
+            bool small = true;
+            if (dead_reaches(user, p, kSharedScope, small) || !small) continue;
+            choice_[p] = user;
+            log_.push_back({p, before, false});
+          }
+          offered_[p] = offer_epoch_;
+          next.push_back(p);
+        }
+      std::swap(frontier, next);
+    }
+    return delta;
+  }
+
+  // Undoes the changes in `log_`, last first.
+  void undo_log() {
+    for (auto it = log_.rbegin(); it != log_.rend(); ++it) {
+      if (it->live) swap(it->cls, it->node);
+      else choice_[it->cls] = it->node;
+    }
+  }
+
+  // Whether every child class of node m is live, offered in this `adopt`, or chosen as a leaf.
+  [[nodiscard]] bool ready(std::uint32_t m) const {
+    for (std::uint32_t k : dc_.of(m))
+      if (ref_[k] == 0 && offered_[k] != offer_epoch_ && !dc_.of(choice_[k]).empty()) return false;
+    return true;
+  }
+
+  // What making dead class p live would cost now (its chosen node and every dead class under it).
+  double bring_to_life_cost(std::uint32_t p) {
+    ref_[p] = 1;
+    const double cost = enliven(p);
+    kill(p);
+    ref_[p] = 0;
+    return cost;
   }
 
   [[nodiscard]] double threshold() const { return 1e-9 * std::max(1.0, std::abs(total_)); }
@@ -270,20 +416,53 @@ class DagLocalSearch {
   double kill(std::uint32_t c) { return cascade(c, false); }
 
   // Whether class `target` is reachable from node m's children through chosen nodes (the swap
-  // to m would close a cycle).
+  // to m would close a cycle). A live class's chosen subgraph holds only live classes, so when
+  // the target is dead the search need not enter live classes.
   bool reaches(std::uint32_t m, std::uint32_t target) {
     ++epoch_;
+    const bool target_dead = ref_[target] == 0;
     stack_.assign(dc_.of(m).begin(), dc_.of(m).end());
     while (!stack_.empty()) {
       const std::uint32_t k = stack_.back();
       stack_.pop_back();
       if (k == target) return true;
-      if (seen_[k] == epoch_) continue;
+      if (seen_[k] == epoch_ || (target_dead && ref_[k] > 0)) continue;
       seen_[k] = epoch_;
       spend(1);
       for (std::uint32_t child : dc_.of(choice_[k])) stack_.push_back(child);
     }
     return false;
+  }
+
+  // Whether dead class `target` is reachable from node m's children through chosen nodes, for a
+  // small dead subgraph under m: false with `small` unset when more than `limit` dead classes
+  // lie under m (the caller then leaves m alone). Live classes are not entered (see `reaches`).
+  bool dead_reaches(std::uint32_t m, std::uint32_t target, std::uint32_t limit, bool& small) {
+    ++epoch_;
+    small = true;
+    std::uint32_t visited = 0;
+    stack_.assign(dc_.of(m).begin(), dc_.of(m).end());
+    while (!stack_.empty()) {
+      const std::uint32_t k = stack_.back();
+      stack_.pop_back();
+      if (k == target) return true;
+      if (seen_[k] == epoch_ || ref_[k] > 0) continue;
+      seen_[k] = epoch_;
+      spend(1);
+      if (++visited > limit) {
+        small = false;
+        return false;
+      }
+      for (std::uint32_t child : dc_.of(choice_[k])) stack_.push_back(child);
+    }
+    return false;
+  }
+
+  // Whether at most kSharedScope dead classes lie under node m.
+  bool small_dead_subgraph(std::uint32_t m) {
+    bool small = true;
+    dead_reaches(m, static_cast<std::uint32_t>(g_.num_classes()), kSharedScope, small);
+    return small;
   }
 
   const ExtractionGraph& g_;
@@ -297,8 +476,26 @@ class DagLocalSearch {
   double total_ = 0;
   std::uint64_t work_left_ = 0;
   bool recording_ = false;
-  std::vector<std::uint32_t> born_;                          // classes made live by a recorded swap
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> log_;  // (class, previous node) to undo
+  // How many levels of dead classes `adopt` climbs: an n-way merge split back by a chain of
+  // column splits needs n - 1.
+  static constexpr int kMaxClimb = 64;
+  // The most dead classes a shared move brings to life under its node, or under a node a dead
+  // class is re-pointed at: bigger subgraphs are left alone (they are seldom worth their cost,
+  // and each evaluation would cost as much as they hold).
+  static constexpr std::uint32_t kSharedScope = 256;
+  // A shared move is tried only on nodes that cost at least this share of the current total:
+  // a cheap node needs no move of its own (a single swap of a user pays little for it).
+  static constexpr double kSharedMinShare = 1e-3;
+  // The most class visits one shared move's evaluation may spend.
+  static constexpr std::uint64_t kSharedMoveWork = 20'000;
+  struct Change {
+    std::uint32_t cls, node;  // the class and its previous node
+    bool live;                // a swap of a live class (undone by a swap) or a dead class re-pointed
+  };
+  std::vector<std::uint32_t> born_;  // classes made live by a recorded swap
+  std::vector<Change> log_;          // what a compound move changed, to undo
+  std::vector<std::uint32_t> offered_;  // offer_epoch_ when adopt last re-pointed or offered a class
+  std::uint32_t offer_epoch_ = 0;
 };
 
 }  // namespace detail
