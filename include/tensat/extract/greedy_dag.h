@@ -483,9 +483,9 @@ class DagLocalSearch {
   // class is re-pointed at: bigger subgraphs are left alone (they are seldom worth their cost,
   // and each evaluation would cost as much as they hold).
   static constexpr std::uint32_t kSharedScope = 256;
-  // A shared move is tried only on nodes that cost at least this share of the current total:
+  // A shared move is tried only on nodes that cost at least 1 % of the current total:
   // a cheap node needs no move of its own (a single swap of a user pays little for it).
-  static constexpr double kSharedMinShare = 1e-3;
+  static constexpr double kSharedMinShare = 1e-2;
   // The most class visits one shared move's evaluation may spend.
   static constexpr std::uint64_t kSharedMoveWork = 20'000;
   struct Change {
