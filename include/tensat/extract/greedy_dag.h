@@ -259,9 +259,7 @@ class DagLocalSearch {
     for (std::uint32_t b = 0; b < g_.num_classes() && work_left_ > 0; ++b) {
       if (ref_[b] > 0 || choice_[b] == ExtractionGraph::kNone || users_.offsets[b] == users_.offsets[b + 1]) continue;
       for (std::uint32_t m : g_.class_nodes(b)) {
-        if (!dc_.usable[m] || !has_terms(m) || !(g_.node_cost(m) >= kSharedMinShare * total_)) continue;
-        bool small = true;
-        if (dead_reaches(m, b, kSharedScope, small) || !small) continue;
+        if (!dc_.usable[m] || !(g_.node_cost(m) >= kSharedMinShare * total_) || !can_offer(b, m)) continue;
         // Each evaluation gets its own slice of the budget: offered to many classes, a move can
         // cost far more than it is worth to find out.
         const std::uint64_t left = work_left_;
@@ -277,9 +275,7 @@ class DagLocalSearch {
     bool improved = false;
     for (const Candidate& c : candidates) {
       if (work_left_ == 0) break;
-      if (ref_[c.cls] > 0 || !has_terms(c.node)) continue;
-      bool small = true;
-      if (dead_reaches(c.node, c.cls, kSharedScope, small) || !small) continue;
+      if (!can_offer(c.cls, c.node)) continue;
       if (shared_move(c.cls, c.node, true) < -threshold()) improved = true;
     }
     return improved;
@@ -315,8 +311,8 @@ class DagLocalSearch {
             // (the parts of a split that the other users take too), not by this swap.
             double offered_cost = 0;
             if (shared)
-              for (std::uint32_t k : born_)
-                if (offered_[k] == offer_epoch_) offered_cost += g_.node_cost(choice_[k]);
+              for (std::uint32_t born : born_)
+                if (offered_[born] == offer_epoch_) offered_cost += g_.node_cost(choice_[born]);
             if (step - offered_cost < -threshold() && !reaches(user, p)) {
               delta += step;
               log_.push_back({p, before, true});
@@ -335,8 +331,7 @@ class DagLocalSearch {
             if (!(cost < g_.node_cost(before) - threshold()) &&
                 !(small_dead_subgraph(before) && cost < bring_to_life_cost(p) - threshold()))
               continue;
-            bool small = true;
-            if (dead_reaches(user, p, kSharedScope, small) || !small) continue;
+            if (!can_offer(p, user)) continue;
             choice_[p] = user;
             log_.push_back({p, before, false});
           }
@@ -416,53 +411,40 @@ class DagLocalSearch {
   double kill(std::uint32_t c) { return cascade(c, false); }
 
   // Whether class `target` is reachable from node m's children through chosen nodes (the swap
-  // to m would close a cycle). A live class's chosen subgraph holds only live classes, so when
-  // the target is dead the search need not enter live classes.
+  // to m would close a cycle).
   bool reaches(std::uint32_t m, std::uint32_t target) {
-    ++epoch_;
-    const bool target_dead = ref_[target] == 0;
-    stack_.assign(dc_.of(m).begin(), dc_.of(m).end());
-    while (!stack_.empty()) {
-      const std::uint32_t k = stack_.back();
-      stack_.pop_back();
-      if (k == target) return true;
-      if (seen_[k] == epoch_ || (target_dead && ref_[k] > 0)) continue;
-      seen_[k] = epoch_;
-      spend(1);
-      for (std::uint32_t child : dc_.of(choice_[k])) stack_.push_back(child);
-    }
-    return false;
+    return walk_under(m, target, ref_[target] == 0, kNoLimit) == Walk::Reaches;
   }
 
-  // Whether dead class `target` is reachable from node m's children through chosen nodes, for a
-  // small dead subgraph under m: false with `small` unset when more than `limit` dead classes
-  // lie under m (the caller then leaves m alone). Live classes are not entered (see `reaches`).
-  bool dead_reaches(std::uint32_t m, std::uint32_t target, std::uint32_t limit, bool& small) {
+  // Whether dead class b could be brought to life with node m, for a shared move or an `adopt`
+  // re-pointing: m has terms, does not reach b through chosen nodes, and brings at most
+  // kSharedScope dead classes to life with it.
+  bool can_offer(std::uint32_t b, std::uint32_t m) {
+    return ref_[b] == 0 && has_terms(m) && walk_under(m, b, true, kSharedScope) == Walk::Clear;
+  }
+
+  // Whether at most kSharedScope dead classes lie under node m.
+  bool small_dead_subgraph(std::uint32_t m) { return walk_under(m, kNoClass, true, kSharedScope) != Walk::TooBig; }
+
+  enum class Walk { Reaches, Clear, TooBig };
+  // Walks the classes under node m's children through chosen nodes, looking for `target`:
+  // TooBig once more than `limit` classes are visited. A live class's chosen subgraph holds only
+  // live classes, so a walk looking for a dead class (`dead_only`) need not enter live ones.
+  Walk walk_under(std::uint32_t m, std::uint32_t target, bool dead_only, std::uint32_t limit) {
     ++epoch_;
-    small = true;
     std::uint32_t visited = 0;
     stack_.assign(dc_.of(m).begin(), dc_.of(m).end());
     while (!stack_.empty()) {
       const std::uint32_t k = stack_.back();
       stack_.pop_back();
-      if (k == target) return true;
-      if (seen_[k] == epoch_ || ref_[k] > 0) continue;
+      if (k == target) return Walk::Reaches;
+      if (seen_[k] == epoch_ || (dead_only && ref_[k] > 0)) continue;
       seen_[k] = epoch_;
       spend(1);
-      if (++visited > limit) {
-        small = false;
-        return false;
-      }
+      if (++visited > limit) return Walk::TooBig;
       for (std::uint32_t child : dc_.of(choice_[k])) stack_.push_back(child);
     }
-    return false;
-  }
-
-  // Whether at most kSharedScope dead classes lie under node m.
-  bool small_dead_subgraph(std::uint32_t m) {
-    bool small = true;
-    dead_reaches(m, static_cast<std::uint32_t>(g_.num_classes()), kSharedScope, small);
-    return small;
+    return Walk::Clear;
   }
 
   const ExtractionGraph& g_;
@@ -476,6 +458,8 @@ class DagLocalSearch {
   double total_ = 0;
   std::uint64_t work_left_ = 0;
   bool recording_ = false;
+  static constexpr std::uint32_t kNoClass = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::uint32_t kNoLimit = std::numeric_limits<std::uint32_t>::max();
   // How many levels of dead classes `adopt` climbs: an n-way merge split back by a chain of
   // column splits needs n - 1.
   static constexpr int kMaxClimb = 64;
