@@ -3,8 +3,11 @@
 // fusion on the host profile, as executor_bench) are precomputed and profiled with
 // profile_program (tensat/tensor/executor.h); each op kind's measured time is printed beside
 // program_breakdown's predicted time on the same profile, then the nodes that take the most time.
+// With --paired, the two programs run alternately instead (ABBA, every node timed), and each op
+// kind's time is compared pair by pair: what to read when the whole-program difference is below
+// what the pairs of executor_bench resolve (a kind's time varies less than the whole run's).
 //
-//   executor_profile [--profile FILE.json] [--runs N] [--top K] [MODEL...]
+//   executor_profile [--profile FILE.json] [--runs N] [--top K] [--paired] [MODEL...]
 //
 // Without --profile the host is calibrated first (calibrate_host, about two seconds). A plain
 // program, not Google Benchmark: its output is a report to read (bench/RESULTS.md quotes it).
@@ -78,6 +81,73 @@ void report(const std::string& label, const tt::PrecomputedProgram& pre, const t
   }
 }
 
+/// The kind a node's time is counted under: its op, and a fused kernel's by its body's root op
+/// (`fused:relu`), so that a kind of kernel the optimizer forms shows on its own line.
+std::string kind_of(const tensat::RecExpr<tt::TensorNode>& program, std::size_t i) {
+  const tt::TensorNode& node = program[tensat::Id(i)];
+  if (node.op() != tt::Op::Fused) return std::string(node.op_name());
+  return "fused:" + std::string(program[node.children()[0]].op_name());
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t k = v.size();
+  return k == 0 ? 0.0 : k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
+/// Runs both programs alternately `runs` times (one untimed warm-up each; which goes first
+/// alternates, as in compare_times) with every node timed, and prints per kind: the median of its
+/// per-run time in each program, the median of the pairwise differences (optimized - original),
+/// the pairs in which the optimized program spent less on it, and the predicted difference.
+void report_paired(const tt::PrecomputedProgram (&pre)[2], const tt::DeviceProfile& profile, std::size_t runs) {
+  std::vector<std::map<std::string, double>> per_run[2];
+  std::map<std::string, double> predicted;
+  for (int k = 0; k < 2; ++k) {
+    for (const tt::KernelReport& r : tt::program_breakdown(pre[k].program, profile).kernels)
+      predicted[kind_of(pre[k].program, r.node)] += (k == 0 ? -1e-3 : 1e-3) * r.time.total_us;
+    (void)tt::execute(pre[k].program, pre[k].bindings);  // warm-up
+  }
+  for (std::size_t r = 0; r < runs; ++r)
+    for (int j = 0; j < 2; ++j) {
+      const int k = r % 2 == 0 ? j : 1 - j;
+      std::map<std::string, double> times;
+      tt::ExecuteOptions options;
+      options.on_node = [&](std::size_t node, double seconds) {
+        if (tt::is_attribute(pre[k].program[tensat::Id(node)].op())) return;
+        times[kind_of(pre[k].program, node)] += 1e3 * seconds;
+        times["(all nodes)"] += 1e3 * seconds;
+      };
+      (void)tt::execute(pre[k].program, pre[k].bindings, options);
+      per_run[k].push_back(std::move(times));
+    }
+  std::map<std::string, int> kinds;
+  for (const auto& runs_of : per_run)
+    for (const auto& times : runs_of)
+      for (const auto& entry : times) kinds[entry.first] = 0;
+  std::printf("paired, %zu runs of each (ms; difference = optimized - original)\n", runs);
+  std::printf("  %-16s %12s %12s %12s %8s %12s\n", "kind", "original", "optimized", "difference", "less in",
+              "predicted");
+  for (const auto& entry : kinds) {
+    const std::string& kind = entry.first;
+    std::vector<double> a, b, d;
+    std::size_t less = 0;
+    for (std::size_t r = 0; r < runs; ++r) {
+      const auto at = [&](int k) {
+        const auto it = per_run[k][r].find(kind);
+        return it == per_run[k][r].end() ? 0.0 : it->second;
+      };
+      a.push_back(at(0));
+      b.push_back(at(1));
+      d.push_back(at(1) - at(0));
+      if (at(1) < at(0)) ++less;
+    }
+    if (median(a) < 0.01 && median(b) < 0.01) continue;
+    const double p = kind == "(all nodes)" ? 0.0 : predicted[kind];
+    std::printf("  %-16s %12.3f %12.3f %12.3f %4zu/%-3zu %12s\n", kind.c_str(), median(a), median(b), median(d), less,
+                runs, kind == "(all nodes)" ? "" : fmt::format("{:.3f}", p).c_str());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,15 +157,17 @@ int main(int argc, char** argv) {
 #endif
   std::string profile_file;
   std::size_t runs = 5, top = 8;
+  bool paired = false;
   std::vector<std::string> models;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--profile" && i + 1 < argc) profile_file = argv[++i];
     else if (arg == "--runs" && i + 1 < argc) runs = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--top" && i + 1 < argc) top = std::strtoull(argv[++i], nullptr, 10);
+    else if (arg == "--paired") paired = true;
     else if (!arg.empty() && arg[0] != '-') models.push_back(arg);
     else {
-      std::fprintf(stderr, "usage: executor_profile [--profile FILE.json] [--runs N] [--top K] [MODEL...]\n");
+      std::fprintf(stderr, "usage: executor_profile [--profile FILE.json] [--runs N] [--top K] [--paired] [MODEL...]\n");
       return 2;
     }
   }
@@ -110,6 +182,12 @@ int main(int argc, char** argv) {
     options.fusion = true;
     const auto optimized = tt::optimize(original, options).optimized;
     std::printf("\n== %s\n", model.c_str());
+    if (paired) {
+      const tt::PrecomputedProgram pre[2] = {tt::precompute_weights(original, tt::random_bindings(original, 1)),
+                                             tt::precompute_weights(optimized, tt::random_bindings(optimized, 1))};
+      report_paired(pre, profile, std::max<std::size_t>(runs, 1));
+      continue;
+    }
     report("original", tt::precompute_weights(original, tt::random_bindings(original, 1)), profile, runs, top);
     report("optimized", tt::precompute_weights(optimized, tt::random_bindings(optimized, 1)), profile, runs, top);
   }

@@ -63,27 +63,31 @@ void check_fused(const std::string& body, const std::vector<Operand>& operands) 
 }  // namespace
 
 TEST_CASE("fused loop: elementwise ops over several chunks") {
-  const std::vector<Operand> xy{{"x", "3 7 41"}, {"y", "3 7 41"}};
+  const std::vector<Operand> xy{{"x", "3 17 101"}, {"y", "3 17 101"}};
   check_fused("(relu (ewadd (tanh $0) $1))", xy);
   check_fused("(ewmul (sigmoid $0) (exp $1))", xy);
   check_fused("(gelu (ewadd $0 $1))", xy);
-  check_fused("(smul (tanh $0) $1)", {{"x", "5 300"}, {"s", "1"}});
-  check_fused("(relu (ewmul $0 $0))", {{"x", "2 1000"}});
+  check_fused("(smul (tanh $0) $1)", {{"x", "5 1001"}, {"s", "1"}});
+  check_fused("(relu (ewmul $0 $0))", {{"x", "2 3001"}});
   // The ONNX extension's elementwise ops (bases of pow and sqrt kept positive).
   check_fused("(ewsub (sqrt (exp $0)) (ewdiv $1 (exp $0)))", xy);
   check_fused("(ewpow (exp $0) $1)", xy);
-  check_fused("(clip (ewsub $0 $1) $2 $3)", {{"x", "3 7 41"}, {"y", "3 7 41"}, {"lo", "1"}, {"hi", "1"}});
+  check_fused("(clip (ewsub $0 $1) $2 $3)", {{"x", "3 17 101"}, {"y", "3 17 101"}, {"lo", "1"}, {"hi", "1"}});
 }
 
 TEST_CASE("fused loop: injective producers (transpose, slice, pad, concat, broadcast, reshape)") {
-  check_fused("(relu (transpose (ints 2 0 1) $0))", {{"x", "5 9 23"}});
+  check_fused("(relu (transpose (ints 2 0 1) $0))", {{"x", "5 19 23"}});
   check_fused("(ewadd (transpose (ints 1 0) (tanh $0)) $1)", {{"x", "37 29"}, {"y", "29 37"}});
-  check_fused("(exp (slice 1 3 17 $0))", {{"x", "4 20 11"}});
-  check_fused("(relu (pad 2 3 5 $0))", {{"x", "6 7 30"}});
-  check_fused("(tanh (pad 0 1 0 (ewadd $0 $1)))", {{"x", "9 70"}, {"y", "9 70"}});
+  check_fused("(exp (slice 1 3 17 $0))", {{"x", "4 60 11"}});
+  check_fused("(relu (pad 2 3 5 $0))", {{"x", "6 17 30"}});
+  check_fused("(tanh (pad 0 1 0 (ewadd $0 $1)))", {{"x", "29 70"}, {"y", "29 70"}});
   check_fused("(relu (concat 1 $0 (tanh $1) $0))", {{"x", "3 5 40"}, {"y", "3 8 40"}});
-  check_fused("(ewadd (broadcast (ints 6 13 35) $0) $1)", {{"x", "13 1"}, {"y", "6 13 35"}});
-  check_fused("(relu (reshape (ints 35 39) (tanh $0)))", {{"x", "3 13 35"}});
+  // Parts longer than a chunk (4095 positions per channel): most chunks lie within one part and
+  // read it in place, the others straddle two parts.
+  check_fused("(relu (concat 1 $0 (tanh $1)))", {{"x", "2 3 63 65"}, {"y", "2 2 63 65"}});
+  check_fused("(tanh (pad 1 2 1 $0))", {{"x", "2 3 63 65"}});
+  check_fused("(ewadd (broadcast (ints 16 13 35) $0) $1)", {{"x", "13 1"}, {"y", "16 13 35"}});
+  check_fused("(relu (reshape (ints 105 39) (tanh $0)))", {{"x", "3 13 105"}});
   // Injective ops stacked: a transpose of a slice of a pad.
   check_fused("(sigmoid (transpose (ints 1 0) (slice 0 2 40 (pad 0 4 4 $0))))", {{"x", "44 31"}});
 }
@@ -117,15 +121,15 @@ TEST_CASE("fused loop: an elementwise epilogue runs on each block of the contrac
 TEST_CASE("fused loop: reduction roots") {
   check_fused("(reduce_sum 1 (exp $0))", {{"x", "4 37 23"}});
   check_fused("(reduce_max 2 (ewmul $0 $1))", {{"x", "5 6 130"}, {"y", "5 6 130"}});
-  check_fused("(reduce_mean 0 (transpose (ints 1 0) $0))", {{"x", "70 19"}});
+  check_fused("(reduce_mean 0 (transpose (ints 1 0) $0))", {{"x", "170 19"}});
 }
 
 TEST_CASE("fused loop: a term shared by two consumers, and an f16 body") {
-  check_fused("(ewadd (tanh $0) (ewmul (tanh $0) (transpose (ints 1 0) (tanh $1))))", {{"x", "31 31"}, {"y", "31 31"}});
+  check_fused("(ewadd (tanh $0) (ewmul (tanh $0) (transpose (ints 1 0) (tanh $1))))", {{"x", "61 61"}, {"y", "61 61"}});
   // f16: every body term rounded to f16 as the unfused ops round their outputs.
-  const std::string x = "(input x f16 (ints 7 100))", y = "(input y f16 (ints 7 100))";
+  const std::string x = "(input x f16 (ints 7 700))", y = "(input y f16 (ints 7 700))";
   const auto unfused = parse_program("(relu (ewadd (tanh " + x + ") " + y + "))");
-  const auto fused = parse_program("(fused (relu (ewadd (tanh (arg 0 f16 (ints 7 100))) (arg 1 f16 (ints 7 100)))) " + x +
+  const auto fused = parse_program("(fused (relu (ewadd (tanh (arg 0 f16 (ints 7 700))) (arg 1 f16 (ints 7 700)))) " + x +
                                    " " + y + ")");
   const VerifyResult r = verify(unfused, fused, 5);
   INFO(r.message);

@@ -711,7 +711,7 @@ class FusedLoop {
  public:
   /// Elements per chunk: small enough that a body's chunks stay in L1/L2, large enough that the
   /// per-chunk dispatch is amortized and Eigen vectorizes each term.
-  static constexpr std::int64_t kChunk = 512;
+  static constexpr std::int64_t kChunk = 2048;
 
   /// One term of the body. Leaves (`arg`s, and a contraction once computed) hold a tensor.
   struct Term {
@@ -721,7 +721,7 @@ class FusedLoop {
     std::int64_t elements = 0;
     std::vector<std::size_t> operands;  ///< tensor operands, as term indices, in order
     std::vector<std::int64_t> attrs;    ///< integer attributes (axis, start, act, ...)
-    std::vector<std::int64_t> strides;  ///< transpose/broadcast/slice: the operand's stride per output axis
+    std::vector<std::int64_t> strides;  ///< transpose/broadcast/slice: the operand's stride per output axis; concat: each part's extent
     std::int64_t offset = 0;            ///< slice: the flat offset of the first element
     std::shared_ptr<const HostTensor> leaf;
   };
@@ -729,6 +729,11 @@ class FusedLoop {
   /// Adds a term; returns its index. Operands must have been added before.
   std::size_t add(Term t) {
     t.elements = HostTensor::count(t.dims);
+    if (t.op == Op::Concat) {  // each part's extent along the axis, once (not per chunk)
+      t.strides.clear();
+      for (std::size_t part : t.operands)
+        t.strides.push_back(terms_[part].dims[static_cast<std::size_t>(t.attrs[0])]);
+    }
     terms_.push_back(std::move(t));
     memo_.push_back({});
     return terms_.size() - 1;
@@ -766,12 +771,17 @@ class FusedLoop {
     if (r.op == Op::ReduceSum || r.op == Op::ReduceMax || r.op == Op::ReduceMean) return reduce_root(r);
     if (r.leaf) return *r.leaf;
     HostTensor out(r.dims, r.dtype);
+    // An elementwise root writes its chunk straight into the output (no scratch block, no copy):
+    // the output is a fresh tensor, so no operand reads it.
+    root_output_ = &r;
     for (std::int64_t start = 0; start < r.elements; start += kChunk) {
       const std::int64_t n = std::min(kChunk, r.elements - start);
       begin_chunk();
+      root_output_at_ = out.data.data() + start;
       const float* p = eval(root, Indices{start, n, nullptr});
-      std::copy_n(p, n, out.data.data() + start);
+      if (p != root_output_at_) std::copy_n(p, n, out.data.data() + start);
     }
+    root_output_ = nullptr;
     return out;
   }
 
@@ -989,7 +999,7 @@ class FusedLoop {
       case Op::Concat: return concat(term, ix);
       default: break;
     }
-    float* out = values_block();
+    float* out = &term == root_output_ && !ix.list ? root_output_at_ : values_block();
     ArrayMap o(out, n);
     const ConstArrayMap a(eval(term.operands[0], ix), n);
     switch (term.op) {
@@ -1037,10 +1047,10 @@ class FusedLoop {
                             const std::vector<std::int64_t>& extents, const Indices& ix) {
     std::int64_t outer, extent, inner;
     split_dims(dims, axis, outer, extent, inner);
-    float* out = values_block();
     if (!ix.list) {
       std::int64_t p = ix.start;
       const std::int64_t end = ix.start + ix.size;
+      float* out = nullptr;
       while (p < end) {
         const std::int64_t o = p / (extent * inner), a = (p / inner) % extent;
         std::size_t k = 0;
@@ -1048,6 +1058,9 @@ class FusedLoop {
         while (a >= first + extents[k]) first += extents[k++];
         const std::int64_t run_end = std::min(end, (o * extent + first + extents[k]) * inner);
         const std::int64_t len = run_end - p;
+        if (p == ix.start && run_end == end && parts[k] != kZeros)  // one run: the part's values, not a copy
+          return eval(parts[k], Indices{(o * extents[k] + (a - first)) * inner + p % inner, len, nullptr});
+        if (!out) out = values_block();
         if (parts[k] == kZeros) {
           std::fill_n(out + (p - ix.start), len, 0.0f);
         } else {
@@ -1056,8 +1069,9 @@ class FusedLoop {
         }
         p = run_end;
       }
-      return out;
+      return out ? out : values_block();
     }
+    float* out = values_block();
     std::int64_t* src = indices_block();
     std::int64_t* where = indices_block();
     std::int64_t first = 0;
@@ -1090,15 +1104,14 @@ class FusedLoop {
 
   /// concat: each position reads the operand whose part of the axis holds it.
   const float* concat(const Term& term, const Indices& ix) {
-    const std::int64_t axis = term.attrs[0];
-    std::vector<std::int64_t> extents;
-    for (std::size_t part : term.operands) extents.push_back(terms_[part].dims[static_cast<std::size_t>(axis)]);
-    return gather_parts(term.dims, axis, term.operands, extents, ix);
+    return gather_parts(term.dims, term.attrs[0], term.operands, term.strides, ix);
   }
 
   std::vector<Term> terms_;
   std::vector<Memo> memo_;
   std::uint64_t chunk_ = 0;
+  const Term* root_output_ = nullptr;  // the root whose chunks `run` has written in place
+  float* root_output_at_ = nullptr;    // where the current chunk of the root goes
   std::vector<std::unique_ptr<float[]>> values_blocks_;
   std::vector<std::unique_ptr<std::int64_t[]>> indices_blocks_;
   std::size_t next_values_ = 0, next_indices_ = 0;
