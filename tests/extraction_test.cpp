@@ -125,3 +125,19 @@ TEST_CASE("extraction: a DAG extraction of an EGraph back as a RecExpr, shared s
   CHECK_THROWS_AS(tensat::to_recexpr(egraph, graph, node_ids, dag, 1), tensat::Error);
   CHECK_THROWS_AS(tensat::to_recexpr(egraph, graph, {}, dag), tensat::Error);
 }
+
+TEST_CASE("extraction: to_recexpr emits depth first, a node's first child's subgraph first") {
+  // (h (g (f a) b) (k c d)): every node of the first operand's subgraph comes before the second's,
+  // in the order the program is written; the reverse order would start with (k c d).
+  using L = tensat::SymbolLang;
+  tensat::Runner<L> runner;
+  runner.with_expr(tensat::parse_expr<L>("(h (g (f a) b) (k c d))")).run({});
+  const auto& egraph = runner.egraph();
+  std::vector<tensat::Id> node_ids;
+  const auto graph = ExtractionGraph::from_egraph(egraph, runner.roots(), [](const L&) { return 1.0; }, &node_ids);
+  const auto expr = tensat::to_recexpr(egraph, graph, node_ids, tensat::extract_tree(graph));
+  std::string order;
+  for (std::size_t i = 0; i < expr.size(); ++i) order += std::string(expr[tensat::Id(i)].op_name()) + " ";
+  CHECK(order == "a f b g c d k h ");
+  CHECK(expr.to_string() == "(h (g (f a) b) (k c d))");
+}
