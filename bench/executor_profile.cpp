@@ -91,13 +91,12 @@ std::string kind_of(const tensat::RecExpr<tt::TensorNode>& program, std::size_t 
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  const std::size_t k = v.size();
-  return k == 0 ? 0.0 : k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+  return tt::internal::quantile(v, 0.5);
 }
 
-/// Runs both programs alternately `runs` times (one untimed warm-up each; which goes first
-/// alternates, as in compare_times) with every node timed, and prints per kind: the median of its
-/// per-run time in each program, the median of the pairwise differences (optimized - original),
+/// Runs both programs alternately `runs` times (one untimed warm-up each; `run_abba_pairs`, as
+/// compare_times does) with every node timed, and prints per kind: the median of its per-run
+/// time in each program, the median of the pairwise differences (optimized - original),
 /// the pairs in which the optimized program spent less on it, and the predicted difference.
 void report_paired(const tt::PrecomputedProgram (&pre)[2], const tt::DeviceProfile& profile, std::size_t runs) {
   std::vector<std::map<std::string, double>> per_run[2];
@@ -107,19 +106,17 @@ void report_paired(const tt::PrecomputedProgram (&pre)[2], const tt::DeviceProfi
       predicted[kind_of(pre[k].program, r.node)] += (k == 0 ? -1e-3 : 1e-3) * r.time.total_us;
     (void)tt::execute(pre[k].program, pre[k].bindings);  // warm-up
   }
-  for (std::size_t r = 0; r < runs; ++r)
-    for (int j = 0; j < 2; ++j) {
-      const int k = r % 2 == 0 ? j : 1 - j;
-      std::map<std::string, double> times;
-      tt::ExecuteOptions options;
-      options.on_node = [&](std::size_t node, double seconds) {
-        if (tt::is_attribute(pre[k].program[tensat::Id(node)].op())) return;
-        times[kind_of(pre[k].program, node)] += 1e3 * seconds;
-        times["(all nodes)"] += 1e3 * seconds;
-      };
-      (void)tt::execute(pre[k].program, pre[k].bindings, options);
-      per_run[k].push_back(std::move(times));
-    }
+  tt::run_abba_pairs(runs, [&](int k) {
+    std::map<std::string, double> times;
+    tt::ExecuteOptions options;
+    options.on_node = [&](std::size_t node, double seconds) {
+      if (tt::is_attribute(pre[k].program[tensat::Id(node)].op())) return;
+      times[kind_of(pre[k].program, node)] += 1e3 * seconds;
+      times["(all nodes)"] += 1e3 * seconds;
+    };
+    (void)tt::execute(pre[k].program, pre[k].bindings, options);
+    per_run[k].push_back(std::move(times));
+  });
   std::map<std::string, int> kinds;
   for (const auto& runs_of : per_run)
     for (const auto& times : runs_of)

@@ -682,3 +682,12 @@ TEST_CASE("executor: compare_times reports runs, medians within min and max, and
   CHECK_THROWS_AS(compare_times(a, parse_program("(ewadd (input a f32 (ints 2 2)) (input b f32 (ints 3 3)))"), 1),
                   ShapeError);
 }
+
+TEST_CASE("executor: run_abba_pairs runs both programs once per pair, the first alternating (ABBA)") {
+  std::vector<int> order;
+  run_abba_pairs(4, [&](int k) { order.push_back(k); });
+  CHECK(order == std::vector<int>{0, 1, 1, 0, 0, 1, 1, 0});
+  order.clear();
+  run_abba_pairs(0, [&](int k) { order.push_back(k); });
+  CHECK(order.empty());
+}

@@ -721,7 +721,8 @@ class FusedLoop {
     std::int64_t elements = 0;
     std::vector<std::size_t> operands;  ///< tensor operands, as term indices, in order
     std::vector<std::int64_t> attrs;    ///< integer attributes (axis, start, act, ...)
-    std::vector<std::int64_t> strides;  ///< transpose/broadcast/slice: the operand's stride per output axis; concat: each part's extent
+    std::vector<std::int64_t> strides;  ///< transpose/broadcast/slice: the operand's stride per output axis
+    std::vector<std::int64_t> part_extents;  ///< concat: each part's extent along the axis
     std::int64_t offset = 0;            ///< slice: the flat offset of the first element
     std::shared_ptr<const HostTensor> leaf;
   };
@@ -730,9 +731,9 @@ class FusedLoop {
   std::size_t add(Term t) {
     t.elements = HostTensor::count(t.dims);
     if (t.op == Op::Concat) {  // each part's extent along the axis, once (not per chunk)
-      t.strides.clear();
+      t.part_extents.clear();
       for (std::size_t part : t.operands)
-        t.strides.push_back(terms_[part].dims[static_cast<std::size_t>(t.attrs[0])]);
+        t.part_extents.push_back(terms_[part].dims[static_cast<std::size_t>(t.attrs[0])]);
     }
     terms_.push_back(std::move(t));
     memo_.push_back({});
@@ -1058,15 +1059,14 @@ class FusedLoop {
         while (a >= first + extents[k]) first += extents[k++];
         const std::int64_t run_end = std::min(end, (o * extent + first + extents[k]) * inner);
         const std::int64_t len = run_end - p;
+        const std::int64_t src = (o * extents[k] + (a - first)) * inner + p % inner;  // in part k
         if (p == ix.start && run_end == end && parts[k] != kZeros)  // one run: the part's values, not a copy
-          return eval(parts[k], Indices{(o * extents[k] + (a - first)) * inner + p % inner, len, nullptr});
+          return eval(parts[k], Indices{src, len, nullptr});
         if (!out) out = values_block();
-        if (parts[k] == kZeros) {
+        if (parts[k] == kZeros)
           std::fill_n(out + (p - ix.start), len, 0.0f);
-        } else {
-          const std::int64_t src = (o * extents[k] + (a - first)) * inner + p % inner;
+        else
           std::copy_n(eval(parts[k], Indices{src, len, nullptr}), len, out + (p - ix.start));
-        }
         p = run_end;
       }
       return out ? out : values_block();
@@ -1104,7 +1104,7 @@ class FusedLoop {
 
   /// concat: each position reads the operand whose part of the axis holds it.
   const float* concat(const Term& term, const Indices& ix) {
-    return gather_parts(term.dims, term.attrs[0], term.operands, term.strides, ix);
+    return gather_parts(term.dims, term.attrs[0], term.operands, term.part_extents, ix);
   }
 
   std::vector<Term> terms_;
@@ -1747,6 +1747,16 @@ inline double quantile(const std::vector<double>& sorted, double q) {
 
 }  // namespace internal
 
+/// Calls `run(k)` for the two programs k = 0 and k = 1, `pairs` times each, back to back and
+/// alternating which goes first (ABBA: 0 1, 1 0, 0 1, ...), so that a drift of the machine's
+/// speed slows both alike and neither always runs in the cache state the other leaves.
+/// `compare_times` and `bench/executor_profile --paired` time their pairs with it.
+template <class RunProgram>
+void run_abba_pairs(std::size_t pairs, RunProgram&& run) {
+  for (std::size_t r = 0; r < pairs; ++r)
+    for (int j = 0; j < 2; ++j) run(r % 2 == 0 ? j : 1 - j);
+}
+
 /// Times `original` and `optimized` on the executor as TASO times a graph: `random_bindings`
 /// (`seed`) of each with its weight-only subgraphs precomputed outside the timing, one untimed
 /// warm-up run each, then `runs` timed `execute` calls of each, **alternating** the two
@@ -1765,13 +1775,11 @@ inline double quantile(const std::vector<double>& sorted, double q) {
   std::vector<double> ms[2];
   std::size_t sink = 0;
   for (const PrecomputedProgram& p : pre) sink += execute(p.program, p.bindings).size();  // warm-up
-  for (std::size_t r = 0; r < runs; ++r)
-    for (int j = 0; j < 2; ++j) {
-      const int k = r % 2 == 0 ? j : 1 - j;
-      const auto start = std::chrono::steady_clock::now();
-      sink += execute(pre[k].program, pre[k].bindings).size();
-      ms[k].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    }
+  run_abba_pairs(runs, [&](int k) {
+    const auto start = std::chrono::steady_clock::now();
+    sink += execute(pre[k].program, pre[k].bindings).size();
+    ms[k].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  });
   if (sink == 0) throw ExecutionError("compare_times: the programs have no outputs");
   TimeComparison out;
   out.runs = runs;
