@@ -5,7 +5,8 @@
 // program_breakdown's predicted time on the same profile, then the nodes that take the most time.
 // With --paired, the two programs run alternately instead (ABBA, every node timed), and each op
 // kind's time is compared pair by pair: what to read when the whole-program difference is below
-// what the pairs of executor_bench resolve (a kind's time varies less than the whole run's).
+// what the pairs of executor_bench resolve (a kind's time varies less than the whole run's), and
+// so are the kernels the optimizer changed against those both programs share.
 //
 //   executor_profile [--profile FILE.json] [--runs N] [--top K] [--paired] [MODEL...]
 //
@@ -94,16 +95,72 @@ double median(std::vector<double> v) {
   return tt::internal::quantile(v, 0.5);
 }
 
+/// What the cost model sees of node `i`: its op, attributes and operand shapes (a fused node's
+/// body spelled out to its `arg`s). Nodes with equal signatures are predicted to take equal time.
+std::string signature(const tensat::RecExpr<tt::TensorNode>& program, const std::vector<tt::TensorInfo>& infos,
+                      std::size_t i, bool in_body = false) {
+  const tt::TensorNode& node = program[tensat::Id(i)];
+  std::string s = node.op_name();
+  for (tensat::Id c : node.children()) {
+    const tt::TensorNode& child = program[c];
+    if (child.op() == tt::Op::Ints) {
+      s += " (";
+      for (tensat::Id v : child.children()) s += " " + program[v].op_name();
+      s += ")";
+    } else if (tt::is_attribute(child.op())) {
+      s += " " + child.op_name();
+    } else if ((node.op() == tt::Op::Fused && c == node.children()[0]) || (in_body && child.op() != tt::Op::Arg)) {
+      s += " {" + signature(program, infos, c.index(), true) + "}";
+    } else {
+      s += " " + tt::dims_to_string(infos[c.index()].dims);
+    }
+  }
+  return s;
+}
+
 /// Runs both programs alternately `runs` times (one untimed warm-up each; `run_abba_pairs`, as
 /// compare_times does) with every node timed, and prints per kind: the median of its per-run
 /// time in each program, the median of the pairwise differences (optimized - original),
-/// the pairs in which the optimized program spent less on it, and the predicted difference.
+/// the pairs in which the optimized program spent less on it, the sign test on those pairs and
+/// the predicted difference. Two more rows split the nodes by `signature`: "(changed nodes)",
+/// those whose signature occurs a different number of times in the two programs (the
+/// optimizer's changes: their predicted difference is the whole prediction), and "(shared
+/// nodes)", the rest (the same kernels in both, predicted to cost the same; a measured
+/// difference is the cache state the program's order leaves them, which the model does not see).
 void report_paired(const tt::PrecomputedProgram (&pre)[2], const tt::DeviceProfile& profile, std::size_t runs) {
   std::vector<std::map<std::string, double>> per_run[2];
   std::map<std::string, double> predicted;
+  std::vector<bool> shared[2];
+  {
+    std::vector<std::string> signatures[2];
+    std::map<std::string, long> balance;  // occurrences in the optimized program minus the original's
+    for (int k = 0; k < 2; ++k) {
+      const tensat::RecExpr<tt::TensorNode>& program = pre[k].program;
+      const std::vector<tt::TensorInfo> infos = tt::check_program(program);
+      // A fused body's terms are computed (and timed) as part of their kernel: not counted, or
+      // a convolution inside a kernel would balance one outside it.
+      std::vector<bool> in_body(program.size(), false);
+      for (std::size_t i = program.size(); i-- > 0;) {
+        const tt::TensorNode& node = program[tensat::Id(i)];
+        if (node.op() == tt::Op::Fused) in_body[node.children()[0].index()] = true;
+        if (in_body[i])
+          for (tensat::Id c : node.children()) in_body[c.index()] = true;
+      }
+      for (std::size_t i = 0; i < program.size(); ++i) {
+        signatures[k].push_back(signature(program, infos, i));
+        if (!in_body[i]) balance[signatures[k].back()] += k == 0 ? -1 : 1;
+      }
+    }
+    for (int k = 0; k < 2; ++k)
+      for (const std::string& sig : signatures[k]) shared[k].push_back(balance[sig] == 0);
+  }
+  const auto part_of = [&](int k, std::size_t node) { return shared[k][node] ? "(shared nodes)" : "(changed nodes)"; };
   for (int k = 0; k < 2; ++k) {
-    for (const tt::KernelReport& r : tt::program_breakdown(pre[k].program, profile).kernels)
-      predicted[kind_of(pre[k].program, r.node)] += (k == 0 ? -1e-3 : 1e-3) * r.time.total_us;
+    for (const tt::KernelReport& r : tt::program_breakdown(pre[k].program, profile).kernels) {
+      const double us = (k == 0 ? -1e-3 : 1e-3) * r.time.total_us;
+      predicted[kind_of(pre[k].program, r.node)] += us;
+      predicted[part_of(k, r.node)] += us;
+    }
     (void)tt::execute(pre[k].program, pre[k].bindings);  // warm-up
   }
   tt::run_abba_pairs(runs, [&](int k) {
@@ -112,6 +169,7 @@ void report_paired(const tt::PrecomputedProgram (&pre)[2], const tt::DeviceProfi
     options.on_node = [&](std::size_t node, double seconds) {
       if (tt::is_attribute(pre[k].program[tensat::Id(node)].op())) return;
       times[kind_of(pre[k].program, node)] += 1e3 * seconds;
+      times[part_of(k, node)] += 1e3 * seconds;
       times["(all nodes)"] += 1e3 * seconds;
     };
     (void)tt::execute(pre[k].program, pre[k].bindings, options);
@@ -122,8 +180,8 @@ void report_paired(const tt::PrecomputedProgram (&pre)[2], const tt::DeviceProfi
     for (const auto& times : runs_of)
       for (const auto& entry : times) kinds[entry.first] = 0;
   std::printf("paired, %zu runs of each (ms; difference = optimized - original)\n", runs);
-  std::printf("  %-16s %12s %12s %12s %8s %12s\n", "kind", "original", "optimized", "difference", "less in",
-              "predicted");
+  std::printf("  %-16s %12s %12s %12s %8s %7s %12s\n", "kind", "original", "optimized", "difference", "less in",
+              "sign", "predicted");
   for (const auto& entry : kinds) {
     const std::string& kind = entry.first;
     std::vector<double> a, b, d;
@@ -139,9 +197,10 @@ void report_paired(const tt::PrecomputedProgram (&pre)[2], const tt::DeviceProfi
       if (at(1) < at(0)) ++less;
     }
     if (median(a) < 0.01 && median(b) < 0.01) continue;
-    const double p = kind == "(all nodes)" ? 0.0 : predicted[kind];
-    std::printf("  %-16s %12.3f %12.3f %12.3f %4zu/%-3zu %12s\n", kind.c_str(), median(a), median(b), median(d), less,
-                runs, kind == "(all nodes)" ? "" : fmt::format("{:.3f}", p).c_str());
+    const int sign = tt::TimeComparison::sign_test(less, runs);
+    const char* verdict = sign > 0 ? "less" : sign < 0 ? "more" : "-";
+    std::printf("  %-16s %12.3f %12.3f %12.3f %4zu/%-3zu %7s %12s\n", kind.c_str(), median(a), median(b), median(d),
+                less, runs, verdict, kind == "(all nodes)" ? "" : fmt::format("{:.3f}", predicted[kind]).c_str());
   }
 }
 
