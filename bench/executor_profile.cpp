@@ -5,8 +5,8 @@
 // program_breakdown's predicted time on the same profile, then the nodes that take the most time.
 // With --paired, the two programs run alternately instead (ABBA, every node timed), and each op
 // kind's time is compared pair by pair: what to read when the whole-program difference is below
-// what the pairs of executor_bench resolve (a kind's time varies less than the whole run's), and
-// so are the kernels the optimizer changed against those both programs share.
+// what the pairs of executor_bench resolve (a kind's time varies less than the whole run's); the
+// same for the kernels the optimizer changed against those both programs share.
 //
 //   executor_profile [--profile FILE.json] [--runs N] [--top K] [--paired] [MODEL...]
 //
@@ -95,8 +95,23 @@ double median(std::vector<double> v) {
   return tt::internal::quantile(v, 0.5);
 }
 
-/// What the cost model sees of node `i`: its op, attributes and operand shapes (a fused node's
-/// body spelled out to its `arg`s). Nodes with equal signatures are predicted to take equal time.
+/// An operand as the cost model reads it: shape, dtype, a layout other than contiguous, and for
+/// a `broadcast` (which costs its source's bytes) the source's shape.
+std::string operand_text(const tensat::RecExpr<tt::TensorNode>& program, const std::vector<tt::TensorInfo>& infos,
+                         tensat::Id c) {
+  const tt::TensorInfo& info = infos[c.index()];
+  std::string s = fmt::format("{} {}", tt::dims_to_string(info.dims), tt::dtype_name(info.dtype));
+  if (info.layout != tt::Layout::Contiguous) s += fmt::format(" {}", tt::layout_name(info.layout));
+  if (program[c].op() == tt::Op::Broadcast) {
+    tensat::Id source = c;
+    while (program[source].op() == tt::Op::Broadcast) source = program[source].children()[1];
+    s += " from " + tt::dims_to_string(infos[source.index()].dims);
+  }
+  return s;
+}
+
+/// What the cost model sees of node `i`: its op, attributes and operands (a fused node's body
+/// spelled out to its `arg`s). Nodes with equal signatures are predicted to take equal time.
 std::string signature(const tensat::RecExpr<tt::TensorNode>& program, const std::vector<tt::TensorInfo>& infos,
                       std::size_t i, bool in_body = false) {
   const tt::TensorNode& node = program[tensat::Id(i)];
@@ -112,7 +127,7 @@ std::string signature(const tensat::RecExpr<tt::TensorNode>& program, const std:
     } else if ((node.op() == tt::Op::Fused && c == node.children()[0]) || (in_body && child.op() != tt::Op::Arg)) {
       s += " {" + signature(program, infos, c.index(), true) + "}";
     } else {
-      s += " " + tt::dims_to_string(infos[c.index()].dims);
+      s += " " + operand_text(program, infos, c);
     }
   }
   return s;
@@ -122,37 +137,36 @@ std::string signature(const tensat::RecExpr<tt::TensorNode>& program, const std:
 /// compare_times does) with every node timed, and prints per kind: the median of its per-run
 /// time in each program, the median of the pairwise differences (optimized - original),
 /// the pairs in which the optimized program spent less on it, the sign test on those pairs and
-/// the predicted difference. Two more rows split the nodes by `signature`: "(changed nodes)",
-/// those whose signature occurs a different number of times in the two programs (the
-/// optimizer's changes: their predicted difference is the whole prediction), and "(shared
-/// nodes)", the rest (the same kernels in both, predicted to cost the same; a measured
-/// difference is the cache state the program's order leaves them, which the model does not see).
+/// the predicted difference. Two more rows split the nodes by `signature`: of a signature that
+/// occurs n0 times in the original and n1 times in the optimized program, the first min(n0, n1)
+/// in each program (in program order) are "(shared nodes)", the same kernels in both, predicted
+/// to cost the same (a measured difference is most likely the cache state the program's order
+/// leaves them, which the model does not see); the others are "(changed nodes)", the kernels
+/// the optimizer added or removed, whose predicted difference is the whole prediction.
 void report_paired(const tt::PrecomputedProgram (&pre)[2], const tt::DeviceProfile& profile, std::size_t runs) {
   std::vector<std::map<std::string, double>> per_run[2];
   std::map<std::string, double> predicted;
   std::vector<bool> shared[2];
   {
+    // A fused body's terms (`symbolic`) are computed and timed as part of their kernel: left
+    // out, or a convolution inside a kernel would pair with one outside it.
     std::vector<std::string> signatures[2];
-    std::map<std::string, long> balance;  // occurrences in the optimized program minus the original's
+    std::map<std::string, std::size_t> count[2];
     for (int k = 0; k < 2; ++k) {
       const tensat::RecExpr<tt::TensorNode>& program = pre[k].program;
       const std::vector<tt::TensorInfo> infos = tt::check_program(program);
-      // A fused body's terms are computed (and timed) as part of their kernel: not counted, or
-      // a convolution inside a kernel would balance one outside it.
-      std::vector<bool> in_body(program.size(), false);
-      for (std::size_t i = program.size(); i-- > 0;) {
-        const tt::TensorNode& node = program[tensat::Id(i)];
-        if (node.op() == tt::Op::Fused) in_body[node.children()[0].index()] = true;
-        if (in_body[i])
-          for (tensat::Id c : node.children()) in_body[c.index()] = true;
-      }
       for (std::size_t i = 0; i < program.size(); ++i) {
-        signatures[k].push_back(signature(program, infos, i));
-        if (!in_body[i]) balance[signatures[k].back()] += k == 0 ? -1 : 1;
+        signatures[k].push_back(infos[i].symbolic ? std::string() : signature(program, infos, i));
+        if (!infos[i].symbolic) ++count[k][signatures[k].back()];
       }
     }
-    for (int k = 0; k < 2; ++k)
-      for (const std::string& sig : signatures[k]) shared[k].push_back(balance[sig] == 0);
+    for (int k = 0; k < 2; ++k) {
+      std::map<std::string, std::size_t> seen;
+      for (const std::string& sig : signatures[k]) {
+        const std::size_t in_both = std::min(count[0][sig], count[1][sig]);
+        shared[k].push_back(!sig.empty() && seen[sig]++ < in_both);
+      }
+    }
   }
   const auto part_of = [&](int k, std::size_t node) { return shared[k][node] ? "(shared nodes)" : "(changed nodes)"; };
   for (int k = 0; k < 2; ++k) {
