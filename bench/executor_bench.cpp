@@ -26,6 +26,11 @@
 // ops_optimized (operators, a fused kernel counted once). Each model runs --runs=N iterations
 // (default 15).
 //
+// --control: the A/A control. The "optimized" side is the original program again (not
+// optimized; its own precomputed weights and tensors), so any difference the counters report is
+// the harness's own: the noise, and the bias of where each side's tensors fall in memory, that a
+// real comparison has to exceed.
+//
 // main() first stops glibc from returning freed memory to the OS: otherwise every run
 // page-faults its large tensors in again (a third of the time of SqueezeNet on this VM, and
 // most of the run-to-run spread).
@@ -57,6 +62,7 @@ namespace tt = tensat::tensor;
 std::string g_profile_file;  // --profile=FILE.json; empty: calibrate at the start
 int g_runs = 15;              // --runs=N
 bool g_ilp = false;           // --extractor=ilp (default greedy: greedy DAG extraction)
+bool g_control = false;       // --control: the original against itself (A/A)
 double g_ilp_seconds = 60;    // --ilp-seconds=S: the ILP extraction's time limit
 
 const tt::DeviceProfile& host() {
@@ -84,7 +90,7 @@ const Prepared& prepared(const std::string& model) {
       options.extractor = tt::TensorExtractor::Ilp;
       options.ilp.time_limit_seconds = g_ilp_seconds;
     }
-    slot->program[1] = tt::optimize(slot->program[0], options).optimized;
+    slot->program[1] = g_control ? slot->program[0] : tt::optimize(slot->program[0], options).optimized;
     for (int k = 0; k < 2; ++k)
       slot->precomputed[k] = tt::precompute_weights(slot->program[k], tt::random_bindings(slot->program[k], 1));
   }
@@ -94,10 +100,7 @@ const Prepared& prepared(const std::string& model) {
 /// The q-quantile of `v`, interpolated between order statistics.
 double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
-  const double at = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(at);
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
+  return tt::internal::quantile(v, q);
 }
 
 void BM_compare(benchmark::State& state, std::string model) {
@@ -171,6 +174,8 @@ int main(int argc, char** argv) {
       g_runs = std::max(1, std::atoi(arg.c_str() + 7));
     } else if (arg == "--extractor=ilp" || arg == "--extractor=greedy") {
       g_ilp = arg == "--extractor=ilp";
+    } else if (arg == "--control") {
+      g_control = true;
     } else if (arg.rfind("--ilp-seconds=", 0) == 0) {
       g_ilp_seconds = std::max(1.0, std::atof(arg.c_str() + 14));
     } else {
@@ -182,7 +187,9 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   std::fprintf(stderr, "host profile: %s\nextraction: %s\n", host().description.c_str(),
-               g_ilp ? ("ilp, " + std::to_string(g_ilp_seconds) + " s").c_str() : "greedy dag");
+               g_control ? "none (--control: the original against itself)"
+               : g_ilp   ? ("ilp, " + std::to_string(g_ilp_seconds) + " s").c_str()
+                         : "greedy dag");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
