@@ -3,6 +3,8 @@
 // valid, computes the same outputs' shapes, and costs no more than the original.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string>
 
@@ -93,4 +95,56 @@ TEST_CASE("optimize: on a device whose convolutions are channels_last, a bf16 ne
   options.layouts = LayoutSearch::Auto;
   CHECK_FALSE(has_foreign_layout_convolution(f.program(), *options.profile));
   CHECK(op_histogram(optimize(f.program(), options).optimized)[static_cast<std::size_t>(Op::Relayout)] == 0);
+}
+
+namespace {
+
+/// Pairs of nodes of `program` that run at every execution (they read an input: weight-only
+/// nodes are precomputed once, attributes are not run), that also occur in `reference` (the same
+/// subterm), and that run in the opposite order there: 0 when `program` keeps `reference`'s order
+/// for the kernels they share.
+std::size_t order_inversions(const RecExpr<TensorNode>& program, const RecExpr<TensorNode>& reference) {
+  tensat::internal::StructuralNumbering<TensorNode> numbering;
+  const auto ref = numbering.number(reference);
+  const auto own = numbering.number(program);
+  std::vector<std::size_t> position(numbering.size(), SIZE_MAX);
+  for (std::size_t j = reference.size(); j-- > 0;) position[ref[j]] = j;
+  std::vector<bool> reads_input(program.size(), false);
+  std::vector<std::size_t> shared;
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    reads_input[i] = program[Id(i)].op() == Op::Input;
+    for (Id c : program[Id(i)].children()) reads_input[i] = reads_input[i] || reads_input[c.index()];
+    if (reads_input[i] && position[own[i]] != SIZE_MAX) shared.push_back(position[own[i]]);
+  }
+  std::size_t inversions = 0;
+  for (std::size_t i = 0; i < shared.size(); ++i)
+    for (std::size_t k = i + 1; k < shared.size(); ++k) inversions += shared[i] > shared[k];
+  return inversions;
+}
+
+}  // namespace
+
+TEST_CASE("optimize: the optimized program is laid out in the original's order and is the term extracted") {
+  for (std::string_view name : {"squeezenet", "nasneta"}) {
+    INFO("model " << name);
+    const RecExpr<TensorNode> program = models::build_model(name).program();
+    OptimizeOptions options;
+    options.profile = find_profile("h100-sxm");
+    options.fusion = true;
+    options.order_like_original = false;
+    const RecExpr<TensorNode> extracted = optimize(program, options).optimized;
+    options.order_like_original = true;
+    const RecExpr<TensorNode> ordered = optimize(program, options).optimized;
+    // The same term: the same nodes over the same operands, only their order differs.
+    tensat::internal::StructuralNumbering<TensorNode> numbering;
+    auto a = numbering.number(extracted), b = numbering.number(ordered);
+    CHECK(a.back() == b.back());
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    CHECK(a == b);
+    CHECK(ordered != extracted);
+    CHECK_NOTHROW(check_program(ordered));
+    // The kernels it shares with the original (the same subterm) run in the original's order.
+    CHECK(order_inversions(ordered, program) == 0);
+  }
 }

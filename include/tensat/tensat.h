@@ -29,5 +29,6 @@
 #include "tensat/extract/graph.h"
 #include "tensat/extract/extraction.h"
 #include "tensat/extract/tree.h"
+#include "tensat/extract/order.h"
 
 #endif  // TENSAT_TENSAT_H

@@ -1747,6 +1747,11 @@ inline double quantile(const std::vector<double>& sorted, double q) {
 
 }  // namespace internal
 
+/// Which program (0 or 1) runs `j`-th (0 or 1) in pair `pair` of an ABBA sequence: 0 first in
+/// even pairs, 1 first in odd ones. For harnesses that drive one pair at a time (Google
+/// Benchmark's iterations); `run_abba_pairs` runs a whole sequence.
+[[nodiscard]] constexpr int abba_order(std::size_t pair, int j) noexcept { return pair % 2 == 0 ? j : 1 - j; }
+
 /// Calls `run(k)` for the two programs k = 0 and k = 1, `pairs` times each, back to back and
 /// alternating which goes first (ABBA: 0 1, 1 0, 0 1, ...), so that a drift of the machine's
 /// speed slows both alike and neither always runs in the cache state the other leaves.
@@ -1754,7 +1759,7 @@ inline double quantile(const std::vector<double>& sorted, double q) {
 template <class RunProgram>
 void run_abba_pairs(std::size_t pairs, RunProgram&& run) {
   for (std::size_t r = 0; r < pairs; ++r)
-    for (int j = 0; j < 2; ++j) run(r % 2 == 0 ? j : 1 - j);
+    for (int j = 0; j < 2; ++j) run(abba_order(r, j));
 }
 
 /// Times `original` and `optimized` on the executor as TASO times a graph: `random_bindings`

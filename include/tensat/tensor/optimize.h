@@ -16,6 +16,7 @@
 #include "tensat/extract/graph.h"
 #include "tensat/extract/greedy_dag.h"
 #include "tensat/extract/ilp.h"
+#include "tensat/extract/order.h"
 #include "tensat/tensor/analysis.h"
 #include "tensat/tensor/cost_model.h"
 #include "tensat/tensor/cycle_filter.h"
@@ -88,6 +89,11 @@ struct OptimizeOptions {
   std::size_t fusion_node_limit = 100'000;
   /// The layout rules join `rules` when this says so (`Auto` needs `profile`).
   LayoutSearch layouts = LayoutSearch::Auto;
+  /// Lay the optimized program out in the original's order (`order_like` over the e-graph: each
+  /// node where the original first computes its e-class's value), rather than depth first as
+  /// extracted: an executor running both in index order then runs the kernels they share among
+  /// the same neighbours. Off: the extraction's order.
+  bool order_like_original = true;
 };
 
 /// What `optimize` found.
@@ -203,6 +209,7 @@ inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const Optimiz
     result.optimized = std::move(optimized);
     result.extraction_status = extraction.status;
   }
+  if (options.order_like_original) result.optimized = order_like(egraph, result.optimized, program);
   result.extraction_seconds = std::chrono::duration<double>(Clock::now() - extract_start).count();
   result.cost_after = program_cost_of(result.optimized);
   if (result.cost_after > result.cost_before) {
