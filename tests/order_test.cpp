@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <numeric>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
