@@ -8,6 +8,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -695,4 +696,25 @@ TEST_CASE("executor: run_abba_pairs runs both programs once per pair, the first 
     for (int j = 0; j < 2; ++j) order.push_back(abba_order(pair, j));
   CHECK(order == std::vector<int>{0, 1, 1, 0, 0, 1, 1, 0});
   static_assert(abba_order(1, 0) == 1 && abba_order(2, 0) == 0, "abba_order is usable at compile time");
+}
+
+TEST_CASE("executor: run_warm_abba_pairs puts warm-up runs of the same program before each timed run") {
+  std::vector<std::pair<int, bool>> calls;
+  run_warm_abba_pairs(2, 2, [&](int k, bool timed) { calls.emplace_back(k, timed); });
+  const std::vector<std::pair<int, bool>> expected{{0, false}, {0, false}, {0, true},  {1, false},
+                                                   {1, false}, {1, true},  {1, false}, {1, false},
+                                                   {1, true},  {0, false}, {0, false}, {0, true}};
+  CHECK(calls == expected);
+  // No warm-up runs: the plain ABBA sequence, every run timed.
+  calls.clear();
+  run_warm_abba_pairs(3, 0, [&](int k, bool timed) { calls.emplace_back(k, timed); });
+  CHECK(calls == std::vector<std::pair<int, bool>>{{0, true}, {1, true}, {1, true}, {0, true}, {0, true}, {1, true}});
+  // compare_times with warm-up runs still times `runs` pairs and ranks the programs.
+  const std::string x = "(input x f32 (ints 128 128))";
+  std::string heavy = x;
+  for (int i = 0; i < 8; ++i) heavy = fmt::format("(matmul 0 {} (weight w{} f32 (ints 128 128)))", heavy, i);
+  const TimeComparison t = compare_times(parse_program(heavy), parse_program("(relu (input x f32 (ints 1 128)))"), 5, 1, 2);
+  CHECK(t.runs == 5);
+  CHECK(t.faster_pairs == 5);
+  CHECK(t.paired_sign() == 1);
 }

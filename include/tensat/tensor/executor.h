@@ -1752,14 +1752,30 @@ inline double quantile(const std::vector<double>& sorted, double q) {
 /// Benchmark's iterations); `run_abba_pairs` runs a whole sequence.
 [[nodiscard]] constexpr int abba_order(std::size_t pair, int j) noexcept { return pair % 2 == 0 ? j : 1 - j; }
 
+/// Calls `run(k, timed)` for the two programs k = 0 and k = 1 as `run_abba_pairs` does, each
+/// timed call (`timed` true) preceded by `warm_runs` untimed calls of the same program (`timed`
+/// false). Without them a program runs in the cache state the other one leaves: a model whose
+/// weights fit in the last-level cache (NasRNN's 72 MB in this machine's 480 MB) finds them
+/// evicted by the other program, as on a CPU whose cache they exceed; with them it finds them
+/// where its own previous run left them, as in TASO's back-to-back runs of one graph.
+template <class RunProgram>
+void run_warm_abba_pairs(std::size_t pairs, std::size_t warm_runs, RunProgram&& run) {
+  for (std::size_t r = 0; r < pairs; ++r)
+    for (int j = 0; j < 2; ++j) {
+      const int k = abba_order(r, j);
+      for (std::size_t w = 0; w < warm_runs; ++w) run(k, false);
+      run(k, true);
+    }
+}
+
 /// Calls `run(k)` for the two programs k = 0 and k = 1, `pairs` times each, back to back and
 /// alternating which goes first (ABBA: 0 1, 1 0, 0 1, ...), so that a drift of the machine's
 /// speed slows both alike and neither always runs in the cache state the other leaves.
-/// `compare_times` and `bench/executor_profile --paired` time their pairs with it.
+/// `compare_times` and `bench/executor_profile --paired` time their pairs with it (or with
+/// `run_warm_abba_pairs`).
 template <class RunProgram>
 void run_abba_pairs(std::size_t pairs, RunProgram&& run) {
-  for (std::size_t r = 0; r < pairs; ++r)
-    for (int j = 0; j < 2; ++j) run(abba_order(r, j));
+  run_warm_abba_pairs(pairs, 0, [&](int k, bool) { run(k); });
 }
 
 /// Times `original` and `optimized` on the executor as TASO times a graph: `random_bindings`
@@ -1768,22 +1784,25 @@ void run_abba_pairs(std::size_t pairs, RunProgram&& run) {
 /// programs so that a machine whose speed drifts (frequency, a neighbour on a shared host) slows
 /// both alike; which program goes first alternates from pair to pair (ABBA), so that neither
 /// always runs after the other. Reports the medians, min and max of each and the paired ratios.
-/// Throws `ExecutionError` when `runs` is 0, and whatever `execute` throws. On glibc, large
-/// freed buffers go back to the OS and are page-faulted in again on the next run, which can
-/// cost more than the arithmetic: harnesses raise `M_MMAP_THRESHOLD` (see docs/executor.md)
-/// before timing.
+/// With `warm_runs` > 0, each timed run follows that many untimed runs of the same program
+/// (`run_warm_abba_pairs`): its data cached as its own last run left it, not as the other
+/// program's did. Throws `ExecutionError` when `runs` is 0, and whatever `execute` throws. On
+/// glibc, large freed buffers go back to the OS and are page-faulted in again on the next run,
+/// which can cost more than the arithmetic: harnesses raise `M_MMAP_THRESHOLD` (see
+/// docs/executor.md) before timing.
 [[nodiscard]] inline TimeComparison compare_times(const RecExpr<TensorNode>& original, const RecExpr<TensorNode>& optimized,
-                                                  std::size_t runs, std::uint64_t seed = 1) {
+                                                  std::size_t runs, std::uint64_t seed = 1, std::size_t warm_runs = 0) {
   if (runs == 0) throw ExecutionError("compare_times: runs must be positive");
   const PrecomputedProgram pre[2] = {precompute_weights(original, random_bindings(original, seed)),
                                      precompute_weights(optimized, random_bindings(optimized, seed))};
   std::vector<double> ms[2];
   std::size_t sink = 0;
   for (const PrecomputedProgram& p : pre) sink += execute(p.program, p.bindings).size();  // warm-up
-  run_abba_pairs(runs, [&](int k) {
+  run_warm_abba_pairs(runs, warm_runs, [&](int k, bool timed) {
     const auto start = std::chrono::steady_clock::now();
     sink += execute(pre[k].program, pre[k].bindings).size();
-    ms[k].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    if (timed)
+      ms[k].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   });
   if (sink == 0) throw ExecutionError("compare_times: the programs have no outputs");
   TimeComparison out;
