@@ -25,7 +25,8 @@
 // (tensat/tensor/executor.h, `verify` with seed 1: random inputs and weights; an ONNX model's own
 // weights with random inputs) and compares every output element, and with --out also the
 // exported file read back; --measure N times both programs on that executor (weight-only
-// subgraphs precomputed first; one untimed warm-up run, then the median of N runs).
+// subgraphs precomputed first; one untimed warm-up run, then the median of N runs; with
+// --warm-runs K, K untimed runs of the same program before each timed run).
 //
 // Exit status: 0 on success, 2 on bad arguments (on stderr "tensat-opt: <reason>" and the usage
 // line), 1 on an internal error or when --verify finds a mismatch.
@@ -70,7 +71,7 @@ constexpr const char* kUsageLine =
     "usage: tensat-opt --model bert|nasrnn|resnext50|nasneta|inceptionv3|squeezenet|vgg19 | MODEL.onnx "
     "[--input NAME=d0,d1,...] [--out FILE.onnx] "
     "[--node-limit N] [--iter-limit K] [--k-multi M] [--time-limit S] [--extractor greedy-dag|ilp] "
-    "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--layouts auto|on|off] [--kernels] [--verify] [--measure N] [--json]\n";
+    "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--layouts auto|on|off] [--kernels] [--verify] [--measure N] [--warm-runs K] [--json]\n";
 
 constexpr const char* kHelp =
     "\n"
@@ -109,6 +110,9 @@ constexpr const char* kHelp =
     "                        (weights precomputed, one warm-up run each, then N >= 1 pairs of runs,\n"
     "                        alternating the two programs and which goes first; medians compared,\n"
     "                        and the median and quartiles of the ratios within pairs)\n"
+    "  --warm-runs K         with --measure: K untimed runs of the same program before each timed\n"
+    "                        run, so that it finds its data cached as its own last run left it, not\n"
+    "                        as the other program's did (default 0)\n"
     "  --json                print only one JSON object on one line\n"
     "  --help                print this help and exit\n"
     "\n"
@@ -131,6 +135,8 @@ struct Options {
   bool kernels = false;   // --kernels
   bool verify = false;
   std::size_t measure = 0;  // runs per program; 0: no --measure
+  std::size_t warm_runs = 0;  // --warm-runs: untimed runs of the same program before each timed one
+  bool warm_runs_given = false;
 };
 
 /// NAME=d0,d1,... with positive integer dimensions.
@@ -212,7 +218,7 @@ Options parse_args(int argc, char** argv) {
     }
     if (name != "--model" && name != "--node-limit" && name != "--iter-limit" && name != "--k-multi" &&
         name != "--time-limit" && name != "--extractor" && name != "--ilp-time-limit" && name != "--profile" &&
-        name != "--measure" && name != "--input" && name != "--out" && name != "--layouts")
+        name != "--measure" && name != "--warm-runs" && name != "--input" && name != "--out" && name != "--layouts")
       throw BadInput{"unknown option '" + name + "'"};
     if (!inline_value) {
       if (i + 1 >= argc) throw BadInput{"option " + name + " needs a value"};
@@ -233,6 +239,12 @@ Options parse_args(int argc, char** argv) {
       for (char ch : value) ok = ok && ch >= '0' && ch <= '9';
       if (ok) options.measure = static_cast<std::size_t>(std::strtoull(value.c_str(), nullptr, 10));
       if (!ok || options.measure == 0) throw BadInput{"--measure must be a positive integer, got '" + value + "'"};
+    } else if (name == "--warm-runs") {
+      bool ok = !value.empty() && value.size() <= 9;
+      for (char ch : value) ok = ok && ch >= '0' && ch <= '9';
+      if (!ok) throw BadInput{"--warm-runs must be a non-negative integer, got '" + value + "'"};
+      options.warm_runs = static_cast<std::size_t>(std::strtoull(value.c_str(), nullptr, 10));
+      options.warm_runs_given = true;
     } else if (name == "--input") {
       options.input_shapes.push_back(parse_input_shape(value));
     } else if (name == "--out") {
@@ -278,6 +290,7 @@ Options parse_args(int argc, char** argv) {
     throw BadInput{"this tensat-opt was built without ONNX support (libonnx-dev, CMake option TENSAT_WITH_ONNX)"};
 #endif
   if (options.no_fusion && !options.optimize.profile) throw BadInput{"--no-fusion needs --profile"};
+  if (options.warm_runs_given && !options.measure) throw BadInput{"--warm-runs needs --measure"};
   if (options.kernels && !options.optimize.profile) throw BadInput{"--kernels needs --profile"};
   options.optimize.fusion = options.optimize.profile.has_value() && !options.no_fusion;
   return options;
@@ -409,7 +422,7 @@ int run(const Options& options) {
   double measured_before = 0, measured_after = 0;
   tt::TimeComparison times;
   if (options.measure) {
-    times = tt::compare_times(program, result.optimized, options.measure);
+    times = tt::compare_times(program, result.optimized, options.measure, 1, options.warm_runs);
     measured_before = times.original.median_ms;
     measured_after = times.optimized.median_ms;
   }
@@ -504,6 +517,7 @@ int run(const Options& options) {
       line["measured_ratio_q1"] = number(times.ratio_q1);
       line["measured_ratio_q3"] = number(times.ratio_q3);
       line["measure_runs"] = options.measure;
+      line["measure_warm_runs"] = options.warm_runs;
       line["measured_original_ms"] = measured_before;
       line["measured_optimized_ms"] = measured_after;
       line["measured_speedup_percent"] = number(gain_percent(measured_before, measured_after));
@@ -561,9 +575,10 @@ int run(const Options& options) {
   if (options.measure)
     out += fmt::format(
         "measured: original {:.3f} ms, optimized {:.3f} ms, speedup {:.2f}% (paired {:.2f}%, optimized / original "
-        "quartiles {:.3f}-{:.3f})\n",
+        "quartiles {:.3f}-{:.3f}{})\n",
         measured_before, measured_after, gain_percent(measured_before, measured_after), times.paired_speedup_percent(),
-        times.ratio_q1, times.ratio_q3);
+        times.ratio_q1, times.ratio_q3,
+        options.warm_runs ? fmt::format(", warm-up runs before each: {}", options.warm_runs) : std::string());
   if (verified) {
     const tt::VerifyResult& v = *verified;
     if (v.ok) {
