@@ -113,6 +113,8 @@ struct OptimizeResult {
   bool kept_original = false;
   ExtractionStatus extraction_status = ExtractionStatus::Feasible;
   double saturation_seconds = 0;
+  /// Extraction (twice with fusion and a heuristic extractor: with and without the fused
+  /// nodes) and, with `order_like_original`, laying the result out (`order_like`).
   double extraction_seconds = 0;
   [[nodiscard]] double optimize_seconds() const noexcept { return saturation_seconds + extraction_seconds; }
 };
