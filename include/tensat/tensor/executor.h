@@ -1755,9 +1755,9 @@ inline double quantile(const std::vector<double>& sorted, double q) {
 /// Calls `run(k, timed)` for the two programs k = 0 and k = 1 as `run_abba_pairs` does, each
 /// timed call (`timed` true) preceded by `warm_runs` untimed calls of the same program (`timed`
 /// false). Without them a program runs in the cache state the other one leaves: a model whose
-/// weights fit in the last-level cache (NasRNN's 72 MB in this machine's 480 MB) finds them
-/// evicted by the other program, as on a CPU whose cache they exceed; with them it finds them
-/// where its own previous run left them, as in TASO's back-to-back runs of one graph.
+/// weights fit in the last-level cache (NasRNN's 72 MB in a server part's hundreds of MB) finds
+/// them evicted by the other program, as on a CPU whose cache they exceed; with them it finds
+/// them where its own previous run left them, as in TASO's back-to-back runs of one graph.
 template <class RunProgram>
 void run_warm_abba_pairs(std::size_t pairs, std::size_t warm_runs, RunProgram&& run) {
   for (std::size_t r = 0; r < pairs; ++r)
