@@ -6,9 +6,11 @@
 // With --paired, the two programs run alternately instead (ABBA, every node timed), and each op
 // kind's time is compared pair by pair: what to read when the whole-program difference is below
 // what the pairs of executor_bench resolve (a kind's time varies less than the whole run's); the
-// same for the kernels the optimizer changed against those both programs share.
+// same for the kernels the optimizer changed against those both programs share. --warm-runs K
+// (with --paired) precedes each timed run by K untimed runs of the same program
+// (run_warm_abba_pairs, as compare_times(..., warm_runs)).
 //
-//   executor_profile [--profile FILE.json] [--runs N] [--top K] [--paired] [MODEL...]
+//   executor_profile [--profile FILE.json] [--runs N] [--top K] [--paired [--warm-runs K]] [MODEL...]
 //
 // Without --profile the host is calibrated first (calibrate_host, about two seconds). A plain
 // program, not Google Benchmark: its output is a report to read (bench/RESULTS.md quotes it).
@@ -143,7 +145,8 @@ std::string signature(const tensat::RecExpr<tt::TensorNode>& program, const std:
 /// to cost the same (a measured difference is most likely the cache state the program's order
 /// leaves them, which the model does not see); the others are "(changed nodes)", the kernels
 /// the optimizer added or removed, whose predicted difference is the whole prediction.
-void report_paired(const tt::PrecomputedProgram (&pre)[2], const tt::DeviceProfile& profile, std::size_t runs) {
+void report_paired(const tt::PrecomputedProgram (&pre)[2], const tt::DeviceProfile& profile, std::size_t runs,
+                   std::size_t warm_runs) {
   std::vector<std::map<std::string, double>> per_run[2];
   std::map<std::string, double> predicted;
   std::vector<bool> shared[2];
@@ -177,7 +180,11 @@ void report_paired(const tt::PrecomputedProgram (&pre)[2], const tt::DeviceProfi
     }
     (void)tt::execute(pre[k].program, pre[k].bindings);  // warm-up
   }
-  tt::run_abba_pairs(runs, [&](int k) {
+  tt::run_warm_abba_pairs(runs, warm_runs, [&](int k, bool timed) {
+    if (!timed) {
+      (void)tt::execute(pre[k].program, pre[k].bindings);
+      return;
+    }
     std::map<std::string, double> times;
     tt::ExecuteOptions options;
     options.on_node = [&](std::size_t node, double seconds) {
@@ -194,6 +201,7 @@ void report_paired(const tt::PrecomputedProgram (&pre)[2], const tt::DeviceProfi
     for (const auto& times : runs_of)
       for (const auto& entry : times) kinds[entry.first] = 0;
   std::printf("paired, %zu runs of each (ms; difference = optimized - original)\n", runs);
+  if (warm_runs > 0) std::printf("each timed run after %zu untimed run(s) of the same program\n", warm_runs);
   std::printf("  %-16s %12s %12s %12s %8s %7s %12s\n", "kind", "original", "optimized", "difference", "less in",
               "sign", "predicted");
   for (const auto& entry : kinds) {
@@ -226,7 +234,7 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, -1);
 #endif
   std::string profile_file;
-  std::size_t runs = 5, top = 8;
+  std::size_t runs = 5, top = 8, warm_runs = 0;
   bool paired = false;
   std::vector<std::string> models;
   for (int i = 1; i < argc; ++i) {
@@ -235,9 +243,12 @@ int main(int argc, char** argv) {
     else if (arg == "--runs" && i + 1 < argc) runs = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--top" && i + 1 < argc) top = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--paired") paired = true;
+    else if (arg == "--warm-runs" && i + 1 < argc) warm_runs = std::strtoull(argv[++i], nullptr, 10);
     else if (!arg.empty() && arg[0] != '-') models.push_back(arg);
     else {
-      std::fprintf(stderr, "usage: executor_profile [--profile FILE.json] [--runs N] [--top K] [--paired] [MODEL...]\n");
+      std::fprintf(stderr,
+                   "usage: executor_profile [--profile FILE.json] [--runs N] [--top K] [--paired [--warm-runs K]] "
+                   "[MODEL...]\n");
       return 2;
     }
   }
@@ -255,7 +266,7 @@ int main(int argc, char** argv) {
     if (paired) {
       const tt::PrecomputedProgram pre[2] = {tt::precompute_weights(original, tt::random_bindings(original, 1)),
                                              tt::precompute_weights(optimized, tt::random_bindings(optimized, 1))};
-      report_paired(pre, profile, std::max<std::size_t>(runs, 1));
+      report_paired(pre, profile, std::max<std::size_t>(runs, 1), warm_runs);
       continue;
     }
     report("original", tt::precompute_weights(original, tt::random_bindings(original, 1)), profile, runs, top);
