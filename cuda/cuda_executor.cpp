@@ -10,10 +10,12 @@
 #include <cudnn.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -85,6 +87,28 @@ struct DeviceTensor {
   [[nodiscard]] float* ptr() const noexcept { return data.get(); }
 };
 
+// ----------------------------------------------------------------------------- convolution algorithms
+
+/// A cuDNN forward algorithm for one convolution geometry, and the workspace it needs.
+struct ConvAlgorithm {
+  cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  std::size_t workspace_bytes = 0;
+};
+
+/// N, C, H, W (after any explicit padding), O, C/groups, kh, kw, pad h, pad w, stride h, stride w,
+/// and the device.
+using ConvGeometry = std::array<int, 13>;
+
+/// The process-wide choice of a forward algorithm per geometry (see Executor::conv_algorithm).
+struct ConvAlgorithmCache {
+  std::mutex mutex;
+  std::map<ConvGeometry, ConvAlgorithm> chosen;
+};
+inline ConvAlgorithmCache& conv_algorithm_cache() {
+  static ConvAlgorithmCache cache;
+  return cache;
+}
+
 // ----------------------------------------------------------------------------- the evaluator
 
 /// Node values: integers, lists and names on the host; tensors on the device.
@@ -121,8 +145,10 @@ class Executor {
     if (stream_) cudaStreamDestroy(stream_);
   }
 
-  /// One run: every non-symbolic node in order, tensors freed after their last use.
-  void run() {
+  /// One run: every non-symbolic node in order, tensors freed after their last use. With
+  /// `marks` (one event per node and one more), records marks[i] on the stream before node i's
+  /// work is launched and marks[n] after the last node's (profile_cuda).
+  void run(const std::vector<cudaEvent_t>* marks = nullptr) {
     const std::size_t n = p_.size();
     values_.assign(n, Value{});
     std::vector<std::size_t> last_use(n, 0);
@@ -134,6 +160,7 @@ class Executor {
     last_use[n - 1] = n;
     for (std::size_t i = 0; i < n; ++i) {
       if (infos_[i].symbolic) continue;
+      if (marks) TENSAT_CUDA_CHECK(cudaEventRecord((*marks)[i], stream_));
       values_[i] = eval(i, nullptr);
       for (Id c : p_[Id(i)].children())
         if (last_use[c.index()] == i) {
@@ -141,6 +168,7 @@ class Executor {
           values_[c.index()].t2.reset();
         }
     }
+    if (marks) TENSAT_CUDA_CHECK(cudaEventRecord((*marks)[n], stream_));
   }
 
   [[nodiscard]] std::vector<HostTensor> outputs() {
@@ -230,6 +258,71 @@ class Executor {
     return out;
   }
 
+  /// The forward algorithm for a convolution geometry: the fastest plain-f32 (FMA math, no
+  /// TF32) one, chosen the first time the process meets the geometry on a device and cached for
+  /// the rest of the process. cuDNN's heuristic (cudnnGetConvolutionForwardAlgorithm_v7) lists
+  /// tensor-op engines first on Hopper, and the first FMA engine it lists made the CNNs 10 to 27
+  /// times slower on an H100 (bench/RESULTS.md). cudnnFindConvolutionForwardAlgorithm times
+  /// every algorithm once, which picked differently from one process to the next where two are
+  /// close; so its FMA candidates (up to four, fastest first) are timed again here on the
+  /// convolution's own buffers, the median of five runs each after one untimed, and the fastest
+  /// median wins (the output is overwritten by the real call after).
+  ConvAlgorithm conv_algorithm(ConvGeometry geometry, cudnnTensorDescriptor_t xd, const float* x,
+                               cudnnFilterDescriptor_t wd, const float* w, cudnnConvolutionDescriptor_t cd,
+                               cudnnTensorDescriptor_t yd, float* y) {
+    ConvAlgorithmCache& cache = conv_algorithm_cache();
+    TENSAT_CUDA_CHECK(cudaGetDevice(&geometry[12]));
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    if (auto it = cache.chosen.find(geometry); it != cache.chosen.end()) return it->second;
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int found = 0;
+    TENSAT_CUDA_CHECK(
+        cudnnFindConvolutionForwardAlgorithm(cudnn_, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf));
+    std::vector<ConvAlgorithm> candidates;
+    for (int a = 0; a < found && candidates.size() < 4; ++a)  // sorted by cuDNN's one timing
+      if (perf[a].status == CUDNN_STATUS_SUCCESS && perf[a].mathType != CUDNN_TENSOR_OP_MATH &&
+          perf[a].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+        candidates.push_back(ConvAlgorithm{perf[a].algo, perf[a].memory});
+    if (candidates.empty()) throw ExecutionError("execute_cuda: cuDNN offers no FMA-math algorithm for a conv2d");
+    ConvAlgorithm best = candidates.front();
+    if (candidates.size() > 1) {
+      cudaEvent_t start = nullptr, stop = nullptr;
+      TENSAT_CUDA_CHECK(cudaEventCreate(&start));
+      TENSAT_CUDA_CHECK(cudaEventCreate(&stop));
+      struct Events {
+        cudaEvent_t& a;
+        cudaEvent_t& b;
+        ~Events() {
+          cudaEventDestroy(a);
+          cudaEventDestroy(b);
+        }
+      } guard{start, stop};
+      const float one = 1.0f, zero_f = 0.0f;
+      double best_ms = 0;
+      for (const ConvAlgorithm& c : candidates) {
+        void* ws = c.workspace_bytes ? workspace(c.workspace_bytes) : nullptr;
+        std::vector<double> ms;
+        for (int r = 0; r < 6; ++r) {
+          TENSAT_CUDA_CHECK(cudaEventRecord(start, stream_));
+          TENSAT_CUDA_CHECK(cudnnConvolutionForward(cudnn_, &one, xd, x, wd, w, cd, c.algo, ws, c.workspace_bytes,
+                                                    &zero_f, yd, y));
+          TENSAT_CUDA_CHECK(cudaEventRecord(stop, stream_));
+          TENSAT_CUDA_CHECK(cudaEventSynchronize(stop));
+          float t = 0;
+          TENSAT_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+          if (r > 0) ms.push_back(t);  // the first run untimed
+        }
+        std::sort(ms.begin(), ms.end());
+        if (&c == &candidates.front() || ms[ms.size() / 2] < best_ms) {
+          best_ms = ms[ms.size() / 2];
+          best = c;
+        }
+      }
+    }
+    cache.chosen.emplace(geometry, best);
+    return best;
+  }
+
   std::shared_ptr<DeviceTensor> conv2d(const DeviceTensor& x0, const DeviceTensor& w, std::int64_t sh, std::int64_t sw,
                                        std::int64_t pad, std::int64_t act, DType dtype) {
     const std::int64_t N = x0.dims[0], C = x0.dims[1], H = x0.dims[2], W = x0.dims[3];
@@ -279,21 +372,13 @@ class Executor {
     TENSAT_CUDA_CHECK(cudnnSetConvolutionGroupCount(cd, i32(C / Cg)));
     TENSAT_CUDA_CHECK(cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH));
     TENSAT_CUDA_CHECK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i32(N), i32(O), i32(Ho), i32(Wo)));
-    cudnnConvolutionFwdAlgoPerf_t perf[8];
-    int found = 0;
-    TENSAT_CUDA_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(cudnn_, xd, wd, cd, yd, 8, &found, perf));
-    int pick = -1;
-    for (int a = 0; a < found && pick < 0; ++a)
-      if (perf[a].status == CUDNN_STATUS_SUCCESS && perf[a].mathType != CUDNN_TENSOR_OP_MATH &&
-          perf[a].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
-        pick = a;
-    if (pick < 0) throw ExecutionError("execute_cuda: cuDNN offers no FMA-math algorithm for a conv2d");
-    std::size_t bytes = 0;
-    TENSAT_CUDA_CHECK(cudnnGetConvolutionForwardWorkspaceSize(cudnn_, xd, wd, cd, yd, perf[pick].algo, &bytes));
-    void* ws = bytes ? workspace(bytes) : nullptr;
+    const ConvAlgorithm chosen = conv_algorithm({i32(N), i32(C), i32(x->dims[2]), i32(x->dims[3]), i32(O), i32(Cg),
+                                                 i32(kh), i32(kw), i32(ph), i32(pw), i32(sh), i32(sw)},
+                                                xd, x->ptr(), wd, w.ptr(), cd, yd, out->ptr());
+    void* ws = chosen.workspace_bytes ? workspace(chosen.workspace_bytes) : nullptr;
     const float one = 1.0f, zero_f = 0.0f;
-    TENSAT_CUDA_CHECK(cudnnConvolutionForward(cudnn_, &one, xd, x->ptr(), wd, w.ptr(), cd, perf[pick].algo, ws, bytes,
-                                              &zero_f, yd, out->ptr()));
+    TENSAT_CUDA_CHECK(cudnnConvolutionForward(cudnn_, &one, xd, x->ptr(), wd, w.ptr(), cd, chosen.algo, ws,
+                                              chosen.workspace_bytes, &zero_f, yd, out->ptr()));
     activate(*out, act);
     return out;
   }
@@ -592,27 +677,120 @@ class Executor {
     throw ExecutionError(fmt::format("execute_cuda: unknown operator at node {}", i));
   }
 
-  /// The body's symbolic nodes evaluated op by op with its args bound to `inputs`.
+  /// A fused node's value: its body's elementwise region (the elementwise terms and reshapes
+  /// reachable from the root through elementwise terms) as one kernel over the region's leaves
+  /// (`fused_elementwise`). The leaves are the body's args and whatever terms lie below the
+  /// region (a contraction, a reduction, an injective term), which are evaluated op by op first,
+  /// so `fused(relu(ewadd(conv2d(..), arg 1)))` is cuDNN's convolution and one kernel. A body
+  /// whose root is not elementwise, or whose region is too large for `FusedCode`, runs op by op.
   std::shared_ptr<DeviceTensor> eval_body(std::size_t body, const std::vector<std::shared_ptr<DeviceTensor>>& inputs) {
-    std::vector<bool> needed(body + 1, false);
-    needed[body] = true;
-    for (std::size_t j = body + 1; j-- > 0;)
-      if (needed[j])
-        for (Id c : p_[Id(j)].children())
-          if (infos_[c.index()].symbolic) needed[c.index()] = true;
-    std::vector<std::size_t> order;
-    for (std::size_t j = 0; j <= body; ++j)
-      if (needed[j]) order.push_back(j);
-    std::vector<Value> saved;
-    for (std::size_t j : order) saved.push_back(std::move(values_[j]));
-    for (std::size_t j : order) values_[j] = eval(j, &inputs);
-    auto r = values_[body].t;
-    for (std::size_t k = 0; k < order.size(); ++k) values_[order[k]] = std::move(saved[k]);
+    const std::int64_t n = infos_[body].elements();
+    ElementwiseRegion region{k::FusedCode{}, {}, 0, 0};
+    if (elementwise_op(p_[Id(body)].op()) && compile_region(body, n, inputs, region)) {
+      for (std::size_t l = 0; l < region.leaves.size(); ++l) region.code.leaves[l] = region.leaves[l]->ptr();
+      auto y = make(infos_[body].dims, infos_[body].dtype);
+      TENSAT_CUDA_CHECK(k::fused_elementwise(region.code, y->ptr(), n, stream_));
+      return y;  // region.leaves released after the launch: the stream orders their reuse
+    }
+    auto r = eval_term(body, inputs);
     // A body whose root is an arg (or a reshape of one) would alias an input: copy it.
     auto copy = make(r->dims, r->dtype);
     TENSAT_CUDA_CHECK(cudaMemcpyAsync(copy->ptr(), r->ptr(), static_cast<std::size_t>(r->elements()) * sizeof(float),
                                       cudaMemcpyDeviceToDevice, stream_));
     return copy;
+  }
+
+  /// The value of body term `term`, its symbolic nodes evaluated op by op with args bound to `inputs`.
+  std::shared_ptr<DeviceTensor> eval_term(std::size_t term, const std::vector<std::shared_ptr<DeviceTensor>>& inputs) {
+    std::vector<bool> needed(term + 1, false);
+    needed[term] = true;
+    for (std::size_t j = term + 1; j-- > 0;)
+      if (needed[j])
+        for (Id c : p_[Id(j)].children())
+          if (infos_[c.index()].symbolic) needed[c.index()] = true;
+    std::vector<std::size_t> order;
+    for (std::size_t j = 0; j <= term; ++j)
+      if (needed[j]) order.push_back(j);
+    std::vector<Value> saved;
+    for (std::size_t j : order) saved.push_back(std::move(values_[j]));
+    for (std::size_t j : order) values_[j] = eval(j, &inputs);
+    auto r = values_[term].t;
+    for (std::size_t k = 0; k < order.size(); ++k) values_[order[k]] = std::move(saved[k]);
+    return r;
+  }
+
+  /// The operators the fused kernel evaluates per element (smul and clip read their scalars).
+  static bool elementwise_op(Op op) noexcept {
+    switch (op) {
+      case Op::EwAdd: case Op::EwMul: case Op::EwSub: case Op::EwDiv: case Op::EwPow: case Op::SMul: case Op::Relu:
+      case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::Exp: case Op::Sqrt: case Op::Clip:
+        return true;
+      default: return false;
+    }
+  }
+
+  struct ElementwiseRegion {
+    k::FusedCode code;
+    std::vector<std::shared_ptr<DeviceTensor>> leaves;  // kept alive until the launch
+    int depth = 0, max_depth = 0;                       // the evaluation stack, as emitted so far
+  };
+
+  bool emit(ElementwiseRegion& r, k::FusedOp op, int pops, int pushes, std::size_t leaf = 0) {
+    if (r.code.length == k::FusedCode::kMaxCode) return false;
+    r.depth += pushes - pops;
+    r.max_depth = std::max(r.max_depth, r.depth);
+    if (r.max_depth > k::FusedCode::kMaxStack) return false;
+    r.code.op[r.code.length] = op;
+    r.code.leaf[r.code.length] = static_cast<unsigned char>(leaf);
+    ++r.code.length;
+    return true;
+  }
+
+  /// Emits a load of `t`, of `n` elements or, for a scalar operand, 1.
+  bool emit_leaf(ElementwiseRegion& r, std::shared_ptr<DeviceTensor> t, std::int64_t n, bool scalar) {
+    if (!t || t->elements() != (scalar ? 1 : n)) return false;
+    std::size_t l = 0;
+    while (l < r.leaves.size() && r.leaves[l]->ptr() != t->ptr()) ++l;
+    if (l == r.leaves.size()) {
+      if (l == static_cast<std::size_t>(k::FusedCode::kMaxLeaves)) return false;
+      r.leaves.push_back(std::move(t));
+    }
+    return emit(r, scalar ? k::FusedOp::LoadScalar : k::FusedOp::Load, 0, 1, l);
+  }
+
+  /// Emits term `j` of the region (n elements) in postfix order; false: it does not fit.
+  bool compile_region(std::size_t j, std::int64_t n, const std::vector<std::shared_ptr<DeviceTensor>>& inputs,
+                      ElementwiseRegion& r) {
+    const TensorNode& node = p_[Id(j)];
+    const auto ch = node.children();
+    const auto operand = [&](std::size_t k) { return compile_region(ch[k].index(), n, inputs, r); };
+    const auto scalar = [&](std::size_t k) { return emit_leaf(r, eval_term(ch[k].index(), inputs), n, true); };
+    if (node.op() == Op::Reshape) return operand(1);  // the same elements in the same order
+    if (node.op() == Op::Arg) {
+      const auto k = static_cast<std::size_t>(p_[ch[0]].value());
+      return k < inputs.size() && emit_leaf(r, inputs[k], n, false);
+    }
+    if (!elementwise_op(node.op()) || infos_[j].elements() != n) return emit_leaf(r, eval_term(j, inputs), n, false);
+    bool ok = false;
+    switch (node.op()) {
+      case Op::EwAdd: ok = operand(0) && operand(1) && emit(r, k::FusedOp::Add, 2, 1); break;
+      case Op::EwMul: ok = operand(0) && operand(1) && emit(r, k::FusedOp::Mul, 2, 1); break;
+      case Op::EwSub: ok = operand(0) && operand(1) && emit(r, k::FusedOp::Sub, 2, 1); break;
+      case Op::EwDiv: ok = operand(0) && operand(1) && emit(r, k::FusedOp::Div, 2, 1); break;
+      case Op::EwPow: ok = operand(0) && operand(1) && emit(r, k::FusedOp::Pow, 2, 1); break;
+      case Op::SMul: ok = operand(0) && scalar(1) && emit(r, k::FusedOp::Mul, 2, 1); break;
+      case Op::Clip: ok = operand(0) && scalar(1) && scalar(2) && emit(r, k::FusedOp::Clip, 3, 1); break;
+      case Op::Relu: ok = operand(0) && emit(r, k::FusedOp::Relu, 1, 1); break;
+      case Op::Tanh: ok = operand(0) && emit(r, k::FusedOp::Tanh, 1, 1); break;
+      case Op::Sigmoid: ok = operand(0) && emit(r, k::FusedOp::Sigmoid, 1, 1); break;
+      case Op::Gelu: ok = operand(0) && emit(r, k::FusedOp::Gelu, 1, 1); break;
+      case Op::Exp: ok = operand(0) && emit(r, k::FusedOp::Exp, 1, 1); break;
+      case Op::Sqrt: ok = operand(0) && emit(r, k::FusedOp::Sqrt, 1, 1); break;
+      default: return false;
+    }
+    if (ok && infos_[j].dtype == DType::BF16) ok = emit(r, k::FusedOp::RoundBf16, 1, 1);
+    if (ok && infos_[j].dtype == DType::F16) ok = emit(r, k::FusedOp::RoundF16, 1, 1);
+    return ok;
   }
 
   const RecExpr<TensorNode>& p_;
@@ -673,6 +851,44 @@ double measure_cuda_ms(const RecExpr<TensorNode>& program, const Bindings& input
   std::sort(ms.begin(), ms.end());
   const std::size_t n = ms.size();
   return n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+}
+
+ProgramProfile profile_cuda(const RecExpr<TensorNode>& program, const Bindings& inputs, std::size_t runs) {
+  if (runs == 0) throw ExecutionError("profile_cuda: runs must be positive");
+  cuda_internal::Executor ex(program, inputs);
+  ex.run();  // warm-up, as measure_cuda_ms
+  TENSAT_CUDA_CHECK(cudaStreamSynchronize(ex.stream()));
+  const std::size_t n = program.size();
+  std::vector<cudaEvent_t> marks(n + 1, nullptr);
+  struct Events {
+    std::vector<cudaEvent_t>& e;
+    ~Events() {
+      for (cudaEvent_t x : e)
+        if (x) cudaEventDestroy(x);
+    }
+  } guard{marks};
+  for (cudaEvent_t& e : marks) TENSAT_CUDA_CHECK(cudaEventCreate(&e));
+  const std::vector<TensorInfo> infos = check_program(program);
+  std::vector<std::vector<double>> node_ms(n);
+  std::vector<double> totals;
+  for (std::size_t r = 0; r < runs; ++r) {
+    ex.run(&marks);
+    TENSAT_CUDA_CHECK(cudaEventSynchronize(marks[n]));
+    std::size_t first = n;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (infos[i].symbolic) continue;
+      if (first == n) first = i;
+      std::size_t next = i + 1;
+      while (next < n && infos[next].symbolic) ++next;
+      float t = 0;
+      TENSAT_CUDA_CHECK(cudaEventElapsedTime(&t, marks[i], marks[next]));
+      node_ms[i].push_back(t);
+    }
+    float total = 0;
+    TENSAT_CUDA_CHECK(cudaEventElapsedTime(&total, marks[first], marks[n]));
+    totals.push_back(total);
+  }
+  return internal::summarize_profile(program, node_ms, totals);
 }
 
 }  // namespace tensor

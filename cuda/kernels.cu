@@ -17,16 +17,62 @@ inline int blocks_for(std::int64_t n) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<std::int64_t>(blockDim.x) * gridDim.x)
 
+__device__ inline float relu(float v) { return v > 0.0f ? v : 0.0f; }
+__device__ inline float sigmoid(float v) { return 1.0f / (1.0f + expf(-v)); }
+__device__ inline float gelu(float v) {  // the tanh form, as the CPU executor
+  return 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+}
+__device__ inline float round_bf16(float x) {  // nearest even on the upper 16 bits; NaN kept
+  if (isnan(x)) return x;
+  unsigned int u = __float_as_uint(x);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return __uint_as_float(u & 0xffff0000u);
+}
+
 __global__ void unary_kernel(const float* x, float* y, std::int64_t n, Unary op) {
   TENSAT_GRID_STRIDE(i, n) {
     const float v = x[i];
     switch (op) {
-      case Unary::Relu: y[i] = v > 0.0f ? v : 0.0f; break;
+      case Unary::Relu: y[i] = relu(v); break;
       case Unary::Tanh: y[i] = tanhf(v); break;
-      case Unary::Sigmoid: y[i] = 1.0f / (1.0f + expf(-v)); break;
-      case Unary::Gelu: y[i] = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v))); break;
+      case Unary::Sigmoid: y[i] = sigmoid(v); break;
+      case Unary::Gelu: y[i] = gelu(v); break;
       case Unary::Exp: y[i] = expf(v); break;
     }
+  }
+}
+
+__global__ void fused_kernel(const FusedCode code, float* out, std::int64_t n) {
+  TENSAT_GRID_STRIDE(i, n) {
+    float stack[FusedCode::kMaxStack];
+    int top = -1;
+    for (int c = 0; c < code.length; ++c) {
+      switch (code.op[c]) {
+        case FusedOp::Load: stack[++top] = code.leaves[code.leaf[c]][i]; break;
+        case FusedOp::LoadScalar: stack[++top] = code.leaves[code.leaf[c]][0]; break;
+        case FusedOp::Add: --top; stack[top] = stack[top] + stack[top + 1]; break;
+        case FusedOp::Mul: --top; stack[top] = stack[top] * stack[top + 1]; break;
+        case FusedOp::Sub: --top; stack[top] = stack[top] - stack[top + 1]; break;
+        case FusedOp::Div: --top; stack[top] = stack[top] / stack[top + 1]; break;
+        case FusedOp::Pow: --top; stack[top] = powf(stack[top], stack[top + 1]); break;
+        case FusedOp::Relu: stack[top] = relu(stack[top]); break;
+        case FusedOp::Tanh: stack[top] = tanhf(stack[top]); break;
+        case FusedOp::Sigmoid: stack[top] = sigmoid(stack[top]); break;
+        case FusedOp::Gelu: stack[top] = gelu(stack[top]); break;
+        case FusedOp::Exp: stack[top] = expf(stack[top]); break;
+        case FusedOp::Sqrt: stack[top] = sqrtf(stack[top]); break;
+        case FusedOp::Clip: {  // min(max(x, lo), hi), as std::min/std::max order their operands
+          top -= 2;
+          const float x = stack[top], lo = stack[top + 1], hi = stack[top + 2];
+          const float t = x < lo ? lo : x;
+          stack[top] = hi < t ? hi : t;
+          break;
+        }
+        case FusedOp::RoundBf16: stack[top] = round_bf16(stack[top]); break;
+        case FusedOp::RoundF16: stack[top] = __half2float(__float2half_rn(stack[top])); break;
+      }
+    }
+    out[i] = stack[0];
   }
 }
 
@@ -40,16 +86,7 @@ __global__ void scale_kernel(const float* a, const float* s, float* y, std::int6
 
 /// Round to the dtype in place: 1 bf16, 2 f16.
 __global__ void round_kernel(float* p, std::int64_t n, int dtype) {
-  TENSAT_GRID_STRIDE(i, n) {
-    const float x = p[i];
-    if (dtype == 2) {
-      p[i] = __half2float(__float2half_rn(x));
-    } else if (!isnan(x)) {
-      unsigned int u = __float_as_uint(x);
-      u += 0x7fffu + ((u >> 16) & 1u);
-      p[i] = __uint_as_float(u & 0xffff0000u);
-    }
-  }
+  TENSAT_GRID_STRIDE(i, n) { p[i] = dtype == 2 ? __half2float(__float2half_rn(p[i])) : round_bf16(p[i]); }
 }
 
 /// out[i] = in[offset + sum_k m_k * strides_k] over the output's multi-index m.
@@ -159,6 +196,9 @@ __global__ void pad2d_kernel(const float* x, float* out, std::int64_t planes, st
 
 cudaError_t unary(const float* x, float* y, std::int64_t n, Unary op, cudaStream_t stream) {
   TENSAT_LAUNCH(n, unary_kernel, x, y, n, op);
+}
+cudaError_t fused_elementwise(const FusedCode& code, float* out, std::int64_t n, cudaStream_t stream) {
+  TENSAT_LAUNCH(n, fused_kernel, code, out, n);
 }
 cudaError_t binary(const float* a, const float* b, float* y, std::int64_t n, bool mul, cudaStream_t stream) {
   TENSAT_LAUNCH(n, binary_kernel, a, b, y, n, mul);

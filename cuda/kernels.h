@@ -26,7 +26,25 @@ struct PoolShape {
   std::int64_t planes, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw;
 };
 
+/// The elementwise part of a fused kernel as a postfix program over leaf tensors, run by one
+/// kernel that evaluates it for each output element on a small stack: `Load` pushes
+/// leaves[leaf][i], `LoadScalar` leaves[leaf][0]; the unary ops replace the top, the binary ones
+/// pop their right operand and replace the left; `Clip` pops its bounds (lo under hi) and
+/// replaces the value under them; the `Round` ops round the top to bf16 or f16.
+enum class FusedOp : unsigned char {
+  Load, LoadScalar, Add, Mul, Sub, Div, Pow, Relu, Tanh, Sigmoid, Gelu, Exp, Sqrt, Clip, RoundBf16, RoundF16
+};
+struct FusedCode {
+  static constexpr int kMaxCode = 64, kMaxLeaves = 16, kMaxStack = 12;
+  int length = 0;
+  FusedOp op[kMaxCode] = {};
+  unsigned char leaf[kMaxCode] = {};  // Load, LoadScalar: index into leaves
+  const float* leaves[kMaxLeaves] = {};
+};
+
 cudaError_t unary(const float* x, float* y, std::int64_t n, Unary op, cudaStream_t stream);
+/// out[i] = the value of `code` at element i, for i < n.
+cudaError_t fused_elementwise(const FusedCode& code, float* out, std::int64_t n, cudaStream_t stream);
 /// y = a + b, or a * b when `mul`.
 cudaError_t binary(const float* a, const float* b, float* y, std::int64_t n, bool mul, cudaStream_t stream);
 /// y = a * s[0].

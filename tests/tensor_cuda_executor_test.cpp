@@ -16,6 +16,8 @@
 #include <tensat/tensor/executor.h>
 #include <tensat/tensor/rule_instances.h>
 
+#include "fused_body.h"
+
 using namespace tensat;
 using namespace tensat::tensor;
 
@@ -145,12 +147,97 @@ TEST_CASE("cuda executor: fused bodies equal the unfused ops") {
   require_same_on_gpu(parse_program("(fused (arg 0 f32 (ints 6 7)) " + a + ")"));  // a copy, not an alias
 }
 
+TEST_CASE("cuda executor: fused kernels (the elementwise region as one kernel) on the bodies of the CPU's loop test") {
+  using testing::Operand;
+  const std::vector<Operand> xy{{"x", "3 17 101"}, {"y", "3 17 101"}};
+  const std::vector<std::pair<std::string, std::vector<Operand>>> bodies{
+      // Every operator the kernel evaluates (bases of pow and sqrt kept positive).
+      {"(relu (ewadd (tanh $0) $1))", xy},
+      {"(ewmul (sigmoid $0) (exp $1))", xy},
+      {"(gelu (ewadd $0 $1))", xy},
+      {"(smul (tanh $0) $1)", {{"x", "5 1001"}, {"s", "1"}}},
+      {"(relu (ewmul $0 $0))", {{"x", "2 3001"}}},
+      {"(ewsub (sqrt (exp $0)) (ewdiv $1 (exp $0)))", xy},
+      {"(ewpow (exp $0) $1)", xy},
+      {"(clip (ewsub $0 $1) $2 $3)", {{"x", "3 17 101"}, {"y", "3 17 101"}, {"lo", "1"}, {"hi", "1"}}},
+      // Injective terms below the region, evaluated op by op into its leaves.
+      {"(ewadd (transpose (ints 1 0) (tanh $0)) $1)", {{"x", "37 29"}, {"y", "29 37"}}},
+      {"(tanh (pad 0 1 0 (ewadd $0 $1)))", {{"x", "29 70"}, {"y", "29 70"}}},
+      {"(relu (concat 1 $0 (tanh $1) $0))", {{"x", "3 5 40"}, {"y", "3 8 40"}}},
+      {"(ewadd (broadcast (ints 16 13 35) $0) $1)", {{"x", "13 1"}, {"y", "16 13 35"}}},
+      {"(relu (reshape (ints 105 39) (tanh $0)))", {{"x", "3 13 105"}}},
+      // A contraction under the region (cuBLAS or cuDNN, then one kernel), or at the root.
+      {"(relu (ewadd (matmul 0 $0 $1) $2))", {{"a", "33 24"}, {"b", "24 40"}, {"c", "33 40"}}},
+      {"(relu (ewadd (conv2d 1 1 0 2 $0 $1) $2))", {{"x", "1 16 12 12"}, {"w", "8 8 3 3"}, {"r", "1 8 12 12"}}},
+      {"(ewadd (reshape (ints 3 400) (smul (matmul 0 $0 $1) $2)) $3)",
+       {{"a", "3 20 30"}, {"b", "3 30 20"}, {"s", "1"}, {"c", "3 400"}}},
+      {"(matmul 2 (tanh $0) (transpose (ints 1 0) $1))", {{"a", "19 21"}, {"b", "30 21"}}},
+      // Roots that are not elementwise: op by op.
+      {"(reduce_sum 1 (exp $0))", {{"x", "4 37 23"}}},
+      {"(relu (softmax 1 (tanh $0)))", {{"x", "6 50"}}},
+      // A term read twice.
+      {"(ewadd (tanh $0) (ewmul (tanh $0) (transpose (ints 1 0) (tanh $1))))", {{"x", "61 61"}, {"y", "61 61"}}},
+  };
+  for (const auto& [body, operands] : bodies) {
+    INFO("body " << body);
+    require_same_on_gpu(parse_program(testing::fused_text(body, operands)));
+  }
+  // Regions beyond the kernel's limits (code length, stack depth, leaves) run op by op.
+  std::string long_chain = "$0", deep = "$0", wide = "$0";
+  std::vector<Operand> many;
+  for (int k = 0; k < 70; ++k) long_chain = "(tanh " + long_chain + ")";
+  for (int k = 0; k < 20; ++k) {
+    many.push_back({"v" + std::to_string(k), "7 9"});
+    if (k > 0) {
+      deep = "(ewadd $" + std::to_string(k) + " " + deep + ")";  // right-nested: the stack grows
+      wide = "(ewadd " + wide + " $" + std::to_string(k) + ")";   // left-nested: 20 leaves
+    }
+  }
+  for (const std::string& body : {long_chain, deep, wide}) {
+    INFO("body " << body);
+    require_same_on_gpu(parse_program(testing::fused_text(body, body == long_chain ? std::vector<Operand>{many[0]} : many)));
+  }
+  // bf16 and f16 bodies: every term rounded, as the CPU rounds each term's output.
+  for (const char* dtype : {"bf16", "f16"}) {
+    INFO("dtype " << dtype);
+    require_same_on_gpu(parse_program(testing::fused_text("(relu (ewadd (tanh $0) (ewmul $1 $1)))", {{"x", "7 700"}, {"y", "7 700"}}, dtype)),
+                        1e-2, 1e-2);
+  }
+}
+
 TEST_CASE("cuda executor: errors name the binding, the shape and the runs") {
   const RecExpr<TensorNode> p = parse_program("(relu (input a f32 (ints 2 2)))");
   CHECK_THROWS_AS(execute_cuda(p, Bindings{}), MissingBindingError);
   CHECK_THROWS_AS(execute_cuda(p, Bindings{{"a", HostTensor({3}, {1, 2, 3})}}), BindingShapeError);
   CHECK_THROWS_AS(measure_cuda_ms(p, random_bindings(p, 1), 0), ExecutionError);
   CHECK(measure_cuda_ms(p, random_bindings(p, 1), 3) > 0);
+}
+
+TEST_CASE("cuda executor: profile_cuda times every node") {
+  Graph g;
+  const auto a = g.input("a", {512, 1024});
+  const auto big = g.matmul(a, g.weight("b", {1024, 2048}));  // 2.1 GFLOP
+  const auto small = g.relu(g.input("c", {4, 4}));             // 16 elements
+  g.output(big);
+  g.output(small);
+  const RecExpr<TensorNode> program = g.program();
+  const ProgramProfile p = profile_cuda(program, random_bindings(program, 1), 5);
+  CHECK(p.runs == 5);
+  double matmul_ms = -1, relu_ms = -1;
+  std::size_t expected_nodes = 0;
+  for (std::size_t i = 0; i < program.size(); ++i) expected_nodes += !is_attribute(program[Id(i)].op());
+  CHECK(p.nodes.size() == expected_nodes);
+  for (const NodeProfile& n : p.nodes) {
+    CHECK(n.min_ms >= 0);
+    CHECK(n.min_ms <= n.median_ms);
+    if (n.op == Op::MatMul) matmul_ms = n.median_ms;
+    if (n.op == Op::Relu) relu_ms = n.median_ms;
+  }
+  CHECK(relu_ms >= 0);
+  CHECK(matmul_ms > relu_ms);
+  CHECK(p.by_op.front().op == Op::MatMul);
+  CHECK(p.nodes_ms() == Approx(p.median_ms).epsilon(0.5));  // the nodes' events tile the run
+  CHECK_THROWS_AS(profile_cuda(program, random_bindings(program, 1), 0), ExecutionError);
 }
 
 TEST_CASE("cuda executor: the first applied instance of every rule agrees with the CPU") {
@@ -192,8 +279,8 @@ TEST_CASE("cuda executor: the seven models and their optimized programs (fusion 
           break;
         }
     }
-    std::cout << name << ": original " << measure_cuda_ms(precompute_weights(program, in).program, in, 5)
-              << " ms on the GPU\n";
+    const PrecomputedProgram pre = precompute_weights(program, in);  // new weight leaves, bound in pre.bindings
+    std::cout << name << ": original " << measure_cuda_ms(pre.program, pre.bindings, 5) << " ms on the GPU\n";
   }
 }
 

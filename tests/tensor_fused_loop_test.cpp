@@ -11,39 +11,21 @@
 #include <tensat/tensor.h>
 #include <tensat/tensor/executor.h>
 
+#include "fused_body.h"
+
 using namespace tensat;
 using namespace tensat::tensor;
 
 namespace {
 
-struct Operand {
-  std::string name;
-  std::string dims;  // "3 7 41"
-};
-
-std::string input_of(const Operand& o) { return "(input " + o.name + " f32 (ints " + o.dims + "))"; }
-
-/// `body` with `$k` replaced by `arg k` (fused) or by operand k's input (unfused).
-std::string substitute(std::string body, const std::vector<Operand>& operands, bool as_args,
-                       const std::string& dtype = "f32") {
-  for (std::size_t k = operands.size(); k-- > 0;) {
-    const std::string key = "$" + std::to_string(k);
-    const std::string with = as_args ? "(arg " + std::to_string(k) + " " + dtype + " (ints " + operands[k].dims + "))"
-                                     : input_of(operands[k]);
-    for (std::size_t at = body.find(key); at != std::string::npos; at = body.find(key, at + with.size()))
-      body.replace(at, key.size(), with);
-  }
-  return body;
-}
+using testing::Operand;
+using testing::substitute;
 
 /// The fused program `(fused body inputs...)` and the unfused one agree (verify, rtol 1e-4), and the
 /// loop agrees with op-by-op body evaluation.
 void check_fused(const std::string& body, const std::vector<Operand>& operands) {
   INFO("body " << body);
-  std::string fused = "(fused " + substitute(body, operands, true);
-  for (const Operand& o : operands) fused += " " + input_of(o);
-  fused += ")";
-  const auto fused_program = parse_program(fused);
+  const auto fused_program = parse_program(testing::fused_text(body, operands));
   const auto unfused_program = parse_program(substitute(body, operands, false));
   const VerifyResult r = verify(unfused_program, fused_program, 7);
   INFO(r.message);

@@ -35,6 +35,15 @@ namespace tensor {
 /// weight-only subgraphs first (`precompute_weights`) to time what TASO times.
 [[nodiscard]] double measure_cuda_ms(const RecExpr<TensorNode>& program, const Bindings& inputs, std::size_t runs);
 
+/// Where a program's time goes on the GPU, node by node: one untimed warm-up run, then `runs`
+/// runs with a CUDA event recorded on the stream before each node's launches and one after the
+/// last node. A node's time is from its event to the next node's: its kernels and library calls,
+/// and any time the GPU waited for the host to launch them. Per node the median and minimum over
+/// the runs; `median_ms`/`min_ms` from the first node's event to the last event. The same
+/// `ProgramProfile` as the CPU's `profile_program` (`format_profile` prints it). Throws
+/// `ExecutionError` when `runs` is 0, and whatever `execute_cuda` throws.
+[[nodiscard]] ProgramProfile profile_cuda(const RecExpr<TensorNode>& program, const Bindings& inputs, std::size_t runs);
+
 }  // namespace tensor
 }  // namespace v0
 }  // namespace tensat

@@ -1861,6 +1861,43 @@ struct ProgramProfile {
   }
 };
 
+namespace internal {
+
+/// The profile of `program` from its timed runs, in milliseconds: `node_ms[i]` node i's time in
+/// each run (empty: not evaluated), `total_ms` each whole run's. Sorts both. Shared by
+/// `profile_program` and the CUDA executor's `profile_cuda`.
+[[nodiscard]] inline ProgramProfile summarize_profile(const RecExpr<TensorNode>& program,
+                                                      std::vector<std::vector<double>>& node_ms,
+                                                      std::vector<double>& total_ms) {
+  const auto median = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t k = v.size();
+    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+  };
+  ProgramProfile profile;
+  profile.runs = total_ms.size();
+  profile.median_ms = median(total_ms);
+  profile.min_ms = total_ms.front();
+  std::vector<OpKindProfile> kinds(kNumOps);
+  for (std::size_t i = 0; i < node_ms.size(); ++i) {
+    const Op op = program[Id(i)].op();
+    if (node_ms[i].empty() || is_attribute(op)) continue;
+    const NodeProfile node{i, op, median(node_ms[i]), node_ms[i].front()};
+    profile.nodes.push_back(node);
+    OpKindProfile& kind = kinds[static_cast<std::size_t>(op)];
+    kind.op = op;
+    kind.nodes++;
+    kind.ms += node.median_ms;
+  }
+  for (const OpKindProfile& k : kinds)
+    if (k.nodes > 0) profile.by_op.push_back(k);
+  std::stable_sort(profile.by_op.begin(), profile.by_op.end(),
+                   [](const OpKindProfile& a, const OpKindProfile& b) { return a.ms > b.ms; });
+  return profile;
+}
+
+}  // namespace internal
+
 /// Times `program` node by node on the executor: one untimed warm-up run, then `runs` runs,
 /// each an `execute` with `ExecuteOptions::on_node` set (so the whole call and each node are
 /// timed in the same run); per node, the median and minimum over the runs. Bind the weights with
@@ -1881,31 +1918,10 @@ struct ProgramProfile {
     totals.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (out.empty()) throw ExecutionError("profile_program: the program has no outputs");
   }
-  const auto median_ms = [](std::vector<double>& v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t k = v.size();
-    return 1e3 * (k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2);
-  };
-  ProgramProfile profile;
-  profile.runs = runs;
-  profile.median_ms = median_ms(totals);
-  profile.min_ms = 1e3 * totals.front();
-  std::vector<OpKindProfile> kinds(kNumOps);
-  for (std::size_t i = 0; i < n; ++i) {
-    const Op op = program[Id(i)].op();
-    if (seconds[i].empty() || is_attribute(op)) continue;
-    NodeProfile node{i, op, median_ms(seconds[i]), 1e3 * seconds[i].front()};
-    profile.nodes.push_back(node);
-    OpKindProfile& kind = kinds[static_cast<std::size_t>(op)];
-    kind.op = op;
-    kind.nodes++;
-    kind.ms += node.median_ms;
-  }
-  for (const OpKindProfile& k : kinds)
-    if (k.nodes > 0) profile.by_op.push_back(k);
-  std::stable_sort(profile.by_op.begin(), profile.by_op.end(),
-                   [](const OpKindProfile& a, const OpKindProfile& b) { return a.ms > b.ms; });
-  return profile;
+  for (double& t : totals) t *= 1e3;
+  for (auto& s : seconds)
+    for (double& t : s) t *= 1e3;
+  return internal::summarize_profile(program, seconds, totals);
 }
 
 /// The profile as a text table: one line per op kind (nodes, median time in milliseconds summed

@@ -1,0 +1,167 @@
+// Issue 7 on a GPU: the seven benchmark models at full size on the CUDA executor
+// (tensat/tensor/cuda_executor.h), original against optimized, beside the roofline model's
+// prediction for a GPU profile. Built only with the CUDA executor (TENSAT_WITH_CUDA); without a
+// visible GPU it prints why and runs nothing.
+//
+// Once per model and variant: optimize() with the GPU profile (--profile=NAME, a built-in
+// profile, default h100-sxm; or --profile=FILE.json) and TENSAT's settings otherwise (node limit
+// 50,000, 15 iterations, greedy DAG extraction), then both programs get random_bindings(seed 1)
+// and precompute_weights() (TASO's weight-only subgraphs evaluated once, outside the timing).
+// Two variants per model:
+//
+//   BM_gpu_compare/<model>/rewrites  the fusion phase off: TASO's and TENSAT's graph rewrites
+//   BM_gpu_compare/<model>/fused     the fusion phase on. The CUDA executor runs a fused node's
+//                                    body op by op plus a copy (cuda_executor.md, Limits), so
+//                                    this measures fusion's grouping without its saving: the
+//                                    prediction assumes one kernel per group
+//
+// Each iteration is one pair: measure_cuda_ms(program, --per-run=R) of each program (the median
+// of R runs timed with CUDA events after an untimed one), the original first in even iterations
+// and the optimized first in odd ones (ABBA). --runs=N iterations (default 15).
+//
+// Counters, as executor_bench's: original_ms, optimized_ms (medians of the pairs),
+// measured_speedup_percent, paired_speedup_percent (1 - the median ratio), faster_pairs,
+// measured_sign (the sign test: +1 faster, -1 slower, 0 within noise), predicted_original_us,
+// predicted_optimized_us, predicted_gain_percent (program_time on the profile), ops_original,
+// ops_optimized (a fused kernel counted once), fusion (0 or 1).
+//
+// --ops: before a model's pairs, each program's time by op kind (profile_cuda, 5 runs), on stderr.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include <tensat/tensor.h>
+#include <tensat/tensor/cuda_executor.h>
+#include <tensat/tensor/executor.h>
+#include <tensat/tensor/models.h>
+
+namespace {
+
+namespace tt = tensat::tensor;
+
+std::string g_profile = "h100-sxm";  // --profile=NAME or FILE.json
+int g_runs = 15;                     // --runs=N pairs
+int g_per_run = 10;                  // --per-run=R runs behind each measure_cuda_ms
+bool g_ops = false;                  // --ops: print each program's profile_cuda by op kind
+
+const tt::DeviceProfile& profile() {
+  static const tt::DeviceProfile p = g_profile.size() > 5 && g_profile.compare(g_profile.size() - 5, 5, ".json") == 0
+                                         ? tt::load_profile(g_profile)
+                                         : tt::find_profile(g_profile);
+  return p;
+}
+
+struct Prepared {
+  tensat::RecExpr<tt::TensorNode> program[2];  // original, optimized
+  tt::PrecomputedProgram precomputed[2];
+};
+
+const Prepared& prepared(const std::string& model, bool fusion) {
+  static std::map<std::pair<std::string, bool>, std::unique_ptr<Prepared>> cache;
+  auto& slot = cache[{model, fusion}];
+  if (!slot) {
+    slot = std::make_unique<Prepared>();
+    slot->program[0] = tt::models::build_model(model).program();
+    tt::OptimizeOptions options;
+    options.profile = profile();
+    options.fusion = fusion;
+    slot->program[1] = tt::optimize(slot->program[0], options).optimized;
+    for (int k = 0; k < 2; ++k)
+      slot->precomputed[k] = tt::precompute_weights(slot->program[k], tt::random_bindings(slot->program[k], 1));
+  }
+  return *slot;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return tt::internal::quantile(v, 0.5);
+}
+
+void BM_gpu_compare(benchmark::State& state, std::string model, bool fusion) {
+  std::string why;
+  if (!tt::cuda_device_available(&why)) {
+    state.SkipWithError(("no GPU: " + why).c_str());
+    for (auto _ : state) {
+    }
+    return;
+  }
+  const Prepared& p = prepared(model, fusion);
+  if (g_ops)
+    for (int k = 0; k < 2; ++k)
+      std::fprintf(stderr, "%s, %s, %s program on the GPU:\n%s\n", model.c_str(), fusion ? "fused" : "rewrites",
+                   k == 0 ? "original" : "optimized",
+                   tt::format_profile(tt::profile_cuda(p.precomputed[k].program, p.precomputed[k].bindings, 5)).c_str());
+  std::vector<double> ms[2], ratios;
+  std::size_t iteration = 0;
+  for (auto _ : state) {
+    double run_ms[2] = {0, 0};
+    for (int j = 0; j < 2; ++j) {
+      const int k = tt::abba_order(iteration, j);
+      run_ms[k] = tt::measure_cuda_ms(p.precomputed[k].program, p.precomputed[k].bindings,
+                                      static_cast<std::size_t>(g_per_run));
+    }
+    for (int k = 0; k < 2; ++k) ms[k].push_back(run_ms[k]);
+    ratios.push_back(run_ms[1] / run_ms[0]);
+    state.SetIterationTime((run_ms[0] + run_ms[1]) * 1e-3);
+    ++iteration;
+  }
+  const double original = median(ms[0]), optimized = median(ms[1]);
+  state.counters["original_ms"] = original;
+  state.counters["optimized_ms"] = optimized;
+  state.counters["measured_speedup_percent"] = 100.0 * (original - optimized) / original;
+  state.counters["paired_speedup_percent"] = 100.0 * (1.0 - median(ratios));
+  const auto faster = static_cast<std::size_t>(std::count_if(ratios.begin(), ratios.end(), [](double r) { return r < 1.0; }));
+  state.counters["faster_pairs"] = static_cast<double>(faster);
+  state.counters["measured_sign"] = tt::TimeComparison::sign_test(faster, ratios.size());
+  const double before = tt::program_time(p.program[0], profile()), after = tt::program_time(p.program[1], profile());
+  state.counters["predicted_original_us"] = before;
+  state.counters["predicted_optimized_us"] = after;
+  state.counters["predicted_gain_percent"] = 100.0 * (before - after) / before;
+  state.counters["ops_original"] = static_cast<double>(tt::count_ops(p.program[0]));
+  state.counters["ops_optimized"] = static_cast<double>(tt::count_ops(p.program[1]));
+  state.counters["fusion"] = fusion ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--profile=", 0) == 0) {
+      g_profile = arg.substr(10);
+    } else if (arg.rfind("--runs=", 0) == 0) {
+      g_runs = std::max(1, std::atoi(arg.c_str() + 7));
+    } else if (arg.rfind("--per-run=", 0) == 0) {
+      g_per_run = std::max(1, std::atoi(arg.c_str() + 10));
+    } else if (arg == "--ops") {
+      g_ops = true;
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  for (std::string_view name : tt::models::model_names())
+    for (bool fusion : {false, true})
+      benchmark::RegisterBenchmark(
+          ("BM_gpu_compare/" + std::string(name) + (fusion ? "/fused" : "/rewrites")).c_str(), BM_gpu_compare,
+          std::string(name), fusion)
+          ->Unit(benchmark::kMillisecond)
+          ->UseManualTime()
+          ->Iterations(g_runs);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  std::string why;
+  std::fprintf(stderr, "profile: %s\nGPU: %s\n", profile().description.c_str(),
+               tt::cuda_device_available(&why) ? "visible" : why.c_str());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
