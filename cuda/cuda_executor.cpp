@@ -93,6 +93,9 @@ struct DeviceTensor {
 struct ConvAlgorithm {
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   std::size_t workspace_bytes = 0;
+  /// Whether cudnnConvolutionBiasActivationForward runs `algo` with a ReLU: 0 not tried yet,
+  /// 1 yes, -1 refused (then the ReLU is a kernel of its own).
+  int relu_fusion = 0;
 };
 
 /// N, C, H, W (after any explicit padding), O, C/groups, kh, kw, pad h, pad w, stride h, stride w,
@@ -139,7 +142,9 @@ class Executor {
   ~Executor() {
     values_.clear();
     uploaded_.clear();
+    zeros_.reset();
     if (workspace_) cudaFree(workspace_);
+    if (relu_) cudnnDestroyActivationDescriptor(relu_);
     if (cudnn_) cudnnDestroy(cudnn_);
     if (cublas_) cublasDestroy(cublas_);
     if (stream_) cudaStreamDestroy(stream_);
@@ -267,11 +272,10 @@ class Executor {
   /// close; so its FMA candidates (up to four, fastest first) are timed again here on the
   /// convolution's own buffers, the median of five runs each after one untimed, and the fastest
   /// median wins (the output is overwritten by the real call after).
-  ConvAlgorithm conv_algorithm(ConvGeometry geometry, cudnnTensorDescriptor_t xd, const float* x,
+  ConvAlgorithm conv_algorithm(const ConvGeometry& geometry, cudnnTensorDescriptor_t xd, const float* x,
                                cudnnFilterDescriptor_t wd, const float* w, cudnnConvolutionDescriptor_t cd,
                                cudnnTensorDescriptor_t yd, float* y) {
     ConvAlgorithmCache& cache = conv_algorithm_cache();
-    TENSAT_CUDA_CHECK(cudaGetDevice(&geometry[12]));
     std::lock_guard<std::mutex> lock(cache.mutex);
     if (auto it = cache.chosen.find(geometry); it != cache.chosen.end()) return it->second;
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -372,15 +376,62 @@ class Executor {
     TENSAT_CUDA_CHECK(cudnnSetConvolutionGroupCount(cd, i32(C / Cg)));
     TENSAT_CUDA_CHECK(cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH));
     TENSAT_CUDA_CHECK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i32(N), i32(O), i32(Ho), i32(Wo)));
-    const ConvAlgorithm chosen = conv_algorithm({i32(N), i32(C), i32(x->dims[2]), i32(x->dims[3]), i32(O), i32(Cg),
-                                                 i32(kh), i32(kw), i32(ph), i32(pw), i32(sh), i32(sw)},
-                                                xd, x->ptr(), wd, w.ptr(), cd, yd, out->ptr());
+    ConvGeometry geometry{i32(N), i32(C), i32(x->dims[2]), i32(x->dims[3]), i32(O), i32(Cg),
+                          i32(kh), i32(kw), i32(ph), i32(pw), i32(sh), i32(sw), 0};
+    TENSAT_CUDA_CHECK(cudaGetDevice(&geometry[12]));
+    const ConvAlgorithm chosen = conv_algorithm(geometry, xd, x->ptr(), wd, w.ptr(), cd, yd, out->ptr());
     void* ws = chosen.workspace_bytes ? workspace(chosen.workspace_bytes) : nullptr;
     const float one = 1.0f, zero_f = 0.0f;
+    if (act == 2 && chosen.relu_fusion >= 0) {  // the ReLU inside cuDNN's kernel, as TASO runs conv + relu
+      cudnnTensorDescriptor_t bd = nullptr;
+      struct BiasGuard {
+        cudnnTensorDescriptor_t& d;
+        ~BiasGuard() {
+          if (d) cudnnDestroyTensorDescriptor(d);
+        }
+      } bias_guard{bd};
+      TENSAT_CUDA_CHECK(cudnnCreateTensorDescriptor(&bd));
+      TENSAT_CUDA_CHECK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, i32(O), 1, 1));
+      // y = relu(conv(x) + 0 * z + bias), z = y, bias = zeros.
+      const cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
+          cudnn_, &one, xd, x->ptr(), wd, w.ptr(), cd, chosen.algo, ws, chosen.workspace_bytes, &zero_f, yd, out->ptr(),
+          bd, zeros(O), relu_descriptor(), yd, out->ptr());
+      if (status == CUDNN_STATUS_SUCCESS) {
+        if (chosen.relu_fusion == 0) set_relu_fusion(geometry, 1);
+        return out;
+      }
+      // Refused (cuDNN fuses the activation with some algorithms only): the plain call below,
+      // which reports any failure that is not a refusal.
+      set_relu_fusion(geometry, -1);
+    }
     TENSAT_CUDA_CHECK(cudnnConvolutionForward(cudnn_, &one, xd, x->ptr(), wd, w.ptr(), cd, chosen.algo, ws,
                                               chosen.workspace_bytes, &zero_f, yd, out->ptr()));
     activate(*out, act);
     return out;
+  }
+
+  /// `n` zeros on the device (a convolution's bias), kept for the executor's lifetime.
+  const float* zeros(std::int64_t n) {
+    if (!zeros_ || zeros_->elements() < n) {
+      zeros_ = make(Dims{n}, DType::F32);
+      zero(*zeros_);
+    }
+    return zeros_->ptr();
+  }
+
+  cudnnActivationDescriptor_t relu_descriptor() {
+    if (!relu_) {
+      TENSAT_CUDA_CHECK(cudnnCreateActivationDescriptor(&relu_));
+      // NaN to 0, as the ReLU kernel's v > 0 ? v : 0.
+      TENSAT_CUDA_CHECK(cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    }
+    return relu_;
+  }
+
+  static void set_relu_fusion(const ConvGeometry& geometry, int value) {
+    ConvAlgorithmCache& cache = conv_algorithm_cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    cache.chosen[geometry].relu_fusion = value;
   }
 
   std::shared_ptr<DeviceTensor> gather(const DeviceTensor& x, const Dims& out_dims, const std::vector<std::int64_t>& strides,
@@ -804,6 +855,8 @@ class Executor {
   cudnnHandle_t cudnn_ = nullptr;
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
+  std::shared_ptr<DeviceTensor> zeros_;  // a convolution's zero bias (conv2d with a fused ReLU)
+  cudnnActivationDescriptor_t relu_ = nullptr;
 };
 
 }  // namespace cuda_internal
