@@ -43,37 +43,47 @@ __global__ void unary_kernel(const float* x, float* y, std::int64_t n, Unary op)
 }
 
 __global__ void fused_kernel(const FusedCode code, float* out, std::int64_t n) {
+  // Indexing a kernel parameter with a run-time index makes every thread copy the parameter to
+  // local memory first: the program is copied once per block into shared memory instead, and
+  // each thread's stack lives there too (level k of thread t at stack[k][t]: no bank conflicts).
+  __shared__ alignas(FusedCode) unsigned char program_bytes[sizeof(FusedCode)];  // no constructor in shared memory
+  __shared__ float stack[FusedCode::kMaxStack][kThreads];
+  if (threadIdx.x == 0) memcpy(program_bytes, &code, sizeof(FusedCode));  // FusedCode is trivially copyable
+  __syncthreads();
+  const FusedCode& program = *reinterpret_cast<const FusedCode*>(program_bytes);
+  float* const s = &stack[0][threadIdx.x];
+#define TENSAT_STACK(k) s[(k) * kThreads]
   TENSAT_GRID_STRIDE(i, n) {
-    float stack[FusedCode::kMaxStack];
     int top = -1;
-    for (int c = 0; c < code.length; ++c) {
-      switch (code.op[c]) {
-        case FusedOp::Load: stack[++top] = code.leaves[code.leaf[c]][i]; break;
-        case FusedOp::LoadScalar: stack[++top] = code.leaves[code.leaf[c]][0]; break;
-        case FusedOp::Add: --top; stack[top] = stack[top] + stack[top + 1]; break;
-        case FusedOp::Mul: --top; stack[top] = stack[top] * stack[top + 1]; break;
-        case FusedOp::Sub: --top; stack[top] = stack[top] - stack[top + 1]; break;
-        case FusedOp::Div: --top; stack[top] = stack[top] / stack[top + 1]; break;
-        case FusedOp::Pow: --top; stack[top] = powf(stack[top], stack[top + 1]); break;
-        case FusedOp::Relu: stack[top] = relu(stack[top]); break;
-        case FusedOp::Tanh: stack[top] = tanhf(stack[top]); break;
-        case FusedOp::Sigmoid: stack[top] = sigmoid(stack[top]); break;
-        case FusedOp::Gelu: stack[top] = gelu(stack[top]); break;
-        case FusedOp::Exp: stack[top] = expf(stack[top]); break;
-        case FusedOp::Sqrt: stack[top] = sqrtf(stack[top]); break;
+    for (int c = 0; c < program.length; ++c) {
+      switch (program.op[c]) {
+        case FusedOp::Load: ++top; TENSAT_STACK(top) = program.leaves[program.leaf[c]][i]; break;
+        case FusedOp::LoadScalar: ++top; TENSAT_STACK(top) = program.leaves[program.leaf[c]][0]; break;
+        case FusedOp::Add: --top; TENSAT_STACK(top) = TENSAT_STACK(top) + TENSAT_STACK(top + 1); break;
+        case FusedOp::Mul: --top; TENSAT_STACK(top) = TENSAT_STACK(top) * TENSAT_STACK(top + 1); break;
+        case FusedOp::Sub: --top; TENSAT_STACK(top) = TENSAT_STACK(top) - TENSAT_STACK(top + 1); break;
+        case FusedOp::Div: --top; TENSAT_STACK(top) = TENSAT_STACK(top) / TENSAT_STACK(top + 1); break;
+        case FusedOp::Pow: --top; TENSAT_STACK(top) = powf(TENSAT_STACK(top), TENSAT_STACK(top + 1)); break;
+        case FusedOp::Relu: TENSAT_STACK(top) = relu(TENSAT_STACK(top)); break;
+        case FusedOp::Tanh: TENSAT_STACK(top) = tanhf(TENSAT_STACK(top)); break;
+        case FusedOp::Sigmoid: TENSAT_STACK(top) = sigmoid(TENSAT_STACK(top)); break;
+        case FusedOp::Gelu: TENSAT_STACK(top) = gelu(TENSAT_STACK(top)); break;
+        case FusedOp::Exp: TENSAT_STACK(top) = expf(TENSAT_STACK(top)); break;
+        case FusedOp::Sqrt: TENSAT_STACK(top) = sqrtf(TENSAT_STACK(top)); break;
         case FusedOp::Clip: {  // min(max(x, lo), hi), as std::min/std::max order their operands
           top -= 2;
-          const float x = stack[top], lo = stack[top + 1], hi = stack[top + 2];
+          const float x = TENSAT_STACK(top), lo = TENSAT_STACK(top + 1), hi = TENSAT_STACK(top + 2);
           const float t = x < lo ? lo : x;
-          stack[top] = hi < t ? hi : t;
+          TENSAT_STACK(top) = hi < t ? hi : t;
           break;
         }
-        case FusedOp::RoundBf16: stack[top] = round_bf16(stack[top]); break;
-        case FusedOp::RoundF16: stack[top] = __half2float(__float2half_rn(stack[top])); break;
+        case FusedOp::RoundBf16: TENSAT_STACK(top) = round_bf16(TENSAT_STACK(top)); break;
+        case FusedOp::RoundF16: TENSAT_STACK(top) = __half2float(__float2half_rn(TENSAT_STACK(top))); break;
       }
     }
-    out[i] = stack[0];
+    out[i] = TENSAT_STACK(0);
   }
+#undef TENSAT_STACK
 }
 
 __global__ void binary_kernel(const float* a, const float* b, float* y, std::int64_t n, bool mul) {
