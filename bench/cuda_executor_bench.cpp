@@ -11,9 +11,9 @@
 //
 //   BM_gpu_compare/<model>/rewrites  the fusion phase off: TASO's and TENSAT's graph rewrites
 //   BM_gpu_compare/<model>/fused     the fusion phase on. The CUDA executor runs a fused node's
-//                                    body op by op plus a copy (cuda_executor.md, Limits), so
-//                                    this measures fusion's grouping without its saving: the
-//                                    prediction assumes one kernel per group
+//                                    elementwise region as one kernel, after any contraction
+//                                    under it (cuda_executor.md): one pass over the product more
+//                                    than the prediction's kernel, which fuses the epilogue
 //
 // Each iteration is one pair: measure_cuda_ms(program, --per-run=R) of each program (the median
 // of R runs timed with CUDA events after an untimed one), the original first in even iterations

@@ -293,7 +293,6 @@ class Executor {
       if (perf[a].status == CUDNN_STATUS_SUCCESS && perf[a].mathType != CUDNN_TENSOR_OP_MATH &&
           perf[a].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
         candidates.push_back(ConvAlgorithm{perf[a].algo, perf[a].memory});
-    if (candidates.empty()) throw ExecutionError("execute_cuda: cuDNN offers no FMA-math algorithm for a conv2d");
     // A 1x1 convolution with stride 1, no padding and no groups is a matrix product per image.
     const bool gemm_shaped = geometry[6] == 1 && geometry[7] == 1 && geometry[8] == 0 && geometry[9] == 0 &&
                              geometry[10] == 1 && geometry[11] == 1 && geometry[5] == geometry[1];
@@ -302,43 +301,54 @@ class Executor {
       g.gemm = true;
       candidates.push_back(g);
     }
+    if (candidates.empty()) throw ExecutionError("execute_cuda: cuDNN offers no FMA-math algorithm for a conv2d");
     ConvAlgorithm best = candidates.front();
     if (candidates.size() > 1) {
       cudaEvent_t start = nullptr, stop = nullptr;
-      TENSAT_CUDA_CHECK(cudaEventCreate(&start));
-      TENSAT_CUDA_CHECK(cudaEventCreate(&stop));
       struct Events {
         cudaEvent_t& a;
         cudaEvent_t& b;
         ~Events() {
-          cudaEventDestroy(a);
-          cudaEventDestroy(b);
+          if (a) cudaEventDestroy(a);
+          if (b) cudaEventDestroy(b);
         }
       } guard{start, stop};
+      TENSAT_CUDA_CHECK(cudaEventCreate(&start));
+      TENSAT_CUDA_CHECK(cudaEventCreate(&stop));
       const float one = 1.0f, zero_f = 0.0f;
       double best_ms = 0;
+      bool timed_any = false;
+      std::string last_failure;
       for (const ConvAlgorithm& c : candidates) {
-        void* ws = c.workspace_bytes ? workspace(c.workspace_bytes) : nullptr;
         std::vector<double> ms;
-        for (int r = 0; r < 6; ++r) {
-          TENSAT_CUDA_CHECK(cudaEventRecord(start, stream_));
-          if (c.gemm)
-            conv1x1_gemm(x, w, y, geometry[0], geometry[1], geometry[2] * geometry[3], geometry[4]);
-          else
-            TENSAT_CUDA_CHECK(cudnnConvolutionForward(cudnn_, &one, xd, x, wd, w, cd, c.algo, ws, c.workspace_bytes,
-                                                      &zero_f, yd, y));
-          TENSAT_CUDA_CHECK(cudaEventRecord(stop, stream_));
-          TENSAT_CUDA_CHECK(cudaEventSynchronize(stop));
-          float t = 0;
-          TENSAT_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-          if (r > 0) ms.push_back(t);  // the first run untimed
+        try {  // a candidate that fails (its workspace not allocated, say) is passed over
+          void* ws = c.workspace_bytes ? workspace(c.workspace_bytes) : nullptr;
+          for (int r = 0; r < 6; ++r) {
+            TENSAT_CUDA_CHECK(cudaEventRecord(start, stream_));
+            if (c.gemm)
+              conv1x1_gemm(x, w, y, geometry[0], geometry[1], geometry[2] * geometry[3], geometry[4]);
+            else
+              TENSAT_CUDA_CHECK(cudnnConvolutionForward(cudnn_, &one, xd, x, wd, w, cd, c.algo, ws,
+                                                        c.workspace_bytes, &zero_f, yd, y));
+            TENSAT_CUDA_CHECK(cudaEventRecord(stop, stream_));
+            TENSAT_CUDA_CHECK(cudaEventSynchronize(stop));
+            float t = 0;
+            TENSAT_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+            if (r > 0) ms.push_back(t);  // the first run untimed
+          }
+        } catch (const ExecutionError& e) {
+          (void)cudaGetLastError();  // clear a non-sticky error; a sticky one fails the next call anyway
+          last_failure = e.what();
+          continue;
         }
         std::sort(ms.begin(), ms.end());
-        if (&c == &candidates.front() || ms[ms.size() / 2] < best_ms) {
+        if (!timed_any || ms[ms.size() / 2] < best_ms) {
           best_ms = ms[ms.size() / 2];
           best = c;
+          timed_any = true;
         }
       }
+      if (!timed_any) throw ExecutionError(last_failure);
     }
     cache.chosen.emplace(geometry, best);
     return best;
@@ -423,7 +433,9 @@ class Executor {
       } bias_guard{bd};
       TENSAT_CUDA_CHECK(cudnnCreateTensorDescriptor(&bd));
       TENSAT_CUDA_CHECK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, i32(O), 1, 1));
-      // y = relu(conv(x) + 0 * z + bias), z = y, bias = zeros.
+      // y = relu(conv(x) + 0 * z + bias), z = y, bias = zeros. The output is zeroed first: cuDNN
+      // does not promise to skip z when alpha2 is 0, and 0 * a stale Inf or NaN is NaN.
+      zero(*out);
       const cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
           cudnn_, &one, xd, x->ptr(), wd, w.ptr(), cd, chosen.algo, ws, chosen.workspace_bytes, &zero_f, yd, out->ptr(),
           bd, zeros(O), relu_descriptor(), yd, out->ptr());
@@ -453,7 +465,7 @@ class Executor {
   cudnnActivationDescriptor_t relu_descriptor() {
     if (!relu_) {
       TENSAT_CUDA_CHECK(cudnnCreateActivationDescriptor(&relu_));
-      // NaN to 0, as the ReLU kernel's v > 0 ? v : 0.
+      // NaN to 0, as the ReLU kernel's v > 0 ? v : 0 does.
       TENSAT_CUDA_CHECK(cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
     }
     return relu_;
@@ -784,6 +796,10 @@ class Executor {
 
   /// The value of body term `term`, its symbolic nodes evaluated op by op with args bound to `inputs`.
   std::shared_ptr<DeviceTensor> eval_term(std::size_t term, const std::vector<std::shared_ptr<DeviceTensor>>& inputs) {
+    if (!infos_[term].symbolic) {  // a tensor from outside the body, kept alive by run() for it
+      if (!values_[term].t) throw ExecutionError(fmt::format("execute_cuda: a fused body reads freed node {}", term));
+      return values_[term].t;
+    }
     std::vector<bool> needed(term + 1, false);
     needed[term] = true;
     for (std::size_t j = term + 1; j-- > 0;)
@@ -847,6 +863,8 @@ class Executor {
     const auto ch = node.children();
     const auto operand = [&](std::size_t k) { return compile_region(ch[k].index(), n, inputs, r); };
     const auto scalar = [&](std::size_t k) { return emit_leaf(r, eval_term(ch[k].index(), inputs), n, true); };
+    // A tensor computed outside the body is a leaf, never recomputed (its operands may be freed).
+    if (!infos_[j].symbolic) return emit_leaf(r, eval_term(j, inputs), n, false);
     if (node.op() == Op::Reshape) return operand(1);  // the same elements in the same order
     if (node.op() == Op::Arg) {
       const auto k = static_cast<std::size_t>(p_[ch[0]].value());

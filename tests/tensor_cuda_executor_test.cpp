@@ -182,6 +182,10 @@ TEST_CASE("cuda executor: fused kernels (the elementwise region as one kernel) o
     INFO("body " << body);
     require_same_on_gpu(parse_program(testing::fused_text(body, operands)));
   }
+  // A body that reads a tensor computed outside it, not through an arg: a leaf of the region,
+  // never recomputed (the product's operands are freed by then).
+  require_same_on_gpu(parse_program("(fused (ewadd (arg 0 f32 (ints 4 6)) (relu (matmul 0 (input a f32 (ints 4 5)) "
+                                    "(input w f32 (ints 5 6))))) (input x f32 (ints 4 6)))"));
   // Regions beyond the kernel's limits (code length, stack depth, leaves) run op by op.
   std::string long_chain = "$0", deep = "$0", wide = "$0";
   std::vector<Operand> many;
