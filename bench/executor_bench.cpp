@@ -30,7 +30,7 @@
 // first) instead of the original program's order where the two share nodes (optimize()'s
 // default, OptimizeOptions::order_like_original; --order=original).
 //
-// --warm-runs=K: before each timed run, K untimed runs of the same program (run_warm_abba_pairs),
+// --warm-runs=K: before each timed run, K untimed runs of the same program (run_warm_abba_pair),
 // so that it finds its data cached as its own last run left it (TASO's back-to-back runs of one
 // graph) rather than as the other program's run did (default 0). The difference shows on NasRNN,
 // whose 72 MB of weights fit in this VM's 480 MB last-level cache: see bench/RESULTS.md.
@@ -122,18 +122,17 @@ void BM_compare(benchmark::State& state, std::string model) {
   for (auto _ : state) {
     double seconds_both = 0;
     double run_ms[2] = {0, 0};
-    for (int j = 0; j < 2; ++j) {
-      const int k = tt::abba_order(iteration, j);
+    tt::run_warm_abba_pair(iteration, static_cast<std::size_t>(g_warm_runs), [&](int k, bool timed) {
       const tt::PrecomputedProgram& pre = p.precomputed[k];
-      for (int w = 0; w < g_warm_runs; ++w) benchmark::DoNotOptimize(tt::execute(pre.program, pre.bindings).data());
       const auto start = std::chrono::steady_clock::now();
       std::vector<tt::HostTensor> out = tt::execute(pre.program, pre.bindings);
       benchmark::DoNotOptimize(out.data());
       benchmark::ClobberMemory();
+      if (!timed) return;
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       run_ms[k] = seconds * 1e3;
       seconds_both += seconds;
-    }
+    });
     for (int k = 0; k < 2; ++k) ms[k].push_back(run_ms[k]);
     ratios.push_back(run_ms[1] / run_ms[0]);
     state.SetIterationTime(seconds_both);

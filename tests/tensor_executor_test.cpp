@@ -709,6 +709,13 @@ TEST_CASE("executor: run_warm_abba_pairs puts warm-up runs of the same program b
   calls.clear();
   run_warm_abba_pairs(3, 0, [&](int k, bool timed) { calls.emplace_back(k, timed); });
   CHECK(calls == std::vector<std::pair<int, bool>>{{0, true}, {1, true}, {1, true}, {0, true}, {0, true}, {1, true}});
+  // One pair at a time: pair 1 of the sequence above, and pair 6 like pair 0.
+  calls.clear();
+  run_warm_abba_pair(1, 1, [&](int k, bool timed) { calls.emplace_back(k, timed); });
+  CHECK(calls == std::vector<std::pair<int, bool>>{{1, false}, {1, true}, {0, false}, {0, true}});
+  calls.clear();
+  run_warm_abba_pair(6, 0, [&](int k, bool timed) { calls.emplace_back(k, timed); });
+  CHECK(calls == std::vector<std::pair<int, bool>>{{0, true}, {1, true}});
   // compare_times with warm-up runs still times `runs` pairs and ranks the programs.
   const std::string x = "(input x f32 (ints 128 128))";
   std::string heavy = x;

@@ -1759,13 +1759,22 @@ inline double quantile(const std::vector<double>& sorted, double q) {
 /// them evicted by the other program, as on a CPU whose cache they exceed; with them it finds
 /// them where its own previous run left them, as in TASO's back-to-back runs of one graph.
 template <class RunProgram>
+void run_warm_abba_pairs(std::size_t pairs, std::size_t warm_runs, RunProgram&& run);
+
+/// Pair `pair` of `run_warm_abba_pairs`' sequence alone, for a harness that is handed one pair
+/// at a time (Google Benchmark's iterations, `bench/executor_bench`).
+template <class RunProgram>
+void run_warm_abba_pair(std::size_t pair, std::size_t warm_runs, RunProgram&& run) {
+  for (int j = 0; j < 2; ++j) {
+    const int k = abba_order(pair, j);
+    for (std::size_t w = 0; w < warm_runs; ++w) run(k, false);
+    run(k, true);
+  }
+}
+
+template <class RunProgram>
 void run_warm_abba_pairs(std::size_t pairs, std::size_t warm_runs, RunProgram&& run) {
-  for (std::size_t r = 0; r < pairs; ++r)
-    for (int j = 0; j < 2; ++j) {
-      const int k = abba_order(r, j);
-      for (std::size_t w = 0; w < warm_runs; ++w) run(k, false);
-      run(k, true);
-    }
+  for (std::size_t r = 0; r < pairs; ++r) run_warm_abba_pair(r, warm_runs, run);
 }
 
 /// Calls `run(k)` for the two programs k = 0 and k = 1, `pairs` times each, back to back and
