@@ -19,11 +19,9 @@
 // of R runs timed with CUDA events after an untimed one), the original first in even iterations
 // and the optimized first in odd ones (ABBA). --runs=N iterations (default 15).
 //
-// Counters, as executor_bench's: original_ms, optimized_ms (medians of the pairs),
-// measured_speedup_percent, paired_speedup_percent (1 - the median ratio), faster_pairs,
-// measured_sign (the sign test: +1 faster, -1 slower, 0 within noise), predicted_original_us,
-// predicted_optimized_us, predicted_gain_percent (program_time on the profile), ops_original,
-// ops_optimized (a fused kernel counted once), fusion (0 or 1).
+// Counters: executor_bench's (paired_compare.h: the medians with their min and max, the
+// measured and paired speedups, the ratios' quartiles, faster_pairs, measured_sign, the
+// predicted times and gain on the profile, the op counts), and fusion (0 or 1).
 //
 // --ops: before a model's pairs, each program's time by op kind (profile_cuda, 5 runs), on stderr.
 #include <algorithm>
@@ -42,6 +40,8 @@
 #include <tensat/tensor/executor.h>
 #include <tensat/tensor/models.h>
 
+#include "paired_compare.h"
+
 namespace {
 
 namespace tt = tensat::tensor;
@@ -58,30 +58,19 @@ const tt::DeviceProfile& profile() {
   return p;
 }
 
-struct Prepared {
-  tensat::RecExpr<tt::TensorNode> program[2];  // original, optimized
-  tt::PrecomputedProgram precomputed[2];
-};
-
-const Prepared& prepared(const std::string& model, bool fusion) {
-  static std::map<std::pair<std::string, bool>, std::unique_ptr<Prepared>> cache;
+const tensat_bench::PreparedPair& prepared(const std::string& model, bool fusion) {
+  static std::map<std::pair<std::string, bool>, std::unique_ptr<tensat_bench::PreparedPair>> cache;
   auto& slot = cache[{model, fusion}];
   if (!slot) {
-    slot = std::make_unique<Prepared>();
+    slot = std::make_unique<tensat_bench::PreparedPair>();
     slot->program[0] = tt::models::build_model(model).program();
     tt::OptimizeOptions options;
     options.profile = profile();
     options.fusion = fusion;
     slot->program[1] = tt::optimize(slot->program[0], options).optimized;
-    for (int k = 0; k < 2; ++k)
-      slot->precomputed[k] = tt::precompute_weights(slot->program[k], tt::random_bindings(slot->program[k], 1));
+    slot->precompute();
   }
   return *slot;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return tt::internal::quantile(v, 0.5);
 }
 
 void BM_gpu_compare(benchmark::State& state, std::string model, bool fusion) {
@@ -92,40 +81,25 @@ void BM_gpu_compare(benchmark::State& state, std::string model, bool fusion) {
     }
     return;
   }
-  const Prepared& p = prepared(model, fusion);
+  const tensat_bench::PreparedPair& p = prepared(model, fusion);
   if (g_ops)
     for (int k = 0; k < 2; ++k)
       std::fprintf(stderr, "%s, %s, %s program on the GPU:\n%s\n", model.c_str(), fusion ? "fused" : "rewrites",
                    k == 0 ? "original" : "optimized",
                    tt::format_profile(tt::profile_cuda(p.precomputed[k].program, p.precomputed[k].bindings, 5)).c_str());
-  std::vector<double> ms[2], ratios;
+  tensat_bench::PairedTimes times;
   std::size_t iteration = 0;
   for (auto _ : state) {
     double run_ms[2] = {0, 0};
-    for (int j = 0; j < 2; ++j) {
-      const int k = tt::abba_order(iteration, j);
+    tt::run_warm_abba_pair(iteration, 0, [&](int k, bool) {
       run_ms[k] = tt::measure_cuda_ms(p.precomputed[k].program, p.precomputed[k].bindings,
                                       static_cast<std::size_t>(g_per_run));
-    }
-    for (int k = 0; k < 2; ++k) ms[k].push_back(run_ms[k]);
-    ratios.push_back(run_ms[1] / run_ms[0]);
+    });
+    times.add(run_ms);
     state.SetIterationTime((run_ms[0] + run_ms[1]) * 1e-3);
     ++iteration;
   }
-  const double original = median(ms[0]), optimized = median(ms[1]);
-  state.counters["original_ms"] = original;
-  state.counters["optimized_ms"] = optimized;
-  state.counters["measured_speedup_percent"] = 100.0 * (original - optimized) / original;
-  state.counters["paired_speedup_percent"] = 100.0 * (1.0 - median(ratios));
-  const auto faster = static_cast<std::size_t>(std::count_if(ratios.begin(), ratios.end(), [](double r) { return r < 1.0; }));
-  state.counters["faster_pairs"] = static_cast<double>(faster);
-  state.counters["measured_sign"] = tt::TimeComparison::sign_test(faster, ratios.size());
-  const double before = tt::program_time(p.program[0], profile()), after = tt::program_time(p.program[1], profile());
-  state.counters["predicted_original_us"] = before;
-  state.counters["predicted_optimized_us"] = after;
-  state.counters["predicted_gain_percent"] = 100.0 * (before - after) / before;
-  state.counters["ops_original"] = static_cast<double>(tt::count_ops(p.program[0]));
-  state.counters["ops_optimized"] = static_cast<double>(tt::count_ops(p.program[1]));
+  tensat_bench::set_comparison_counters(state, times, p, profile());
   state.counters["fusion"] = fusion ? 1 : 0;
 }
 

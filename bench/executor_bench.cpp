@@ -64,6 +64,8 @@
 #include <tensat/tensor/executor.h>
 #include <tensat/tensor/models.h>
 
+#include "paired_compare.h"
+
 namespace {
 
 namespace tt = tensat::tensor;
@@ -82,17 +84,12 @@ const tt::DeviceProfile& host() {
   return profile;
 }
 
-struct Prepared {
-  tensat::RecExpr<tt::TensorNode> program[2];  // original, optimized
-  tt::PrecomputedProgram precomputed[2];
-};
-
 /// The model's original and optimized programs, precomputed (built on first use, then cached).
-const Prepared& prepared(const std::string& model) {
-  static std::map<std::string, std::unique_ptr<Prepared>> cache;
+const tensat_bench::PreparedPair& prepared(const std::string& model) {
+  static std::map<std::string, std::unique_ptr<tensat_bench::PreparedPair>> cache;
   auto& slot = cache[model];
   if (!slot) {
-    slot = std::make_unique<Prepared>();
+    slot = std::make_unique<tensat_bench::PreparedPair>();
     slot->program[0] = tt::models::build_model(model).program();
     tt::OptimizeOptions options;
     options.profile = host();
@@ -103,21 +100,14 @@ const Prepared& prepared(const std::string& model) {
       options.ilp.time_limit_seconds = g_ilp_seconds;
     }
     slot->program[1] = g_control ? slot->program[0] : tt::optimize(slot->program[0], options).optimized;
-    for (int k = 0; k < 2; ++k)
-      slot->precomputed[k] = tt::precompute_weights(slot->program[k], tt::random_bindings(slot->program[k], 1));
+    slot->precompute();
   }
   return *slot;
 }
 
-/// The q-quantile of `v`, interpolated between order statistics.
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return tt::internal::quantile(v, q);
-}
-
 void BM_compare(benchmark::State& state, std::string model) {
-  const Prepared& p = prepared(model);
-  std::vector<double> ms[2], ratios;
+  const tensat_bench::PreparedPair& p = prepared(model);
+  tensat_bench::PairedTimes times;
   std::size_t iteration = 0;
   for (auto _ : state) {
     double seconds_both = 0;
@@ -133,32 +123,11 @@ void BM_compare(benchmark::State& state, std::string model) {
       run_ms[k] = seconds * 1e3;
       seconds_both += seconds;
     });
-    for (int k = 0; k < 2; ++k) ms[k].push_back(run_ms[k]);
-    ratios.push_back(run_ms[1] / run_ms[0]);
+    times.add(run_ms);
     state.SetIterationTime(seconds_both);
     ++iteration;
   }
-  const double original = quantile(ms[0], 0.5), optimized = quantile(ms[1], 0.5);
-  state.counters["original_ms"] = original;
-  state.counters["optimized_ms"] = optimized;
-  state.counters["original_min_ms"] = *std::min_element(ms[0].begin(), ms[0].end());
-  state.counters["original_max_ms"] = *std::max_element(ms[0].begin(), ms[0].end());
-  state.counters["optimized_min_ms"] = *std::min_element(ms[1].begin(), ms[1].end());
-  state.counters["optimized_max_ms"] = *std::max_element(ms[1].begin(), ms[1].end());
-  state.counters["measured_speedup_percent"] = 100.0 * (original - optimized) / original;
-  const double q1 = quantile(ratios, 0.25), q3 = quantile(ratios, 0.75);
-  state.counters["paired_speedup_percent"] = 100.0 * (1.0 - quantile(ratios, 0.5));
-  state.counters["ratio_q1"] = q1;
-  state.counters["ratio_q3"] = q3;
-  const auto faster = static_cast<std::size_t>(std::count_if(ratios.begin(), ratios.end(), [](double r) { return r < 1.0; }));
-  state.counters["faster_pairs"] = static_cast<double>(faster);
-  state.counters["measured_sign"] = tt::TimeComparison::sign_test(faster, ratios.size());
-  const double before = tt::program_time(p.program[0], host()), after = tt::program_time(p.program[1], host());
-  state.counters["predicted_original_us"] = before;
-  state.counters["predicted_optimized_us"] = after;
-  state.counters["predicted_gain_percent"] = 100.0 * (before - after) / before;
-  state.counters["ops_original"] = static_cast<double>(tt::count_ops(p.program[0]));
-  state.counters["ops_optimized"] = static_cast<double>(tt::count_ops(p.program[1]));
+  tensat_bench::set_comparison_counters(state, times, p, host());
   state.counters["warm_runs"] = g_warm_runs;
 }
 

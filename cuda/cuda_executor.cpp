@@ -196,6 +196,7 @@ class Executor {
   }
 
   [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
+  [[nodiscard]] const std::vector<TensorInfo>& infos() const noexcept { return infos_; }
 
  private:
   std::shared_ptr<DeviceTensor> make(const Dims& dims, DType dtype) {
@@ -970,7 +971,7 @@ ProgramProfile profile_cuda(const RecExpr<TensorNode>& program, const Bindings& 
     }
   } guard{marks};
   for (cudaEvent_t& e : marks) TENSAT_CUDA_CHECK(cudaEventCreate(&e));
-  const std::vector<TensorInfo> infos = check_program(program);
+  const std::vector<TensorInfo>& infos = ex.infos();
   std::vector<std::vector<double>> node_ms(n);
   std::vector<double> totals;
   for (std::size_t r = 0; r < runs; ++r) {

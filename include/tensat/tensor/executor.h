@@ -1752,15 +1752,6 @@ inline double quantile(const std::vector<double>& sorted, double q) {
 /// Benchmark's iterations); `run_abba_pairs` runs a whole sequence.
 [[nodiscard]] constexpr int abba_order(std::size_t pair, int j) noexcept { return pair % 2 == 0 ? j : 1 - j; }
 
-/// Calls `run(k, timed)` for the two programs k = 0 and k = 1 as `run_abba_pairs` does, each
-/// timed call (`timed` true) preceded by `warm_runs` untimed calls of the same program (`timed`
-/// false). Without them a program runs in the cache state the other one leaves: a model whose
-/// weights fit in the last-level cache (NasRNN's 72 MB in a server part's hundreds of MB) finds
-/// them evicted by the other program, as on a CPU whose cache they exceed; with them it finds
-/// them where its own previous run left them, as in TASO's back-to-back runs of one graph.
-template <class RunProgram>
-void run_warm_abba_pairs(std::size_t pairs, std::size_t warm_runs, RunProgram&& run);
-
 /// Pair `pair` of `run_warm_abba_pairs`' sequence alone, for a harness that is handed one pair
 /// at a time (Google Benchmark's iterations, `bench/executor_bench`).
 template <class RunProgram>
@@ -1772,6 +1763,12 @@ void run_warm_abba_pair(std::size_t pair, std::size_t warm_runs, RunProgram&& ru
   }
 }
 
+/// Calls `run(k, timed)` for the two programs k = 0 and k = 1 as `run_abba_pairs` does, each
+/// timed call (`timed` true) preceded by `warm_runs` untimed calls of the same program (`timed`
+/// false). Without them a program runs in the cache state the other one leaves: a model whose
+/// weights fit in the last-level cache (NasRNN's 72 MB in a server part's hundreds of MB) finds
+/// them evicted by the other program, as on a CPU whose cache they exceed; with them it finds
+/// them where its own previous run left them, as in TASO's back-to-back runs of one graph.
 template <class RunProgram>
 void run_warm_abba_pairs(std::size_t pairs, std::size_t warm_runs, RunProgram&& run) {
   for (std::size_t r = 0; r < pairs; ++r) run_warm_abba_pair(r, warm_runs, run);
