@@ -4,9 +4,10 @@
 // visible GPU it prints why and runs nothing.
 //
 // Once per model and variant: optimize() with the GPU profile (--profile=NAME, a built-in
-// profile, default h100-sxm; or --profile=FILE.json) and TENSAT's settings otherwise (node limit
-// 50,000, 15 iterations, greedy DAG extraction), then both programs get random_bindings(seed 1)
-// and precompute_weights() (TASO's weight-only subgraphs evaluated once, outside the timing).
+// profile, default h100-sxm; or a JSON file, as resolve_profile reads it) and TENSAT's settings
+// otherwise (node limit 50,000, 15 iterations, greedy DAG extraction), then both programs get
+// random_bindings(seed 1) and precompute_weights() (TASO's weight-only subgraphs evaluated once,
+// outside the timing).
 // Two variants per model:
 //
 //   BM_gpu_compare/<model>/rewrites  the fusion phase off: TASO's and TENSAT's graph rewrites
@@ -46,15 +47,13 @@ namespace {
 
 namespace tt = tensat::tensor;
 
-std::string g_profile = "h100-sxm";  // --profile=NAME or FILE.json
+std::string g_profile = "h100-sxm";  // --profile=NAME or a file (resolve_profile)
 int g_runs = 15;                     // --runs=N pairs
 int g_per_run = 10;                  // --per-run=R runs behind each measure_cuda_ms
 bool g_ops = false;                  // --ops: print each program's profile_cuda by op kind
 
 const tt::DeviceProfile& profile() {
-  static const tt::DeviceProfile p = g_profile.size() > 5 && g_profile.compare(g_profile.size() - 5, 5, ".json") == 0
-                                         ? tt::load_profile(g_profile)
-                                         : tt::find_profile(g_profile);
+  static const tt::DeviceProfile p = tt::resolve_profile(g_profile);
   return p;
 }
 

@@ -952,8 +952,7 @@ double measure_cuda_ms(const RecExpr<TensorNode>& program, const Bindings& input
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   std::sort(ms.begin(), ms.end());
-  const std::size_t n = ms.size();
-  return n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+  return internal::quantile(ms, 0.5);
 }
 
 ProgramProfile profile_cuda(const RecExpr<TensorNode>& program, const Bindings& inputs, std::size_t runs) {

@@ -188,6 +188,72 @@ TEST_CASE("executor: pooling") {
   CHECK(r[3].data[0] == Approx(1 / (1 + std::exp(-6.0))));
 }
 
+namespace {
+
+/// Naive pooling (TensorFlow SAME/VALID): each output element from its own window, padding
+/// positions excluded from the window and from poolavg's divisor.
+std::vector<float> naive_pool(const HostTensor& x, bool is_max, std::int64_t kh, std::int64_t kw, std::int64_t sh,
+                              std::int64_t sw, bool same) {
+  const auto NC = x.dims[0] * x.dims[1], H = x.dims[2], W = x.dims[3];
+  const std::int64_t Ho = same ? (H + sh - 1) / sh : (H - kh) / sh + 1;
+  const std::int64_t Wo = same ? (W + sw - 1) / sw : (W - kw) / sw + 1;
+  const std::int64_t ph = same ? std::max<std::int64_t>((Ho - 1) * sh + kh - H, 0) / 2 : 0;
+  const std::int64_t pw = same ? std::max<std::int64_t>((Wo - 1) * sw + kw - W, 0) / 2 : 0;
+  std::vector<float> out;
+  for (std::int64_t nc = 0; nc < NC; ++nc)
+    for (std::int64_t i = 0; i < Ho; ++i)
+      for (std::int64_t j = 0; j < Wo; ++j) {
+        double acc = is_max ? -1e30 : 0.0;
+        int taps = 0;
+        for (std::int64_t a = 0; a < kh; ++a)
+          for (std::int64_t b = 0; b < kw; ++b) {
+            const std::int64_t ih = i * sh - ph + a, iw = j * sw - pw + b;
+            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+            const double v = x.data[static_cast<std::size_t>((nc * H + ih) * W + iw)];
+            acc = is_max ? std::max(acc, v) : acc + v;
+            ++taps;
+          }
+        out.push_back(static_cast<float>(is_max ? acc : acc / taps));
+      }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("executor: pooling against a direct loop, every window shape and edge") {
+  // Window widths 1 to 5 (3 has its own path), strides 1 to 3, SAME and VALID, rows and columns
+  // narrower and wider than the window: the separable kernel's edge and interior cases.
+  for (bool is_max : {true, false})
+    for (bool same : {true, false})
+      for (std::int64_t k : {1, 2, 3, 5})
+        for (std::int64_t s : {1, 2, 3})
+          for (Dims dims : {Dims{1, 1, 1, 1}, Dims{1, 2, 3, 2}, Dims{2, 3, 7, 9}, Dims{1, 2, 13, 5}}) {
+            const std::int64_t kh = k, kw = k == 1 ? 3 : k;  // also an unequal window
+            if (!same && (dims[2] < kh || dims[3] < kw)) continue;
+            Graph g;
+            auto x = g.input("x", dims);
+            g.output(is_max ? g.poolmax(x, kh, kw, s, s, same ? Padding::Same : Padding::Valid)
+                            : g.poolavg(x, kh, kw, s, s, same ? Padding::Same : Padding::Valid));
+            const Bindings b = random_bindings(g.program(), 11);
+            INFO((is_max ? "poolmax " : "poolavg ") << dims_to_string(dims) << " window " << kh << "x" << kw
+                                                    << " stride " << s << (same ? " SAME" : " VALID"));
+            require_close(run1(g, b).data, naive_pool(b.at("x"), is_max, kh, kw, s, s, same));
+          }
+  // Global pools (one window per plane, its own path), VALID, and SAME with a window wider than
+  // the plane.
+  for (bool is_max : {true, false})
+    for (bool same : {false, true}) {
+      Graph g;
+      auto x = g.input("x", {2, 3, 5, 4});
+      const std::int64_t kh = same ? 9 : 5, kw = same ? 6 : 4;
+      g.output(is_max ? g.poolmax(x, kh, kw, 1, 1, same ? Padding::Same : Padding::Valid)
+                      : g.poolavg(x, kh, kw, 1, 1, same ? Padding::Same : Padding::Valid));
+      const Bindings b = random_bindings(g.program(), 5);
+      INFO((is_max ? "poolmax" : "poolavg") << (same ? " SAME" : " VALID"));
+      require_close(run1(g, b).data, naive_pool(b.at("x"), is_max, kh, kw, 1, 1, same));
+    }
+}
+
 TEST_CASE("executor: concat, split, slice, pad") {
   Graph g;
   auto a = g.input("a", {2, 2});

@@ -262,9 +262,7 @@ Options parse_args(int argc, char** argv) {
       options.optimize.ilp.time_limit_seconds = parse_seconds(name, value);
     } else if (name == "--profile") {
       try {
-        const bool file = value.find('/') != std::string::npos ||
-                          (value.size() > 5 && value.compare(value.size() - 5, 5, ".json") == 0);
-        options.optimize.profile = file ? tt::load_profile(value) : tt::find_profile(value);
+        options.optimize.profile = tt::resolve_profile(value);
       } catch (const tensat::Error& e) {
         throw BadInput{std::string("--profile: ") + e.what()};
       }

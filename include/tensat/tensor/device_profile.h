@@ -523,6 +523,14 @@ inline const std::vector<DeviceProfile>& builtin_profiles() {
                                          fmt::join(names.begin(), names.end(), ", ")));
 }
 
+/// A profile named on a command line: a JSON file when `name_or_path` contains a '/' or ends in
+/// ".json" (`load_profile`), else a built-in profile (`find_profile`). `ProfileError` from either.
+[[nodiscard]] inline DeviceProfile resolve_profile(const std::string& name_or_path) {
+  const bool file = name_or_path.find('/') != std::string::npos ||
+                    (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0);
+  return file ? load_profile(name_or_path) : find_profile(name_or_path);
+}
+
 }  // namespace tensor
 }  // namespace v0
 }  // namespace tensat

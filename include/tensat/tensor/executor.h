@@ -359,40 +359,102 @@ inline HostTensor matmul(const HostTensor& a, const HostTensor& b, std::int64_t 
   return out;
 }
 
+/// One input row's part of every window: out[ow] = the max or sum of the row's valid columns in
+/// the window of output column ow (taps left to right).
+inline void pool_row(const float* row, std::int64_t W, std::int64_t Wo, std::int64_t kw, std::int64_t sw,
+                     std::int64_t pw, bool is_max, float* out) {
+  if (kw == 3) {
+    // The common 3-wide window in one pass over the columns whose window lies inside the row
+    // ([a, b)); the edges take the general path.
+    const std::int64_t a = std::min((pw + sw - 1) / sw, Wo);
+    const std::int64_t b = W - 3 + pw < 0 ? a : std::clamp((W - 3 + pw) / sw + 1, a, Wo);
+    const float* r = row - pw;
+    if (sw == 1) {  // unit stride apart, so that the compiler vectorizes it
+      if (is_max)
+        for (std::int64_t ow = a; ow < b; ++ow) out[ow] = std::max(std::max(r[ow], r[ow + 1]), r[ow + 2]);
+      else
+        for (std::int64_t ow = a; ow < b; ++ow) out[ow] = (r[ow] + r[ow + 1]) + r[ow + 2];
+    } else {
+      for (std::int64_t ow = a; ow < b; ++ow) {
+        const float* t = r + ow * sw;
+        out[ow] = is_max ? std::max(std::max(t[0], t[1]), t[2]) : (t[0] + t[1]) + t[2];
+      }
+    }
+    const auto edge = [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t ow = begin; ow < end; ++ow) {
+        float acc = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+        for (std::int64_t c = std::max<std::int64_t>(ow * sw - pw, 0); c < std::min(ow * sw - pw + 3, W); ++c)
+          acc = is_max ? std::max(acc, row[c]) : acc + row[c];
+        out[ow] = acc;
+      }
+    };
+    edge(0, a);
+    edge(b, Wo);
+    return;
+  }
+  std::fill_n(out, Wo, is_max ? -std::numeric_limits<float>::infinity() : 0.0f);
+  for (std::int64_t j = 0; j < kw; ++j) {
+    std::int64_t lo, hi;
+    valid_columns(W, Wo, sw, pw, j, lo, hi);
+    const float* r = row + lo * sw - pw + j;
+    if (is_max)
+      for (std::int64_t ow = lo; ow < hi; ++ow) out[ow] = std::max(out[ow], r[(ow - lo) * sw]);
+    else
+      for (std::int64_t ow = lo; ow < hi; ++ow) out[ow] += r[(ow - lo) * sw];
+  }
+}
+
 inline HostTensor pool(const HostTensor& x, bool is_max, std::int64_t kh, std::int64_t kw, std::int64_t sh,
                        std::int64_t sw, std::int64_t pad, std::int64_t act) {
   const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
   const std::int64_t Ho = window_out(H, kh, sh, pad), Wo = window_out(W, kw, sw, pad);
   const std::int64_t ph = pad_before(H, kh, sh, pad, Ho), pw = pad_before(W, kw, sw, pad, Wo);
   HostTensor out(Dims{N, C, Ho, Wo}, x.dtype);
-  // Tap by tap over whole output rows (vectorizable), each window's taps in row-major order as a
-  // per-element loop would take them; poolavg divides by the positions inside the input
-  // (TensorFlow: padding excluded).
+  // Separably: each input row's part of every window once (`pool_row`), then each output row
+  // from the kh rows' parts. A window's max or sum is the same whichever way its taps are
+  // grouped (the sum up to rounding), and a 3x3 stride-1 pool reads each input element 3 times
+  // instead of 9. poolavg divides by the positions inside the input (TensorFlow: padding
+  // excluded).
   std::vector<float> count(static_cast<std::size_t>(Wo));
   for (std::int64_t ow = 0; ow < Wo; ++ow)
     count[static_cast<std::size_t>(ow)] =
         static_cast<float>(std::min(ow * sw - pw + kw, W) - std::max<std::int64_t>(ow * sw - pw, 0));
+  if (Ho == 1 && Wo == 1 && kh >= H && kw >= W && ph == 0 && pw == 0) {
+    // A global pool (the classifier heads'): one reduction per plane.
+    for (std::int64_t nc = 0; nc < N * C; ++nc) {
+      const ConstArrayMap plane(x.data.data() + nc * H * W, H * W);
+      out.data[static_cast<std::size_t>(nc)] = is_max ? plane.maxCoeff() : plane.sum() / static_cast<float>(H * W);
+    }
+    activate(out.data.data(), out.elements(), act);
+    return out;
+  }
+  std::vector<float> rows(static_cast<std::size_t>(H * Wo));
   for (std::int64_t nc = 0; nc < N * C; ++nc) {
     const float* in = x.data.data() + nc * H * W;
+    for (std::int64_t ih = 0; ih < H; ++ih) pool_row(in + ih * W, W, Wo, kw, sw, pw, is_max, rows.data() + ih * Wo);
     for (std::int64_t oh = 0; oh < Ho; ++oh) {
       float* o = out.data.data() + (nc * Ho + oh) * Wo;
-      std::fill_n(o, Wo, is_max ? -std::numeric_limits<float>::infinity() : 0.0f);
       const std::int64_t h0 = std::max<std::int64_t>(oh * sh - ph, 0), h1 = std::min(oh * sh - ph + kh, H);
-      for (std::int64_t ih = h0; ih < h1; ++ih) {
-        const float* row = in + ih * W;
-        for (std::int64_t j = 0; j < kw; ++j) {
-          std::int64_t lo, hi;
-          valid_columns(W, Wo, sw, pw, j, lo, hi);
-          const float* r = row + lo * sw - pw + j;
+      const float* r = rows.data() + h0 * Wo;
+      if (h1 - h0 == 3) {
+        const float *r1 = r + Wo, *r2 = r1 + Wo;
+        if (is_max)
+          for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] = std::max(std::max(r[ow], r1[ow]), r2[ow]);
+        else
+          for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] = (r[ow] + r1[ow]) + r2[ow];
+      } else {
+        std::copy_n(r, Wo, o);
+        for (std::int64_t ih = h0 + 1; ih < h1; ++ih) {
+          r += Wo;
           if (is_max)
-            for (std::int64_t ow = lo; ow < hi; ++ow) o[ow] = std::max(o[ow], r[(ow - lo) * sw]);
+            for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] = std::max(o[ow], r[ow]);
           else
-            for (std::int64_t ow = lo; ow < hi; ++ow) o[ow] += r[(ow - lo) * sw];
+            for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] += r[ow];
         }
       }
       if (!is_max) {
-        const auto rows = static_cast<float>(h1 - h0);
-        for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] /= rows * count[static_cast<std::size_t>(ow)];
+        const auto taps = static_cast<float>(h1 - h0);
+        for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] /= taps * count[static_cast<std::size_t>(ow)];
       }
     }
   }
@@ -1877,8 +1939,7 @@ namespace internal {
                                                       std::vector<double>& total_ms) {
   const auto median = [](std::vector<double>& v) {
     std::sort(v.begin(), v.end());
-    const std::size_t k = v.size();
-    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+    return quantile(v, 0.5);
   };
   ProgramProfile profile;
   profile.runs = total_ms.size();
