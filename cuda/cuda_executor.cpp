@@ -745,6 +745,7 @@ class Executor {
       case Op::EwDiv:
       case Op::EwPow:
       case Op::Sqrt:
+      case Op::Erf:
       case Op::Clip:
       case Op::Resize:
       case Op::ConvTranspose: return result(on_host(i));
@@ -822,7 +823,7 @@ class Executor {
   static bool elementwise_op(Op op) noexcept {
     switch (op) {
       case Op::EwAdd: case Op::EwMul: case Op::EwSub: case Op::EwDiv: case Op::EwPow: case Op::SMul: case Op::Relu:
-      case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::Exp: case Op::Sqrt: case Op::Clip:
+      case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::Exp: case Op::Sqrt: case Op::Erf: case Op::Clip:
         return true;
       default: return false;
     }
@@ -887,6 +888,7 @@ class Executor {
       case Op::Gelu: ok = operand(0) && emit(r, k::FusedOp::Gelu, 1, 1); break;
       case Op::Exp: ok = operand(0) && emit(r, k::FusedOp::Exp, 1, 1); break;
       case Op::Sqrt: ok = operand(0) && emit(r, k::FusedOp::Sqrt, 1, 1); break;
+      case Op::Erf: ok = operand(0) && emit(r, k::FusedOp::Erf, 1, 1); break;
       default: return false;
     }
     if (ok && infos_[j].dtype == DType::BF16) ok = emit(r, k::FusedOp::RoundBf16, 1, 1);

@@ -70,6 +70,7 @@ __global__ void fused_kernel(const FusedCode code, float* out, std::int64_t n) {
         case FusedOp::Gelu: TENSAT_STACK(top) = gelu(TENSAT_STACK(top)); break;
         case FusedOp::Exp: TENSAT_STACK(top) = expf(TENSAT_STACK(top)); break;
         case FusedOp::Sqrt: TENSAT_STACK(top) = sqrtf(TENSAT_STACK(top)); break;
+        case FusedOp::Erf: TENSAT_STACK(top) = erff(TENSAT_STACK(top)); break;
         case FusedOp::Clip: {  // min(max(x, lo), hi), as std::min/std::max order their operands
           top -= 2;
           const float x = TENSAT_STACK(top), lo = TENSAT_STACK(top + 1), hi = TENSAT_STACK(top + 2);

@@ -32,7 +32,7 @@ struct PoolShape {
 /// pop their right operand and replace the left; `Clip` pops its bounds (lo under hi) and
 /// replaces the value under them; the `Round` ops round the top to bf16 or f16.
 enum class FusedOp : unsigned char {
-  Load, LoadScalar, Add, Mul, Sub, Div, Pow, Relu, Tanh, Sigmoid, Gelu, Exp, Sqrt, Clip, RoundBf16, RoundF16
+  Load, LoadScalar, Add, Mul, Sub, Div, Pow, Relu, Tanh, Sigmoid, Gelu, Exp, Sqrt, Erf, Clip, RoundBf16, RoundF16
 };
 struct FusedCode {
   static constexpr int kMaxCode = 64, kMaxLeaves = 16, kMaxStack = 12;

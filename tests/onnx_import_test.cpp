@@ -147,32 +147,40 @@ TEST_CASE("onnx import: opset 17 LayerNormalization, over one axis and over two,
   CHECK(histogram[static_cast<std::size_t>(Op::Sqrt)] == 1);       // the other written out
 }
 
+TEST_CASE("onnx import: the exact GELU (Erf) as PyTorch writes it equals numpy, and the executor runs it") {
+  const tonnx::ImportedModel m = check_against_reference("gelu_erf", {});
+  CHECK(m.opaque_ops.empty());
+  const auto histogram = op_histogram(m.program);
+  CHECK(histogram[static_cast<std::size_t>(Op::Erf)] == 1);
+  CHECK(histogram[static_cast<std::size_t>(Op::Opaque)] == 0);
+}
+
 TEST_CASE("onnx import: an unknown operator becomes an opaque node, which the executor refuses by name") {
   const tonnx::ImportedModel m = tonnx::import(kData + "unsupported_op.onnx");
-  CHECK(m.opaque_ops == std::vector<std::string>{"Erf"});
-  REQUIRE(m.opaque.count("Erf") == 1);
-  CHECK(m.opaque.at("Erf").node.op_type() == "Erf");
-  CHECK(m.opaque.at("Erf").inputs == std::vector<std::int64_t>{0});
-  CHECK(m.opaque.at("Erf").reason.find("not supported") != std::string::npos);
+  CHECK(m.opaque_ops == std::vector<std::string>{"Sin"});
+  REQUIRE(m.opaque.count("Sin") == 1);
+  CHECK(m.opaque.at("Sin").node.op_type() == "Sin");
+  CHECK(m.opaque.at("Sin").inputs == std::vector<std::int64_t>{0});
+  CHECK(m.opaque.at("Sin").reason.find("not supported") != std::string::npos);
   CHECK(op_histogram(m.program)[static_cast<std::size_t>(Op::Opaque)] == 1);
   CHECK(m.program.to_string() ==
-        "(ewadd (opaque Erf f32 (ints 2 4) (relu (input x f32 (ints 2 4)))) (broadcast (ints 2 4) (weight c f32 (ints 4))))");
+        "(ewadd (opaque Sin f32 (ints 2 4) (relu (input x f32 (ints 2 4)))) (broadcast (ints 2 4) (weight c f32 (ints 4))))");
   Bindings b = m.weights;
   b.emplace("x", HostTensor({2, 4}));
   try {
     (void)execute(m.program, b);
-    FAIL("executed an opaque Erf");
+    FAIL("executed an opaque Sin");
   } catch (const OpaqueOpError& e) {
-    CHECK(e.op_type() == "Erf");
+    CHECK(e.op_type() == "Sin");
   }
   // Strict import refuses it, naming the node.
   tonnx::ImportOptions strict;
   strict.allow_opaque = false;
   try {
     (void)tonnx::import(kData + "unsupported_op.onnx", strict);
-    FAIL("imported Erf with allow_opaque = false");
+    FAIL("imported Sin with allow_opaque = false");
   } catch (const tonnx::ImportError& e) {
-    CHECK(e.where() == "node 1 ('erf', Erf)");
+    CHECK(e.where() == "node 1 ('sin', Sin)");
     CHECK(std::string(e.what()).find("not supported") != std::string::npos);
   }
 }

@@ -116,7 +116,8 @@ TEST_CASE("cuda executor: reductions, softmax, normalizations, elementwise, smul
   outs.push_back(g.ewadd(x, y));
   outs.push_back(g.ewmul(x, y));
   outs.push_back(g.smul(x, g.weight("k", {1})));
-  for (auto f : {&Graph::relu, &Graph::tanh, &Graph::sigmoid, &Graph::gelu, &Graph::exp}) outs.push_back((g.*f)(x));
+  for (auto f : {&Graph::relu, &Graph::tanh, &Graph::sigmoid, &Graph::gelu, &Graph::exp, &Graph::erf})
+    outs.push_back((g.*f)(x));
   for (Tensor out : outs) g.output(out);
   require_same_on_gpu(g);
 }
@@ -159,6 +160,8 @@ TEST_CASE("cuda executor: fused kernels (the elementwise region as one kernel) o
       {"(relu (ewmul $0 $0))", {{"x", "2 3001"}}},
       {"(ewsub (sqrt (exp $0)) (ewdiv $1 (exp $0)))", xy},
       {"(ewpow (exp $0) $1)", xy},
+      {"(ewmul (smul $0 $2) (ewadd (erf (smul $0 $3)) $1))",
+       {{"x", "3 17 101"}, {"one", "3 17 101"}, {"half", "1"}, {"inv_sqrt2", "1"}}},
       {"(clip (ewsub $0 $1) $2 $3)", {{"x", "3 17 101"}, {"y", "3 17 101"}, {"lo", "1"}, {"hi", "1"}}},
       // Injective terms below the region, evaluated op by op into its leaves.
       {"(ewadd (transpose (ints 1 0) (tanh $0)) $1)", {{"x", "37 29"}, {"y", "29 37"}}},

@@ -348,7 +348,7 @@ TEST_CASE("executor: softmax, layernorm, batchnorm, elementwise") {
   CHECK(r[4].data[0] == Approx(x0 * b.at("k").data[0]));
 }
 
-TEST_CASE("executor: ewsub, ewdiv, ewpow, sqrt and clip element by element") {
+TEST_CASE("executor: ewsub, ewdiv, ewpow, sqrt, clip and erf element by element") {
   Graph g;
   auto a = g.input("a", {2, 3});
   auto b = g.input("b", {2, 3});
@@ -358,6 +358,7 @@ TEST_CASE("executor: ewsub, ewdiv, ewpow, sqrt and clip element by element") {
   g.output(g.sqrt(a));
   g.output(g.clip(g.ewsub(a, b), g.weight("lo", {1}), g.weight("hi", {1})));
   g.output(g.clip(a, g.weight("hi", {1}), g.weight("lo", {1})));  // lo > hi: every element is hi
+  g.output(g.erf(g.ewsub(a, b)));
   const Bindings in{{"a", HostTensor({2, 3}, {0.5f, 1, 2, 4, 9, 0.25f})},
                     {"b", HostTensor({2, 3}, {2, -1, 3, 0.5f, 2, 1})},
                     {"lo", HostTensor({1}, {-0.5f})},
@@ -373,8 +374,11 @@ TEST_CASE("executor: ewsub, ewdiv, ewpow, sqrt and clip element by element") {
     CHECK(r[3].data[i] == std::sqrt(av[i]));
     CHECK(r[4].data[i] == std::min(std::max(av[i] - bv[i], -0.5f), 1.5f));
     CHECK(r[5].data[i] == -0.5f);
+    CHECK(r[6].data[i] == Approx(std::erf(static_cast<double>(av[i] - bv[i]))).epsilon(1e-6).margin(1e-7));
   }
   require_close(r[4].data, {-0.5f, 1.5f, -0.5f, 1.5f, 1.5f, -0.5f});
+  // erf of a - b = -1.5, 2, -1, 3.5, 7, -0.75 from a table (Abramowitz & Stegun 7.1).
+  require_close(r[6].data, {-0.9661051f, 0.9953223f, -0.8427008f, 0.9999993f, 1.0f, -0.7111556f}, 1e-6f);
 }
 
 namespace {

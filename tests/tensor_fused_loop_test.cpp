@@ -54,6 +54,9 @@ TEST_CASE("fused loop: elementwise ops over several chunks") {
   // The ONNX extension's elementwise ops (bases of pow and sqrt kept positive).
   check_fused("(ewsub (sqrt (exp $0)) (ewdiv $1 (exp $0)))", xy);
   check_fused("(ewpow (exp $0) $1)", xy);
+  // The exact GELU as ONNX exporters write it: x/2 (1 + erf(x / sqrt 2)).
+  check_fused("(ewmul (smul $0 $2) (ewadd (erf (smul $0 $3)) $1))",
+              {{"x", "3 17 101"}, {"one", "3 17 101"}, {"half", "1"}, {"inv_sqrt2", "1"}});
   check_fused("(clip (ewsub $0 $1) $2 $3)", {{"x", "3 17 101"}, {"y", "3 17 101"}, {"lo", "1"}, {"hi", "1"}});
 }
 

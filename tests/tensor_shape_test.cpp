@@ -53,7 +53,7 @@ TEST_CASE("shape: elementwise ops need equal shapes and dtypes") {
     CHECK_THAT(error_of(std::string("(") + op + " " + a + " " + c + ")"), Catch::Contains("shapes [2, 3] and [3, 2] differ"));
     CHECK_THAT(error_of(std::string("(") + op + " " + a + " " + h + ")"), Catch::Contains("dtypes differ"));
   }
-  for (const char* op : {"relu", "tanh", "sigmoid", "gelu", "exp"}) {
+  for (const char* op : {"relu", "tanh", "sigmoid", "gelu", "exp", "sqrt", "erf"}) {
     CHECK(root_info(std::string("(") + op + " " + a + ")") == "tensor f32 [2, 3]");
     CHECK_THAT(error_of(std::string("(") + op + " 3)"), Catch::Contains("not a tensor"));
   }

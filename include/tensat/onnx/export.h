@@ -507,6 +507,7 @@ class Exporter {
       case Op::Sigmoid: return {op("Sigmoid", {in(0)}, name)};
       case Op::Exp: return {op("Exp", {in(0)}, name)};
       case Op::Sqrt: return {op("Sqrt", {in(0)}, name)};
+      case Op::Erf: return {op("Erf", {in(0)}, name)};
       case Op::Gelu: {
         // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the executor's form.
         const std::string x = in(0);

@@ -96,7 +96,7 @@ struct ImportedModel {
   /// Every opset the model imports (domain, version), the default domain as "".
   std::vector<std::pair<std::string, std::int64_t>> opset_imports;
   /// The operator types kept as `opaque` nodes, each once, in order of first appearance
-  /// ("Erf"; "com.microsoft.FusedGemm" outside the default domain).
+  /// ("Sin"; "com.microsoft.FusedGemm" outside the default domain).
   std::vector<std::string> opaque_ops;
   /// Every opaque node's record, by the type symbol of its `opaque` node.
   std::map<std::string, OpaqueOp> opaque;
@@ -315,7 +315,7 @@ struct Unsupported {
 inline bool preserves_shape(std::string_view op) {
   static const std::set<std::string_view> kOps{
       "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Celu", "Cos", "Cosh", "CumSum", "Elu",
-      "Erf", "Floor", "Hardmax", "InstanceNormalization", "Log", "LogSoftmax", "LpNormalization",
+      "Floor", "Hardmax", "InstanceNormalization", "Log", "LogSoftmax", "LpNormalization",
       "MeanVarianceNormalization", "Mish", "PRelu", "Round", "Selu", "Shrink", "Sign", "Sin", "Sinh", "Softplus",
       "Softsign", "Tan", "ThresholdedRelu", "Trilu"};
   return kOps.count(op) != 0;
@@ -761,7 +761,8 @@ class Importer {
     if (op == "Not" || op == "Abs" || op == "Floor" || op == "Ceil") return constant_unary(c, op), true;
     if (op == "Where") return where(c), true;
     if (op == "Neg" || op == "Reciprocal") return neg_reciprocal(c, op == "Neg"), true;
-    if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Exp" || op == "Sqrt") return unary(c, op), true;
+    if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Exp" || op == "Sqrt" || op == "Erf")
+      return unary(c, op), true;
     if (op == "Clip") return clip(c), true;
     if (op == "HardSigmoid" || op == "HardSwish") return hard_sigmoid(c, op == "HardSwish"), true;
     if (op == "LeakyRelu") return leaky_relu(c), true;
@@ -1403,6 +1404,7 @@ class Importer {
     if (op == "Sigmoid") return set_tensor(c, g_.sigmoid(x));
     if (op == "Tanh") return set_tensor(c, g_.tanh(x));
     if (op == "Exp") return set_tensor(c, g_.exp(x));
+    if (op == "Erf") return set_tensor(c, g_.erf(x));
     set_tensor(c, g_.sqrt(x));
   }
 

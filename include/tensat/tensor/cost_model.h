@@ -151,6 +151,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// | layernorm (rows r) | n·(4·w.add + 3·w.mul) + r·(2·w.mul + w.add + w.rsqrt) | x, gamma, beta | vector |
 /// | batchnorm (channels C) | n·(w.mul + w.add) + C·(w.rsqrt + 4) | all five | vector |
 /// | ewsub / ewdiv / ewpow / sqrt / clip | n·w.add / n·w.div / n·(2·w.exp + w.mul) / n·w.rsqrt / 2n·w.max | inputs | vector |
+/// | erf | n·w.tanh (a rational approximation of the same order; the profile has no erf weight) | input | vector |
 /// | conv_transpose, x [N, C_in, H, W], weight [C_in, C_out/g, kh, kw] | 2·N·C_in·H·W·(C_out/g)·kh·kw | x, weight | as matmul |
 /// | resize (k axes resized) | nearest 0; linear n·k·(2·w.mul + w.add) | input | vector |
 /// | opaque (an unknown ONNX operator) | 0: memory-bound, one launch | inputs | vector |
@@ -248,6 +249,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
     case Op::EwDiv: work.flops = n * w.div; break;
     case Op::EwPow: work.flops = n * (2 * w.exp + w.mul); break;  // exp(b · log a)
     case Op::Sqrt: work.flops = n * w.rsqrt; break;
+    case Op::Erf: work.flops = n * w.tanh; break;  // a rational approximation like tanh's (no weight of its own)
     case Op::Clip: work.flops = n * 2 * w.max; break;
     case Op::ConvTranspose: {
       const Dims& wd = children[8]->dims;

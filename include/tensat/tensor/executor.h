@@ -162,6 +162,10 @@ inline void gelu(float* p, std::int64_t n) {
   }
 }
 
+inline void erf_inplace(float* p, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) p[i] = std::erf(p[i]);
+}
+
 /// SAME padding before the first element along one axis (TensorFlow's convention).
 inline std::int64_t pad_before(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t pad, std::int64_t out) {
   if (pad != 0) return 0;
@@ -809,7 +813,7 @@ class FusedLoop {
       case Op::EwAdd: case Op::EwMul: case Op::SMul: case Op::Relu: case Op::Tanh: case Op::Sigmoid:
       case Op::Gelu: case Op::Exp: case Op::Transpose: case Op::Broadcast: case Op::Slice: case Op::Pad:
       case Op::Concat: case Op::Reshape: case Op::EwSub: case Op::EwDiv: case Op::EwPow: case Op::Sqrt:
-      case Op::Clip: return true;
+      case Op::Erf: case Op::Clip: return true;
       default: return false;
     }
   }
@@ -1087,6 +1091,10 @@ class FusedLoop {
         o = a;
         sqrt_inplace(out, n);
         break;
+      case Op::Erf:
+        o = a;
+        erf_inplace(out, n);
+        break;
       case Op::Clip: {
         const float lo = eval(term.operands[1], Indices{0, 1, nullptr})[0];
         const float hi = eval(term.operands[2], Indices{0, 1, nullptr})[0];
@@ -1307,7 +1315,8 @@ class Evaluator {
       case Op::Sigmoid:
       case Op::Gelu:
       case Op::Exp:
-      case Op::Sqrt: {
+      case Op::Sqrt:
+      case Op::Erf: {
         HostTensor r = ten(0);
         ArrayMap a(r.data.data(), r.elements());
         if (node.op() == Op::Relu) activate(r.data.data(), r.elements(), 2);
@@ -1315,6 +1324,7 @@ class Evaluator {
         else if (node.op() == Op::Sigmoid) activate(r.data.data(), r.elements(), 1);
         else if (node.op() == Op::Gelu) gelu(r.data.data(), r.elements());
         else if (node.op() == Op::Sqrt) sqrt_inplace(r.data.data(), r.elements());
+        else if (node.op() == Op::Erf) erf_inplace(r.data.data(), r.elements());
         else a = a.exp();
         return tensor_result(std::move(r));
       }
@@ -1445,7 +1455,7 @@ class Evaluator {
         case Op::EwAdd: case Op::EwMul: case Op::SMul: case Op::EwSub: case Op::EwDiv: case Op::EwPow:
           tensor_children = {0, 1};
           break;
-        case Op::Relu: case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::Exp: case Op::Sqrt:
+        case Op::Relu: case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::Exp: case Op::Sqrt: case Op::Erf:
           tensor_children = {0};
           break;
         case Op::Clip: tensor_children = {0, 1, 2}; break;

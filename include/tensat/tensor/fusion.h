@@ -26,7 +26,8 @@ inline constexpr std::string_view kFusionLabel = "fusion";
 [[nodiscard]] constexpr bool is_fusible_elementwise(Op op) noexcept {
   switch (op) {
     case Op::EwAdd: case Op::EwMul: case Op::SMul: case Op::Relu: case Op::Tanh: case Op::Sigmoid:
-    case Op::Gelu: case Op::Exp: case Op::EwSub: case Op::EwDiv: case Op::EwPow: case Op::Sqrt: case Op::Clip:
+    case Op::Gelu: case Op::Exp: case Op::EwSub: case Op::EwDiv: case Op::EwPow: case Op::Sqrt: case Op::Erf:
+    case Op::Clip:
       return true;
     default: return false;
   }
@@ -225,7 +226,7 @@ inline std::vector<TensorRewrite> fusion_rules(std::size_t max_per_class = 2) {
     rules.push_back(rewrite<TensorNode, TensorAnalysis>(fmt::format("fuse-{}", op_name(op)), lhs, std::move(apply), reads)
                         .with_label(std::string(kFusionLabel)));
   };
-  for (Op op : {Op::Relu, Op::Tanh, Op::Sigmoid, Op::Gelu, Op::Exp, Op::Sqrt}) add(op, {"?x"});
+  for (Op op : {Op::Relu, Op::Tanh, Op::Sigmoid, Op::Gelu, Op::Exp, Op::Sqrt, Op::Erf}) add(op, {"?x"});
   for (Op op : {Op::EwAdd, Op::EwMul, Op::SMul, Op::EwSub, Op::EwDiv, Op::EwPow}) add(op, {"?x", "?y"});
   add(Op::Clip, {"?x", "?lo", "?hi"});
   add(Op::Transpose, {"?p", "?x"});

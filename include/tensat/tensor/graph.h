@@ -234,6 +234,8 @@ class Graph {
     return ewpow(x, y);
   }
   Tensor sqrt(Tensor x) { return add_op(Op::Sqrt, {x.id}); }
+  /// The Gauss error function, elementwise (ONNX Erf).
+  Tensor erf(Tensor x) { return add_op(Op::Erf, {x.id}); }
   /// `min(max(x, lo), hi)` for one-element tensors `lo` and `hi`.
   Tensor clip(Tensor x, Tensor lo, Tensor hi) { return add_op(Op::Clip, {x.id, lo.id, hi.id}); }
   /// ONNX Resize of `x` to `dims` (same rank).

@@ -63,6 +63,7 @@ enum class Op : std::uint8_t {
   EwDiv,          ///< (ewdiv a b), same shapes: a / b
   EwPow,          ///< (ewpow a b), same shapes: a ^ b
   Sqrt,           ///< (sqrt x)
+  Erf,            ///< (erf x): the Gauss error function (ONNX Erf; exact GELU is x/2 (1 + erf(x/sqrt 2)))
   Clip,           ///< (clip x lo hi): min(max(x, lo), hi); lo and hi one-element tensors
   Resize,         ///< (resize interp coord nearest (ints dims...) x): ONNX Resize to dims
   ConvTranspose,  ///< (conv_transpose sh sw pad_t pad_l pad_b pad_r groups x w): w [C_in, C_out/groups, kh, kw]
@@ -99,7 +100,8 @@ inline constexpr std::array<OpInfo, kNumOps> kOpInfo{{
     {"reduce_sum", 2, 2}, {"reduce_max", 2, 2},   {"reduce_mean", 2, 2},
     {"slice", 4, 4},      {"pad", 4, 4},          {"ewsub", 2, 2},
     {"ewdiv", 2, 2},      {"ewpow", 2, 2},        {"sqrt", 1, 1},
-    {"clip", 3, 3},       {"resize", 5, 5},       {"conv_transpose", 9, 9},
+    {"erf", 1, 1},        {"clip", 3, 3},         {"resize", 5, 5},
+    {"conv_transpose", 9, 9},
     {"opaque", 3, kVariadic},                     {"relayout", 2, 2},
     {"arg", 3, 4},        {"fused", 2, kVariadic},
 }};
@@ -159,9 +161,10 @@ enum class Layout : std::uint8_t { Contiguous = 0, ChannelsLast = 1 };
 /// Bytes per element.
 [[nodiscard]] constexpr std::size_t dtype_bytes(DType t) noexcept { return t == DType::F32 ? 4 : 2; }
 
-/// True for ops applied element by element to one tensor (activations, exp and sqrt).
+/// True for ops applied element by element to one tensor (activations, exp, sqrt and erf).
 [[nodiscard]] constexpr bool is_unary_elementwise(Op op) noexcept {
-  return op == Op::Relu || op == Op::Tanh || op == Op::Sigmoid || op == Op::Gelu || op == Op::Exp || op == Op::Sqrt;
+  return op == Op::Relu || op == Op::Tanh || op == Op::Sigmoid || op == Op::Gelu || op == Op::Exp || op == Op::Sqrt ||
+         op == Op::Erf;
 }
 /// True for the attribute leaves and lists (`num`, `sym`, `ints`): not tensors.
 [[nodiscard]] constexpr bool is_attribute(Op op) noexcept {

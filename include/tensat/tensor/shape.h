@@ -172,6 +172,7 @@ class Inferrer {
       case Op::Gelu:
       case Op::Exp:
       case Op::Sqrt:
+      case Op::Erf:
         if (!tensor(0)) return false;
         return like(0, c_[0]->weight_only);
       case Op::MatMul: return matmul();
@@ -294,8 +295,8 @@ class Inferrer {
   static constexpr bool reads_any_layout(Op op) noexcept {
     switch (op) {
       case Op::EwAdd: case Op::EwMul: case Op::EwSub: case Op::EwDiv: case Op::EwPow: case Op::SMul:
-      case Op::Relu: case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::Exp: case Op::Sqrt: case Op::Clip:
-      case Op::Conv2d: case Op::PoolMax: case Op::PoolAvg: case Op::BatchNorm:
+      case Op::Relu: case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::Exp: case Op::Sqrt: case Op::Erf:
+      case Op::Clip: case Op::Conv2d: case Op::PoolMax: case Op::PoolAvg: case Op::BatchNorm:
       case Op::Concat: case Op::Split: case Op::Split0: case Op::Split1: case Op::Slice: case Op::Pad:
       case Op::Relayout: case Op::Noop: case Op::Fused:
         return true;

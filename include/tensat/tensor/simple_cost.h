@@ -42,7 +42,7 @@ namespace tensor {
     case Op::PoolMax: case Op::PoolAvg:
       return n * static_cast<double>(children[0]->value * children[1]->value);
     case Op::EwSub: case Op::EwDiv: return n;
-    case Op::EwPow: case Op::Sqrt: return 4 * n;
+    case Op::EwPow: case Op::Sqrt: case Op::Erf: return 4 * n;
     case Op::Clip: return 2 * n;
     case Op::Resize: return children[0]->value == static_cast<std::int64_t>(ResizeInterp::Linear) ? 3 * n : 0;
     case Op::ConvTranspose: {

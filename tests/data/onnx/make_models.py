@@ -26,7 +26,9 @@ Models:
                         Constant 1/sqrt(16), Softmax(-1), .V, Transpose + Reshape back, output
                         projection, residual Add) and a LayerNorm written out as ReduceMean / Sub
                         / Pow / ReduceMean / Add(eps) / Sqrt / Div / Mul / Add.
-  unsupported_op        x [2, 4]: Relu -> Erf -> Add (an operator the tensor dialect lacks).
+  unsupported_op        x [2, 4]: Relu -> Sin -> Add (an operator the tensor dialect lacks).
+  gelu_erf              x [4, 16]: MatMul + Add bias, then the exact GELU as PyTorch's exporter
+                        writes it (Div by sqrt 2, Erf, Add 1, Mul by the input, Mul 0.5), MatMul.
   decoder_resize        opset 11, x [N, 4, 6, 6] (reference at batch 1): Conv + Clip(0, 6) as
                         inputs (ReLU6), ConvTranspose (stride 2, pads 1, output_padding 1) + bias,
                         HardSigmoid, Resize linear half_pixel by scales 1.5, then Resize nearest
@@ -319,7 +321,7 @@ def unsupported_op(rng):
     c = rng.uniform(-1, 1, (4,)).astype(np.float32)
     nodes = [
         helper.make_node("Relu", ["x"], ["r"], name="relu"),
-        helper.make_node("Erf", ["r"], ["e"], name="erf"),
+        helper.make_node("Sin", ["r"], ["e"], name="sin"),
         helper.make_node("Add", ["e", "c"], ["y"], name="add"),
     ]
     graph = helper.make_graph(
@@ -330,8 +332,37 @@ def unsupported_op(rng):
     save(graph, "unsupported_op")
 
     x = rng.uniform(-1, 1, (2, 4)).astype(np.float32)
-    y = erf(np.maximum(x.astype(np.float64), 0)) + c
+    y = np.sin(np.maximum(x.astype(np.float64), 0)) + c
     write_reference("unsupported_op", {"x": x}, {"y": y})
+
+
+def gelu_erf(rng):
+    w1 = rng.uniform(-0.5, 0.5, (16, 32)).astype(np.float32)
+    b1 = rng.uniform(-0.5, 0.5, (32,)).astype(np.float32)
+    w2 = rng.uniform(-0.5, 0.5, (32, 8)).astype(np.float32)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["m"], name="fc1"),
+        helper.make_node("Add", ["m", "b1"], ["h"], name="bias1"),
+        helper.make_node("Div", ["h", "sqrt2"], ["d"], name="div"),
+        helper.make_node("Erf", ["d"], ["e"], name="erf"),
+        helper.make_node("Add", ["e", "one"], ["p"], name="add1"),
+        helper.make_node("Mul", ["h", "p"], ["q"], name="mul"),
+        helper.make_node("Mul", ["q", "half"], ["g"], name="half"),
+        helper.make_node("MatMul", ["g", "w2"], ["y"], name="fc2"),
+    ]
+    scalars = [init(name, np.array(v, dtype=np.float32)) for name, v in
+               (("sqrt2", 1.4142135381698608), ("one", 1.0), ("half", 0.5))]
+    graph = helper.make_graph(
+        nodes, "gelu_erf",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])],
+        initializer=[init("w1", w1), init("b1", b1), init("w2", w2)] + scalars)
+    save(graph, "gelu_erf")
+
+    x = rng.uniform(-2, 2, (4, 16)).astype(np.float32)
+    h = x.astype(np.float64) @ w1.astype(np.float64) + b1
+    g = h * (1 + erf(h / np.float64(np.float32(1.4142135381698608)))) * 0.5
+    write_reference("gelu_erf", {"x": x}, {"y": g @ w2.astype(np.float64)})
 
 
 def decoder_resize(rng):
@@ -531,6 +562,7 @@ def main():
     slices_arithmetic(np.random.default_rng(20261128))
     pytorch_opset9(np.random.default_rng(20261129))
     layernorm_opset17(np.random.default_rng(20261130))
+    gelu_erf(np.random.default_rng(20261201))
     bad_models()
 
 
