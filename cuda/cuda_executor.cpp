@@ -629,12 +629,14 @@ class Executor {
       case Op::Tanh:
       case Op::Sigmoid:
       case Op::Gelu:
-      case Op::Exp: {
+      case Op::Exp:
+      case Op::Erf: {
         auto y = make(info.dims, info.dtype);
         const k::Unary op = node.op() == Op::Relu      ? k::Unary::Relu
                             : node.op() == Op::Tanh    ? k::Unary::Tanh
                             : node.op() == Op::Sigmoid ? k::Unary::Sigmoid
                             : node.op() == Op::Gelu    ? k::Unary::Gelu
+                            : node.op() == Op::Erf     ? k::Unary::Erf
                                                        : k::Unary::Exp;
         unary(ten(0), *y, op);
         return result(std::move(y));
@@ -745,7 +747,6 @@ class Executor {
       case Op::EwDiv:
       case Op::EwPow:
       case Op::Sqrt:
-      case Op::Erf:
       case Op::Clip:
       case Op::Resize:
       case Op::ConvTranspose: return result(on_host(i));

@@ -38,6 +38,7 @@ __global__ void unary_kernel(const float* x, float* y, std::int64_t n, Unary op)
       case Unary::Sigmoid: y[i] = sigmoid(v); break;
       case Unary::Gelu: y[i] = gelu(v); break;
       case Unary::Exp: y[i] = expf(v); break;
+      case Unary::Erf: y[i] = erff(v); break;
     }
   }
 }

@@ -10,7 +10,7 @@
 
 namespace tensat::cuda_kernels {
 
-enum class Unary : int { Relu, Tanh, Sigmoid, Gelu, Exp };
+enum class Unary : int { Relu, Tanh, Sigmoid, Gelu, Exp, Erf };
 enum class Reduce : int { Sum, Max, Mean };
 
 inline constexpr int kMaxRank = 8;

@@ -98,6 +98,10 @@ TEST_CASE("fused loop: an elementwise epilogue runs on each block of the contrac
   // A batched matmul, a scalar and a reshape between the product and the root.
   check_fused("(ewadd (reshape (ints 3 400) (smul (matmul 0 $0 $1) $2)) $3)",
               {{"a", "3 20 30"}, {"b", "3 30 20"}, {"s", "1"}, {"c", "3 400"}});
+  // The ONNX extension's elementwise ops in the epilogue (erf, ewsub, ewdiv).
+  check_fused("(ewmul (erf (ewsub (matmul 0 $0 $1) $2)) $3)",
+              {{"a", "40 24"}, {"b", "24 50"}, {"c", "40 50"}, {"d", "40 50"}});
+  check_fused("(ewdiv (conv2d 1 1 0 0 $0 $1) (exp $2))", {{"x", "1 16 12 12"}, {"w", "8 16 3 3"}, {"y", "1 8 12 12"}});
   // Not in place: the epilogue reads the product at other positions (a transpose), or broadcasts.
   check_fused("(ewadd (transpose (ints 1 0) (matmul 0 $0 $1)) $2)", {{"a", "17 23"}, {"b", "23 17"}, {"c", "17 17"}});
   check_fused("(ewadd (matmul 0 $0 $1) (broadcast (ints 9 31) $2))", {{"a", "9 8"}, {"b", "8 31"}, {"c", "31"}});

@@ -190,8 +190,8 @@ TEST_CASE("fusion: the ONNX extension's elementwise ops fuse, and resize, conv_t
   const Tensor var = g.reshape(g.reduce_mean(g.pow(g.exp(d), g.weight("p", {1})), 1), {64, 1});
   const Tensor y = g.div(d, g.sqrt(g.exp(var)));
   const Tensor z = g.clip(y, g.weight("lo", {1}), g.weight("hi", {1}));
-  const Tensor erf = g.opaque("Erf", {64, 256}, {z});
-  g.output(g.relu(g.ewsub(erf, z)));
+  const Tensor sin = g.opaque("Sin", {64, 256}, {z});
+  g.output(g.relu(g.ewsub(sin, z)));
   const Tensor img = g.input("img", {1, 4, 8, 8});
   const Tensor up = g.resize(g.relu(img), {1, 4, 16, 16}, ResizeInterp::Nearest, ResizeCoord::Asymmetric,
                              ResizeNearest::Floor);
@@ -238,10 +238,10 @@ TEST_CASE("fusion: the ONNX extension's elementwise ops fuse, and resize, conv_t
     if (result.optimized[Id(i)].op() == Op::Opaque) opaque_nodes.push_back(Id(i));
   REQUIRE(opaque_nodes.size() == 1);
   const TensorNode& kept = result.optimized[opaque_nodes[0]];
-  CHECK(result.optimized.to_string(kept.children()[0]) == "Erf");
+  CHECK(result.optimized.to_string(kept.children()[0]) == "Sin");
   const auto infos = check_program(result.optimized);
   CHECK(infos[opaque_nodes[0].index()].dims == Dims{64, 256});
-  const RecExpr<TensorNode> operand_before = parse_program(program.to_string(program[erf.id].children()[3]));
+  const RecExpr<TensorNode> operand_before = parse_program(program.to_string(program[sin.id].children()[3]));
   const RecExpr<TensorNode> operand_after = parse_program(result.optimized.to_string(kept.children()[3]));
   const VerifyResult v = verify(operand_before, operand_after, 2);
   INFO(v.message);

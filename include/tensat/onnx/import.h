@@ -315,7 +315,7 @@ struct Unsupported {
 inline bool preserves_shape(std::string_view op) {
   static const std::set<std::string_view> kOps{
       "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Celu", "Cos", "Cosh", "CumSum", "Elu",
-      "Floor", "Hardmax", "InstanceNormalization", "Log", "LogSoftmax", "LpNormalization",
+      "Erf", "Floor", "Hardmax", "InstanceNormalization", "Log", "LogSoftmax", "LpNormalization",
       "MeanVarianceNormalization", "Mish", "PRelu", "Round", "Selu", "Shrink", "Sign", "Sin", "Sinh", "Softplus",
       "Softsign", "Tan", "ThresholdedRelu", "Trilu"};
   return kOps.count(op) != 0;
