@@ -38,15 +38,22 @@ void require_close(const std::vector<float>& got, const std::vector<float>& want
   }
 }
 
+/// A window's placement along one axis of extent `in` (TensorFlow SAME/VALID): the output extent
+/// and the padding before the first element.
+struct WindowAxis {
+  std::int64_t out, pad;
+  WindowAxis(std::int64_t in, std::int64_t k, std::int64_t s, bool same)
+      : out(same ? (in + s - 1) / s : (in - k) / s + 1),
+        pad(same ? std::max<std::int64_t>((out - 1) * s + k - in, 0) / 2 : 0) {}
+};
+
 /// Naive direct convolution (TensorFlow SAME/VALID), groups from the shapes.
 std::vector<float> naive_conv(const HostTensor& x, const HostTensor& w, int sh, int sw, bool same) {
   const auto N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
   const auto O = w.dims[0], Cg = w.dims[1], kh = w.dims[2], kw = w.dims[3];
   const auto G = C / Cg, Og = O / G;
-  const std::int64_t Ho = same ? (H + sh - 1) / sh : (H - kh) / sh + 1;
-  const std::int64_t Wo = same ? (W + sw - 1) / sw : (W - kw) / sw + 1;
-  const std::int64_t ph = same ? std::max<std::int64_t>((Ho - 1) * sh + kh - H, 0) / 2 : 0;
-  const std::int64_t pw = same ? std::max<std::int64_t>((Wo - 1) * sw + kw - W, 0) / 2 : 0;
+  const WindowAxis rows(H, kh, sh, same), cols(W, kw, sw, same);
+  const std::int64_t Ho = rows.out, Wo = cols.out, ph = rows.pad, pw = cols.pad;
   std::vector<float> out(static_cast<std::size_t>(N * O * Ho * Wo), 0.0f);
   for (std::int64_t n = 0; n < N; ++n)
     for (std::int64_t o = 0; o < O; ++o)
@@ -195,10 +202,8 @@ namespace {
 std::vector<float> naive_pool(const HostTensor& x, bool is_max, std::int64_t kh, std::int64_t kw, std::int64_t sh,
                               std::int64_t sw, bool same) {
   const auto NC = x.dims[0] * x.dims[1], H = x.dims[2], W = x.dims[3];
-  const std::int64_t Ho = same ? (H + sh - 1) / sh : (H - kh) / sh + 1;
-  const std::int64_t Wo = same ? (W + sw - 1) / sw : (W - kw) / sw + 1;
-  const std::int64_t ph = same ? std::max<std::int64_t>((Ho - 1) * sh + kh - H, 0) / 2 : 0;
-  const std::int64_t pw = same ? std::max<std::int64_t>((Wo - 1) * sw + kw - W, 0) / 2 : 0;
+  const WindowAxis rows(H, kh, sh, same), cols(W, kw, sw, same);
+  const std::int64_t Ho = rows.out, Wo = cols.out, ph = rows.pad, pw = cols.pad;
   std::vector<float> out;
   for (std::int64_t nc = 0; nc < NC; ++nc)
     for (std::int64_t i = 0; i < Ho; ++i)

@@ -426,25 +426,27 @@ inline HostTensor pool(const HostTensor& x, bool is_max, std::int64_t kh, std::i
   // grouped (the sum up to rounding), and a 3x3 stride-1 pool reads each input element 3 times
   // instead of 9. poolavg divides by the positions inside the input (TensorFlow: padding
   // excluded).
-  std::vector<float> count(static_cast<std::size_t>(Wo));
-  for (std::int64_t ow = 0; ow < Wo; ++ow)
-    count[static_cast<std::size_t>(ow)] =
-        static_cast<float>(std::min(ow * sw - pw + kw, W) - std::max<std::int64_t>(ow * sw - pw, 0));
   if (Ho == 1 && Wo == 1 && kh >= H && kw >= W && ph == 0 && pw == 0) {
     // A global pool (the classifier heads'): one reduction per plane.
     for (std::int64_t nc = 0; nc < N * C; ++nc) {
       const ConstArrayMap plane(x.data.data() + nc * H * W, H * W);
-      // NaNs passed over as the windowed path passes them (a plane of NaNs gives -inf there too).
-      float value = plane.sum() / static_cast<float>(H * W);
+      float value;
       if (is_max) {
+        // NaNs passed over as the windowed path passes them (a plane of NaNs gives -inf there too).
         value = plane.maxCoeff<Eigen::PropagateNumbers>();
         if (std::isnan(value)) value = -std::numeric_limits<float>::infinity();
+      } else {
+        value = plane.sum() / static_cast<float>(H * W);
       }
       out.data[static_cast<std::size_t>(nc)] = value;
     }
     activate(out.data.data(), out.elements(), act);
     return out;
   }
+  std::vector<float> count(static_cast<std::size_t>(Wo));
+  for (std::int64_t ow = 0; ow < Wo; ++ow)
+    count[static_cast<std::size_t>(ow)] =
+        static_cast<float>(std::min(ow * sw - pw + kw, W) - std::max<std::int64_t>(ow * sw - pw, 0));
   std::vector<float> rows(static_cast<std::size_t>(H * Wo));
   for (std::int64_t nc = 0; nc < N * C; ++nc) {
     const float* in = x.data.data() + nc * H * W;
