@@ -821,14 +821,7 @@ class Executor {
   }
 
   /// The operators the fused kernel evaluates per element (smul and clip read their scalars).
-  static bool elementwise_op(Op op) noexcept {
-    switch (op) {
-      case Op::EwAdd: case Op::EwMul: case Op::EwSub: case Op::EwDiv: case Op::EwPow: case Op::SMul: case Op::Relu:
-      case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::Exp: case Op::Sqrt: case Op::Erf: case Op::Clip:
-        return true;
-      default: return false;
-    }
-  }
+  static bool elementwise_op(Op op) noexcept { return is_elementwise(op); }
 
   struct ElementwiseRegion {
     k::FusedCode code;

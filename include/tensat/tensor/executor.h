@@ -824,11 +824,10 @@ class FusedLoop {
 
   /// Whether a body op has a loop form here (elementwise, broadcast, injective, reshape).
   [[nodiscard]] static bool loop_op(Op op) noexcept {
+    if (is_elementwise(op)) return true;
     switch (op) {
-      case Op::EwAdd: case Op::EwMul: case Op::SMul: case Op::Relu: case Op::Tanh: case Op::Sigmoid:
-      case Op::Gelu: case Op::Exp: case Op::Transpose: case Op::Broadcast: case Op::Slice: case Op::Pad:
-      case Op::Concat: case Op::Reshape: case Op::EwSub: case Op::EwDiv: case Op::EwPow: case Op::Sqrt:
-      case Op::Erf: case Op::Clip: return true;
+      case Op::Transpose: case Op::Broadcast: case Op::Slice: case Op::Pad: case Op::Concat: case Op::Reshape:
+        return true;
       default: return false;
     }
   }
@@ -880,15 +879,10 @@ class FusedLoop {
     const float* values = nullptr;
   };
 
-  /// Whether term `t` is an elementwise op (one output position from the same position of each
-  /// operand; smul's scalar aside).
-  static bool elementwise(Op op) noexcept {
-    switch (op) {
-      case Op::EwAdd: case Op::EwMul: case Op::SMul: case Op::Relu: case Op::Tanh: case Op::Sigmoid: case Op::Gelu:
-      case Op::Exp: case Op::EwSub: case Op::EwDiv: case Op::EwPow: case Op::Sqrt: case Op::Erf: return true;
-      default: return false;
-    }
-  }
+  /// Whether an in-place epilogue evaluates `op`: an elementwise op whose operands are read at
+  /// the output's positions (smul's scalar aside; a clip's two bounds are not checked for, so
+  /// a kernel with a clip takes the general path).
+  static bool epilogue_op(Op op) noexcept { return is_elementwise(op) && op != Op::Clip; }
 
   /// A kernel whose root is an elementwise epilogue of its one contraction, every term between
   /// them elementwise (or a reshape) over the same positions, all f32: the contraction writes
@@ -905,7 +899,7 @@ class FusedLoop {
         contraction = t;
       }
     }
-    if (contraction == terms_.size() || !elementwise(terms_[root].op)) return std::nullopt;
+    if (contraction == terms_.size() || !epilogue_op(terms_[root].op)) return std::nullopt;
     const std::int64_t n = terms_[root].elements;
     if (terms_[contraction].elements != n) return std::nullopt;
     // The terms the epilogue evaluates: from the root down to the contraction and the leaves.
@@ -921,7 +915,7 @@ class FusedLoop {
         if (term.elements != n) return std::nullopt;  // read at the output's positions
         continue;
       }
-      if (!elementwise(term.op) && term.op != Op::Reshape) return std::nullopt;
+      if (!epilogue_op(term.op) && term.op != Op::Reshape) return std::nullopt;
       if (term.elements != n) return std::nullopt;
       for (std::size_t k = 0; k < term.operands.size(); ++k) {
         if (term.op == Op::SMul && k == 1) {  // the scalar, read at position 0: a tensor from outside
@@ -1457,19 +1451,15 @@ class Evaluator {
       t.dtype = infos_[j].dtype;
       t.dims = infos_[j].dims;
       std::vector<std::size_t> tensor_children;  // indices into ch of the tensor operands
-      switch (node.op()) {
+      if (is_unary_elementwise(node.op())) tensor_children = {0};
+      else if (is_binary_elementwise(node.op()) || node.op() == Op::SMul) tensor_children = {0, 1};
+      else switch (node.op()) {
         case Op::Arg: {
           const auto k = static_cast<std::size_t>(attr(0));
           if (k >= inputs.size()) throw ExecutionError(fmt::format("execute: arg {} outside a fused kernel", k));
           t.leaf = inputs[k];
           break;
         }
-        case Op::EwAdd: case Op::EwMul: case Op::SMul: case Op::EwSub: case Op::EwDiv: case Op::EwPow:
-          tensor_children = {0, 1};
-          break;
-        case Op::Relu: case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::Exp: case Op::Sqrt: case Op::Erf:
-          tensor_children = {0};
-          break;
         case Op::Clip: tensor_children = {0, 1, 2}; break;
         case Op::Reshape: tensor_children = {1}; break;
         case Op::Transpose: {

@@ -23,15 +23,7 @@ namespace tensor {
 inline constexpr std::string_view kFusionLabel = "fusion";
 
 /// Elementwise ops (TVM's lowest lattice level): the roots of fused kernels and their producers.
-[[nodiscard]] constexpr bool is_fusible_elementwise(Op op) noexcept {
-  switch (op) {
-    case Op::EwAdd: case Op::EwMul: case Op::SMul: case Op::Relu: case Op::Tanh: case Op::Sigmoid:
-    case Op::Gelu: case Op::Exp: case Op::EwSub: case Op::EwDiv: case Op::EwPow: case Op::Sqrt: case Op::Erf:
-    case Op::Clip:
-      return true;
-    default: return false;
-  }
-}
+[[nodiscard]] constexpr bool is_fusible_elementwise(Op op) noexcept { return is_elementwise(op); }
 /// Injective data movement (TVM's injective level): fuses into any consumer, as a root too.
 [[nodiscard]] constexpr bool is_injective(Op op) noexcept {
   return op == Op::Transpose || op == Op::Slice || op == Op::Pad || op == Op::Concat;
@@ -226,8 +218,10 @@ inline std::vector<TensorRewrite> fusion_rules(std::size_t max_per_class = 2) {
     rules.push_back(rewrite<TensorNode, TensorAnalysis>(fmt::format("fuse-{}", op_name(op)), lhs, std::move(apply), reads)
                         .with_label(std::string(kFusionLabel)));
   };
-  for (Op op : {Op::Relu, Op::Tanh, Op::Sigmoid, Op::Gelu, Op::Exp, Op::Sqrt, Op::Erf}) add(op, {"?x"});
-  for (Op op : {Op::EwAdd, Op::EwMul, Op::SMul, Op::EwSub, Op::EwDiv, Op::EwPow}) add(op, {"?x", "?y"});
+  for (std::size_t i = 0; i < kNumOps; ++i)  // in the enum's order: the unary ops, then the binary ones
+    if (is_unary_elementwise(static_cast<Op>(i))) add(static_cast<Op>(i), {"?x"});
+  for (std::size_t i = 0; i < kNumOps; ++i)
+    if (is_binary_elementwise(static_cast<Op>(i)) || static_cast<Op>(i) == Op::SMul) add(static_cast<Op>(i), {"?x", "?y"});
   add(Op::Clip, {"?x", "?lo", "?hi"});
   add(Op::Transpose, {"?p", "?x"});
   add(Op::Slice, {"?axis", "?start", "?end", "?x"});

@@ -161,10 +161,24 @@ enum class Layout : std::uint8_t { Contiguous = 0, ChannelsLast = 1 };
 /// Bytes per element.
 [[nodiscard]] constexpr std::size_t dtype_bytes(DType t) noexcept { return t == DType::F32 ? 4 : 2; }
 
+// Operator classes: each list is spelled here once, and shape inference, fusion, the cost model
+// and the executors ask these (a new elementwise op joins its class here, and only its own
+// arithmetic elsewhere).
+
 /// True for ops applied element by element to one tensor (activations, exp, sqrt and erf).
 [[nodiscard]] constexpr bool is_unary_elementwise(Op op) noexcept {
   return op == Op::Relu || op == Op::Tanh || op == Op::Sigmoid || op == Op::Gelu || op == Op::Exp || op == Op::Sqrt ||
          op == Op::Erf;
+}
+/// True for ops combining two tensors of the same shape element by element.
+[[nodiscard]] constexpr bool is_binary_elementwise(Op op) noexcept {
+  return op == Op::EwAdd || op == Op::EwMul || op == Op::EwSub || op == Op::EwDiv || op == Op::EwPow;
+}
+/// True for every op whose output element depends only on the same element of its tensor
+/// operand(s): the unary and binary ones, and `smul` and `clip`, whose scalar operands (one
+/// element each) are read at position 0.
+[[nodiscard]] constexpr bool is_elementwise(Op op) noexcept {
+  return is_unary_elementwise(op) || is_binary_elementwise(op) || op == Op::SMul || op == Op::Clip;
 }
 /// True for the attribute leaves and lists (`num`, `sym`, `ints`): not tensors.
 [[nodiscard]] constexpr bool is_attribute(Op op) noexcept {

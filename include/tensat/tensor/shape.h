@@ -293,10 +293,9 @@ class Inferrer {
   /// Operators defined for operands in any physical layout (elementwise, windows, normalization
   /// per channel, data movement along a logical axis); every other one reads contiguous tensors.
   static constexpr bool reads_any_layout(Op op) noexcept {
+    if (is_elementwise(op)) return true;
     switch (op) {
-      case Op::EwAdd: case Op::EwMul: case Op::EwSub: case Op::EwDiv: case Op::EwPow: case Op::SMul:
-      case Op::Relu: case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::Exp: case Op::Sqrt: case Op::Erf:
-      case Op::Clip: case Op::Conv2d: case Op::PoolMax: case Op::PoolAvg: case Op::BatchNorm:
+      case Op::Conv2d: case Op::PoolMax: case Op::PoolAvg: case Op::BatchNorm:
       case Op::Concat: case Op::Split: case Op::Split0: case Op::Split1: case Op::Slice: case Op::Pad:
       case Op::Relayout: case Op::Noop: case Op::Fused:
         return true;
