@@ -86,10 +86,12 @@ TEST_CASE("fused loop: a contraction at the root or inside the body") {
   check_fused("(conv2d 2 2 0 1 (relu (ewadd $0 $1)) $2)", {{"x", "1 6 11 11"}, {"y", "1 6 11 11"}, {"w", "4 3 3 3"}});
 }
 
-TEST_CASE("fused loop: an elementwise epilogue runs on each block of the contraction as it is computed") {
-  // Several im2col column tiles (K = 576: 455 columns per tile, 1024 positions), two groups, a
-  // residual add, the activation fused into the convolution as well.
+TEST_CASE("fused loop: an elementwise epilogue runs on each part of the contraction as it is computed") {
+  // Several im2col column tiles (K = 576: 455 columns per tile, 1024 positions), two groups (one
+  // epilogue call each, after their tiles), a residual add, the activation fused into the
+  // convolution as well; then the same with two images (four calls).
   check_fused("(relu (ewadd (conv2d 1 1 0 2 $0 $1) $2))", {{"x", "1 128 32 32"}, {"w", "8 64 3 3"}, {"r", "1 8 32 32"}});
+  check_fused("(relu (ewadd (conv2d 1 1 0 2 $0 $1) $2))", {{"x", "2 128 32 32"}, {"w", "8 64 3 3"}, {"r", "2 8 32 32"}});
   // A 1x1 convolution (no im2col), two images; then one in two column blocks (300 output rows).
   check_fused("(tanh (ewmul (conv2d 1 1 0 0 $0 $1) $2))", {{"x", "2 16 13 13"}, {"w", "24 16 1 1"}, {"y", "2 24 13 13"}});
   check_fused("(relu (ewadd (conv2d 1 1 0 0 $0 $1) $2))", {{"x", "1 16 40 40"}, {"w", "300 16 1 1"}, {"y", "1 300 40 40"}});

@@ -312,7 +312,7 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
 /// (f16/bf16 are computed in f32), the triad bandwidth, the measured exp/tanh/div/rsqrt weights
 /// (never below 1, an add), sigmoid = exp + 1 + div, gelu = tanh + 8, eta = alpha = 1; and the
 /// reference executor's ways: fused kernels run in phases (`fusion_overlap` false: one thread
-/// computes a product block, then its epilogue), splits copy their parts (`split_copies`), and
+/// computes a part of a product, then its epilogue), splits copy their parts (`split_copies`), and
 /// matrix-vector products stream their matrices at a rate that grows with the output width
 /// (`gemv_bandwidth`, `gemv_half_width`: the curve through the two widths measured); and a
 /// kernel's first bytes of traffic come from the cache (`cache_bandwidth`,

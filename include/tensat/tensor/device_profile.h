@@ -108,7 +108,7 @@ struct DeviceProfile {
   /// Whether a fused kernel's prologue and epilogue memory traffic overlaps its contraction's
   /// compute. true (GPUs): thread blocks interleave them. false (one CPU thread, as the reference
   /// executor runs a fused kernel): the operands of the non-contraction ops are read in phases
-  /// of their own, before the product (a prologue) or after each of its blocks (an epilogue), and
+  /// of their own, before the product (a prologue) or after each of its parts (an epilogue), and
   /// are charged as staged bytes (`FusedGroup::staged_bytes`). JSON "fusion_overlap", optional
   /// (true when absent).
   bool fusion_overlap = true;

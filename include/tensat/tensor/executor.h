@@ -321,10 +321,10 @@ inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t s
       }
       // The epilogue runs once per group, on its whole rows: one contiguous range. Called on
       // each column block instead, it would read its other operands in Og strided segments
-      // (one per channel) between the products: 2.4-4.4 % slower than one call per group on
-      // 56x56 1x1 convolutions, and no faster than the unfused add (bench/conv_epilogue_bench);
-      // the group's output, just written, is still in the last-level cache. (On a 7x7 output,
-      // one call per channel of 49 positions also cost more than the pass the fusion saves.)
+      // (one per channel) between the products: with a plain add, 2.3-4.4 % slower than one
+      // call per group on 56x56 1x1 convolutions, and no faster than the unfused add
+      // (bench/conv_epilogue_bench). The group's output, just written, is then read from the
+      // last-level cache where it fits there (a few MB on the models here).
       if (epilogue) (*epilogue)((n * O + g * Og) * P, Og * P);
     }
 }
@@ -886,8 +886,8 @@ class FusedLoop {
 
   /// A kernel whose root is an elementwise epilogue of its one contraction, every term between
   /// them elementwise (or a reshape) over the same positions, all f32: the contraction writes
-  /// straight into the output and the epilogue runs on each block as the contraction finishes it
-  /// (in cache), overwriting it with the kernel's values. Nothing otherwise.
+  /// straight into the output and the epilogue runs on each part as the contraction finishes it
+  /// (`Epilogue`: still in cache), overwriting it with the kernel's values. Nothing otherwise.
   std::optional<HostTensor> run_epilogue_in_place() {
     const std::size_t root = terms_.size() - 1;
     std::size_t contraction = terms_.size();
@@ -929,7 +929,7 @@ class FusedLoop {
     const auto a = materialize(c.operands[0]);
     const auto b = materialize(c.operands[1]);
     HostTensor out(terms_[root].dims, DType::F32);
-    // The contraction's leaf is the output itself: the epilogue reads a block, then overwrites it.
+    // The contraction's leaf is the output itself: the epilogue reads a part, then overwrites it.
     c.leaf = std::shared_ptr<const HostTensor>(&out, [](const HostTensor*) {});
     const Epilogue epilogue = [&](std::int64_t start, std::int64_t length) {
       for (std::int64_t at = start; at < start + length; at += kChunk) {

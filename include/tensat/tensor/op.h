@@ -161,9 +161,9 @@ enum class Layout : std::uint8_t { Contiguous = 0, ChannelsLast = 1 };
 /// Bytes per element.
 [[nodiscard]] constexpr std::size_t dtype_bytes(DType t) noexcept { return t == DType::F32 ? 4 : 2; }
 
-// Operator classes: each list is spelled here once, and shape inference, fusion, the cost model
-// and the executors ask these (a new elementwise op joins its class here, and only its own
-// arithmetic elsewhere).
+// Operator classes: each list is spelled here once, and layout checks, fusion and the executors'
+// fused loops ask these (a new unary or binary elementwise op joins its class here, and needs
+// only its own arithmetic and costs elsewhere).
 
 /// True for ops applied element by element to one tensor (activations, exp, sqrt and erf).
 [[nodiscard]] constexpr bool is_unary_elementwise(Op op) noexcept {
