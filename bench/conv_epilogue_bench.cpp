@@ -30,6 +30,8 @@
 
 #include <tensat/tensor/executor.h>
 
+#include "paired_compare.h"
+
 namespace {
 
 namespace tt = tensat::tensor;
@@ -88,11 +90,6 @@ void run_variant(Variant v, Operands& o) {
   benchmark::DoNotOptimize(out);
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
 void BM_conv_add(benchmark::State& state) {
   Operands o(state.range(0), state.range(1));
   {  // the three compute the same sum (the unfused one into a tensor of its own)
@@ -125,12 +122,12 @@ void BM_conv_add(benchmark::State& state) {
     state.SetIterationTime((t[kUnfused] + t[kPerBlock] + t[kPerGroup]) / 1e3);
     ++iteration;
   }
-  state.counters["unfused_ms"] = median(ms[kUnfused]);
-  state.counters["per_block_ms"] = median(ms[kPerBlock]);
-  state.counters["per_group_ms"] = median(ms[kPerGroup]);
+  state.counters["unfused_ms"] = tensat_bench::quantile(ms[kUnfused], 0.5);
+  state.counters["per_block_ms"] = tensat_bench::quantile(ms[kPerBlock], 0.5);
+  state.counters["per_group_ms"] = tensat_bench::quantile(ms[kPerGroup], 0.5);
   // 1 - the median over the iterations of per-group / other, in percent (positive: per group faster)
-  state.counters["per_group_vs_per_block_percent"] = 100 * (1 - median(group_over_block));
-  state.counters["per_group_vs_unfused_percent"] = 100 * (1 - median(group_over_unfused));
+  state.counters["per_group_vs_per_block_percent"] = 100 * (1 - tensat_bench::quantile(group_over_block, 0.5));
+  state.counters["per_group_vs_unfused_percent"] = 100 * (1 - tensat_bench::quantile(group_over_unfused, 0.5));
 }
 
 // NasNet-A's fused convolutions (channels x size), and a larger 56x56 one.

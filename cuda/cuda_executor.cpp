@@ -783,7 +783,7 @@ class Executor {
   std::shared_ptr<DeviceTensor> eval_body(std::size_t body, const std::vector<std::shared_ptr<DeviceTensor>>& inputs) {
     const std::int64_t n = infos_[body].elements();
     ElementwiseRegion region{k::FusedCode{}, {}, 0, 0};
-    if (elementwise_op(p_[Id(body)].op()) && compile_region(body, n, inputs, region)) {
+    if (is_elementwise(p_[Id(body)].op()) && compile_region(body, n, inputs, region)) {
       for (std::size_t l = 0; l < region.leaves.size(); ++l) region.code.leaves[l] = region.leaves[l]->ptr();
       auto y = make(infos_[body].dims, infos_[body].dtype);
       TENSAT_CUDA_CHECK(k::fused_elementwise(region.code, y->ptr(), n, stream_));
@@ -819,9 +819,6 @@ class Executor {
     for (std::size_t k = 0; k < order.size(); ++k) values_[order[k]] = std::move(saved[k]);
     return r;
   }
-
-  /// The operators the fused kernel evaluates per element (smul and clip read their scalars).
-  static bool elementwise_op(Op op) noexcept { return is_elementwise(op); }
 
   struct ElementwiseRegion {
     k::FusedCode code;
@@ -866,7 +863,7 @@ class Executor {
       const auto k = static_cast<std::size_t>(p_[ch[0]].value());
       return k < inputs.size() && emit_leaf(r, inputs[k], n, false);
     }
-    if (!elementwise_op(node.op()) || infos_[j].elements() != n) return emit_leaf(r, eval_term(j, inputs), n, false);
+    if (!is_elementwise(node.op()) || infos_[j].elements() != n) return emit_leaf(r, eval_term(j, inputs), n, false);
     bool ok = false;
     switch (node.op()) {
       case Op::EwAdd: ok = operand(0) && operand(1) && emit(r, k::FusedOp::Add, 2, 1); break;
