@@ -97,6 +97,8 @@ TEST_CASE("fused loop: an elementwise epilogue runs on each part of the contract
   check_fused("(relu (ewadd (conv2d 1 1 0 0 $0 $1) $2))", {{"x", "1 16 40 40"}, {"w", "300 16 1 1"}, {"y", "1 300 40 40"}});
   // Depthwise, strided, VALID padding: one block per channel.
   check_fused("(sigmoid (ewadd (conv2d 2 2 1 0 $0 $1) $2))", {{"x", "1 12 29 29"}, {"w", "12 1 5 5"}, {"y", "1 12 13 13"}});
+  // Depthwise with two outputs per input channel, two images: one part per image and input channel.
+  check_fused("(relu (ewadd (conv2d 1 2 0 0 $0 $1) $2))", {{"x", "2 6 9 10"}, {"w", "12 1 3 3"}, {"y", "2 12 9 5"}});
   // A batched matmul, a scalar and a reshape between the product and the root.
   check_fused("(ewadd (reshape (ints 3 400) (smul (matmul 0 $0 $1) $2)) $3)",
               {{"a", "3 20 30"}, {"b", "3 30 20"}, {"s", "1"}, {"c", "3 400"}});

@@ -240,29 +240,72 @@ inline std::int64_t conv_tile_columns(std::int64_t rows, std::int64_t P) {
   return std::min(P, target);
 }
 
-/// A depthwise convolution (one input and one output channel per group), computed directly:
-/// each output row accumulates kh * kw shifted input rows times the tap's weight (no im2col).
-inline void depthwise_channel(const float* xin, const float* wk, std::int64_t H, std::int64_t W, std::int64_t kh,
-                              std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t ph, std::int64_t pw,
-                              std::int64_t Ho, std::int64_t Wo, float* out) {
-  std::fill_n(out, Ho * Wo, 0.0f);
-  for (std::int64_t oh = 0; oh < Ho; ++oh) {
-    float* orow = out + oh * Wo;
-    for (std::int64_t i = 0; i < kh; ++i) {
-      const std::int64_t ih = oh * sh - ph + i;
-      if (ih < 0 || ih >= H) continue;
-      const float* row = xin + ih * W;
-      for (std::int64_t j = 0; j < kw; ++j) {
-        std::int64_t lo, hi;
-        valid_columns(W, Wo, sw, pw, j, lo, hi);
-        const float v = wk[i * kw + j];
-        const float* in = row + lo * sw - pw + j;
-        if (sw == 1)
-          for (std::int64_t ow = lo; ow < hi; ++ow) orow[ow] += v * in[ow - lo];
-        else
-          for (std::int64_t ow = lo; ow < hi; ++ow) orow[ow] += v * in[(ow - lo) * sw];
+/// A depthwise convolution's input channel rearranged so that every tap is one contiguous run:
+/// the zero-padded channel split by stride phase, plane (a, b) holding padded rows a, a + sh, ...
+/// and columns b, b + sw, ... (one plane at stride 1). Tap (i, j) of output row r, column c reads
+/// plane (i % sh, j % sw) at row r + i / sh, column c + j / sw; with the planes `wide` columns
+/// wide and the output computed `wide` columns wide too (the columns past Wo discarded), the
+/// tap's reads for all output positions are one run starting at (i / sh) * wide + j / sw.
+class DepthwisePlanes {
+ public:
+  DepthwisePlanes(std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t Ho, std::int64_t Wo)
+      : kh_(kh), kw_(kw), sh_(sh), sw_(sw), rows_(Ho + (kh - 1) / sh + 1), wide_(Wo + (kw - 1) / sw),
+        data_(static_cast<std::size_t>(sh * sw * rows_ * wide_)) {}
+
+  /// Fills the planes from one input channel (H x W; `ph`, `pw` the padding before).
+  void load(const float* xin, std::int64_t H, std::int64_t W, std::int64_t ph, std::int64_t pw) {
+    std::fill(data_.begin(), data_.end(), 0.0f);
+    for (std::int64_t a = 0; a < sh_; ++a)
+      for (std::int64_t b = 0; b < sw_; ++b) {
+        float* plane = data_.data() + (a * sw_ + b) * rows_ * wide_;
+        // Columns c whose input column c * sw + b - pw lies in [0, W).
+        const std::int64_t first = pw - b, last = W - 1 + pw - b;
+        const std::int64_t c0 = std::min(first <= 0 ? 0 : (first + sw_ - 1) / sw_, wide_);
+        const std::int64_t c1 = std::clamp(last < 0 ? 0 : last / sw_ + 1, c0, wide_);
+        for (std::int64_t r = 0; r < rows_; ++r) {
+          const std::int64_t ih = r * sh_ + a - ph;
+          if (ih < 0 || ih >= H) continue;
+          const float* row = xin + ih * W;
+          float* dst = plane + r * wide_;
+          if (sw_ == 1) std::copy_n(row + (c0 - pw), c1 - c0, dst + c0);
+          else
+            for (std::int64_t c = c0; c < c1; ++c) dst[c] = row[c * sw_ + b - pw];
+        }
       }
-    }
+  }
+
+  /// The run tap `t` (row-major over the kernel) reads, `length` floats.
+  [[nodiscard]] ConstArrayMap tap(std::int64_t t, std::int64_t length) const {
+    const std::int64_t i = t / kw_, j = t % kw_;
+    return ConstArrayMap(data_.data() + ((i % sh_) * sw_ + j % sw_) * rows_ * wide_ + (i / sh_) * wide_ + j / sw_,
+                         length);
+  }
+  [[nodiscard]] std::int64_t wide() const noexcept { return wide_; }
+
+ private:
+  std::int64_t kh_, kw_, sh_, sw_, rows_, wide_;
+  std::vector<float> data_;
+};
+
+/// The `Og` output channels of one input channel of a depthwise convolution (one input channel
+/// per group; `Og` > 1 with a channel multiplier), from `planes` loaded with that channel: each
+/// output computed `planes.wide()` columns wide, taps three at a time in one pass over it (a
+/// pass per tap would read and write the accumulator kh * kw times), then its Wo columns copied
+/// out. `wk`: the Og filters, kh * kw taps each; `acc`: scratch of Ho * planes.wide() floats.
+inline void depthwise_outputs(const DepthwisePlanes& planes, const float* wk, std::int64_t Og, std::int64_t taps,
+                              std::int64_t Ho, std::int64_t Wo, float* acc, float* out) {
+  const std::int64_t wide = planes.wide(), n = Ho * wide;
+  ArrayMap sum(acc, n);
+  for (std::int64_t o = 0; o < Og; ++o) {
+    const float* v = wk + o * taps;
+    const auto tap = [&](std::int64_t t) { return planes.tap(t, n); };
+    sum.setZero();
+    std::int64_t t = 0;
+    for (; t + 3 <= taps; t += 3) sum += v[t] * tap(t) + v[t + 1] * tap(t + 1) + v[t + 2] * tap(t + 2);
+    if (taps - t == 2) sum += v[t] * tap(t) + v[t + 1] * tap(t + 1);
+    else if (taps - t == 1) sum += v[t] * tap(t);
+    float* y = out + o * Ho * Wo;
+    for (std::int64_t r = 0; r < Ho; ++r) std::copy_n(acc + r * wide, Wo, y + r * Wo);
   }
 }
 
@@ -278,7 +321,7 @@ inline Dims conv2d_dims(const HostTensor& x, const HostTensor& w, std::int64_t s
 
 /// conv2d into `out` (shape `conv2d_dims`), calling `epilogue` (if any) on each finished part of
 /// the output: a group's channels (all their positions, one contiguous range), or a depthwise
-/// channel.
+/// convolution's outputs of one input channel.
 inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw, std::int64_t pad,
                         std::int64_t act, HostTensor& out, const Epilogue* epilogue = nullptr) {
   const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
@@ -287,13 +330,15 @@ inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t s
   const std::int64_t Ho = window_out(H, kh, sh, pad), Wo = window_out(W, kw, sw, pad);
   const std::int64_t ph = pad_before(H, kh, sh, pad, Ho), pw = pad_before(W, kw, sw, pad, Wo);
   const std::int64_t K = Cg * kh * kw, P = Ho * Wo;
-  if (Cg == 1 && Og == 1) {  // depthwise
+  if (Cg == 1 && G > 1) {  // depthwise (with a channel multiplier when Og > 1): no product to lower to
+    DepthwisePlanes planes(kh, kw, sh, sw, Ho, Wo);
+    std::vector<float> acc(static_cast<std::size_t>(Ho * planes.wide()));
     for (std::int64_t nc = 0; nc < N * C; ++nc) {
-      float* o = out.data.data() + nc * P;
-      depthwise_channel(x.data.data() + nc * H * W, w.data.data() + (nc % C) * K, H, W, kh, kw, sh, sw, ph, pw, Ho,
-                        Wo, o);
-      activate(o, P, act);
-      if (epilogue) (*epilogue)(nc * P, P);
+      planes.load(x.data.data() + nc * H * W, H, W, ph, pw);
+      float* o = out.data.data() + nc * Og * P;
+      depthwise_outputs(planes, w.data.data() + (nc % C) * Og * K, Og, K, Ho, Wo, acc.data(), o);
+      activate(o, Og * P, act);
+      if (epilogue) (*epilogue)(nc * Og * P, Og * P);
     }
     return;
   }
