@@ -1,6 +1,6 @@
 // Measures this machine for the roofline cost model: STREAM-triad bandwidth, Eigen GEMM FLOP/s,
-// the exp/tanh/divide/rsqrt weights and the executor's fixed cost per node, and writes a
-// DeviceProfile named "host" as JSON.
+// the exp/tanh/divide/rsqrt weights, the executor's fixed cost per node and its matrix-vector,
+// add and depthwise-convolution rates, and writes a DeviceProfile named "host" as JSON.
 // A plain program (one measurement each, best of N runs), not Google Benchmark.
 //
 //   calibrate_host [--quick] [--repetitions N] [--gemm N] [PROFILE.json]
@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
       options.overhead_nodes = 64;
       options.gemv_bytes = std::size_t{8} << 20;
       options.cache_passes = 4;
+      options.window_passes = 2;
     } else if ((arg == "--repetitions" || arg == "--gemm") && i + 1 < argc) {
       const int value = std::atoi(argv[++i]);
       if (value <= 0) {
@@ -65,11 +66,14 @@ int main(int argc, char** argv) {
                  "weights (x add):        exp %.2f, tanh %.2f, div %.2f, rsqrt %.2f\n"
                  "executor node overhead: %.3f us\n"
                  "matrix-vector products: %.2f GB/s (N = 512), %.2f GB/s (N = 4096)\n"
-                 "executor adds:          %.2f GB/s over %.0f KiB, %.2f GB/s over %.0f KiB\n",
+                 "executor adds:          %.2f GB/s over %.0f KiB, %.2f GB/s over %.0f KiB\n"
+                 "depthwise 3x3 conv:     %.2f GFLOP/s ([1, %lld, %lld, %lld])\n",
                  m.bandwidth * 1e-9, options.gemm_size, options.gemm_size, options.gemm_size, m.gemm_flops * 1e-9,
                  m.cache_bytes / 1024, m.exp_weight, m.tanh_weight, m.div_weight, m.rsqrt_weight,
                  m.node_overhead * 1e6, m.gemv_narrow * 1e-9, m.gemv_wide * 1e-9, m.add_small * 1e-9,
-                 m.add_small_bytes / 1024, m.add_large * 1e-9, m.add_large_bytes / 1024);
+                 m.add_small_bytes / 1024, m.add_large * 1e-9, m.add_large_bytes / 1024, m.window_flops * 1e-9,
+                 static_cast<long long>(options.window_channels), static_cast<long long>(options.window_size),
+                 static_cast<long long>(options.window_size));
     const DeviceProfile profile = host_profile(m);
     if (path.empty()) {
       std::printf("%s\n", profile_to_json(profile).c_str());

@@ -818,6 +818,9 @@ TEST_CASE("calibrate: calibrate_host with tiny sizes returns a valid host profil
   tiny.repetitions = 1;
   tiny.overhead_nodes = 16;
   tiny.gemv_bytes = 1 << 16;
+  tiny.window_channels = 4;
+  tiny.window_size = 8;
+  tiny.window_passes = 1;
   const DeviceProfile host = calibrate_host(tiny);
   CHECK(host.name == "host");
   CHECK(host.kind == "cpu");
@@ -832,6 +835,7 @@ TEST_CASE("calibrate: calibrate_host with tiny sizes returns a valid host profil
   CHECK((std::isfinite(host.gemv_half_width) && host.gemv_half_width >= 0));
   CHECK((std::isfinite(host.cache_bandwidth) && host.cache_bandwidth >= 0));
   CHECK((std::isfinite(host.cache_resident_bytes) && host.cache_resident_bytes >= 0));
+  CHECK((std::isfinite(host.window_flops) && host.window_flops > 0));
   CHECK(profile_from_json(profile_to_json(host)) == host);
 }
 
@@ -925,11 +929,12 @@ TEST_CASE("device_profile: the executor's fields are optional in JSON and checke
   CHECK_FALSE(back.fusion_overlap);
   CHECK(back.split_copies);
   for (const char* key : {"fusion_overlap", "split_copies", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth",
-                          "cache_resident_bytes"}) {
+                          "cache_resident_bytes", "window_flops"}) {
     nlohmann::json doc = nlohmann::json::parse(profile_to_json(find_profile("h100-sxm")));
     doc.erase(key);
     CHECK(profile_from_json(doc.dump()) == find_profile("h100-sxm"));
-    const bool number = std::string(key).rfind("gemv", 0) == 0 || std::string(key).rfind("cache_", 0) == 0;
+    const std::string name = key;
+    const bool number = name.rfind("gemv", 0) == 0 || name.rfind("cache_", 0) == 0 || name == "window_flops";
     doc[key] = number ? nlohmann::json(-1.0) : nlohmann::json(1);
     try {
       (void)profile_from_json(doc.dump());
@@ -938,6 +943,56 @@ TEST_CASE("device_profile: the executor's fields are optional in JSON and checke
       CHECK(e.field() == key);
     }
   }
+}
+
+TEST_CASE("cost_model: depthwise convolutions and pooling compute at the profile's window rate") {
+  DeviceProfile p = find_profile("h100-sxm");  // f16 has a matrix unit, f32 not
+  const auto kernel = [&](const std::string& program) {
+    const ProgramTime t = program_breakdown(parse_program(program), p);
+    REQUIRE(t.kernels.size() == 1);
+    return t.kernels[0];
+  };
+  const auto conv = [](const char* dtype, std::int64_t channels, std::int64_t per_group) {
+    return fmt::format("(conv2d 1 1 0 0 (input x {0} (ints 1 {1} 28 28)) (weight w {0} (ints {1} {2} 3 3)))", dtype,
+                       channels, per_group);
+  };
+  const std::string depthwise = conv("f32", 32, 1), grouped = conv("f32", 32, 4), one_channel = conv("f32", 1, 1);
+  const std::string pool = "(poolavg 3 3 1 1 0 0 (input x f32 (ints 1 32 28 28)))";
+  const double vector = p.vector_flops[0];
+  // Without window_flops: the vector peak, as before.
+  CHECK(p.window_rate(DType::F32) == vector);
+  for (const std::string& program : {depthwise, pool}) {
+    const KernelReport k = kernel(program);
+    CHECK(k.work.unit == Unit::Vector);
+    CHECK(k.work.compute_rate == vector);
+    CHECK(k.time.compute_us == Approx(k.work.flops / (vector * p.eta_c) * 1e6));
+  }
+  CHECK(kernel(depthwise).work.flops == Approx(2.0 * 32 * 28 * 28 * 9));
+  // With it: those two a quarter as fast; a convolution with four channels per group, or a
+  // single-channel one (one group), unchanged.
+  const double grouped_us = kernel(grouped).time.compute_us, one_channel_us = kernel(one_channel).time.compute_us;
+  const double depthwise_us = kernel(depthwise).time.compute_us, pool_us = kernel(pool).time.compute_us;
+  p.window_flops = vector / 4;
+  validate(p);
+  CHECK(kernel(depthwise).time.compute_us == Approx(4 * depthwise_us));
+  CHECK(kernel(pool).time.compute_us == Approx(4 * pool_us));
+  CHECK(kernel(grouped).work.compute_rate == 0);
+  CHECK(kernel(grouped).time.compute_us == Approx(grouped_us));
+  CHECK(kernel(one_channel).time.compute_us == Approx(one_channel_us));
+  // In f16 a dense convolution runs on the matrix unit; a depthwise one, with no product, does not.
+  CHECK(kernel(conv("f16", 32, 32)).work.unit == Unit::Matrix);
+  CHECK(kernel(conv("f16", 32, 1)).work.unit == Unit::Vector);
+  CHECK(kernel(conv("f16", 32, 1)).work.compute_rate == p.window_flops);
+  // Fused with an add, the convolution's flops take their own rate and the add's the group's.
+  const ProgramTime fused = program_breakdown(
+      parse_program("(fused (ewadd (conv2d 1 1 0 0 (arg 0 f32 (ints 1 32 28 28)) (arg 1 f32 (ints 32 1 3 3))) "
+                    "(arg 2 f32 (ints 1 32 28 28))) (input x f32 (ints 1 32 28 28)) (weight w f32 (ints 32 1 3 3)) "
+                    "(input y f32 (ints 1 32 28 28)))"),
+      p);
+  REQUIRE(fused.kernels.size() == 1);
+  const double n = 32.0 * 28 * 28;
+  CHECK(fused.kernels[0].time.compute_us ==
+        Approx((2 * n * 9 / p.window_flops + n * p.weights.add / vector) / p.eta_c * 1e6));
 }
 
 TEST_CASE("cost_model: a split is free, or a copy of its input with split_copies") {

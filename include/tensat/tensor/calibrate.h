@@ -1,6 +1,6 @@
 // calibrate_host: measures this machine (STREAM-triad bandwidth, Eigen GEMM FLOP/s, the relative
-// cost of exp/tanh/divide/rsqrt against an add, the reference executor's fixed cost per node)
-// and returns a DeviceProfile named "host".
+// cost of exp/tanh/divide/rsqrt against an add, the reference executor's fixed cost per node,
+// its matrix-vector, add and depthwise-convolution rates) and returns a DeviceProfile named "host".
 #ifndef TENSAT_TENSOR_CALIBRATE_H
 #define TENSAT_TENSOR_CALIBRATE_H
 
@@ -58,6 +58,13 @@ struct CalibrationOptions {
   std::size_t cache_small_elements = 32768;
   std::size_t cache_large_elements = 262144;
   std::size_t cache_passes = 64;
+  /// The depthwise convolution whose rate is the windowed kernels' (`window_flops`): a 3x3,
+  /// stride-1, SAME convolution of [1, window_channels, window_size, window_size] (the defaults:
+  /// the 56x56 stage of NasNet-A and MobileNet, 1.6 MB in and out, as a model runs it from the
+  /// cache its producer left it in), run `window_passes` times in a row.
+  std::int64_t window_channels = 128;
+  std::int64_t window_size = 56;
+  std::size_t window_passes = 8;
 };
 
 /// What `measure_host` found.
@@ -76,6 +83,7 @@ struct HostMeasurements {
   double add_large = 0;       ///< the same over `cache_large_elements` floats
   double add_small_bytes = 0;  ///< the traffic of one small add, 12 bytes a float
   double add_large_bytes = 0;  ///< the traffic of one large add
+  double window_flops = 0;     ///< FLOP/s of the executor's depthwise 3x3 convolution (2·9 flops an output)
 };
 
 namespace detail {
@@ -249,6 +257,30 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   return add_traffic_bytes(elements) * static_cast<double>(passes) / seconds;
 }
 
+/// FLOP/s of the executor's depthwise convolution (`conv2d` with one input channel per group),
+/// 3x3, stride 1, SAME, on [1, `channels`, `size`, `size`], run `passes` times in a row on the
+/// same input, best of `repetitions`; 2·9 flops an output, as the cost model counts them. The
+/// rate of the kernels that slide a window without a product (`DeviceProfile::window_flops`).
+[[nodiscard]] inline double measure_window_flops(std::int64_t channels, std::int64_t size, std::size_t passes,
+                                                 int repetitions = 5) {
+  channels = std::max<std::int64_t>(channels, 2);  // a depthwise convolution has more than one group
+  size = std::max<std::int64_t>(size, 1);
+  Graph g;
+  const Tensor x = g.input("x", {1, channels, size, size});
+  g.output(g.conv2d(x, g.weight("w", {channels, 1, 3, 3}), 1, 1, Padding::Same));
+  const RecExpr<TensorNode> program = g.program();
+  const Bindings bindings = random_bindings(program, 1);
+  passes = std::max<std::size_t>(passes, 1);
+  const double seconds = detail::best_seconds(repetitions, [&] {
+    for (std::size_t p = 0; p < passes; ++p) {
+      const std::vector<HostTensor> out = execute(program, bindings);
+      detail::keep(static_cast<double>(out.at(0).data[p % out.at(0).data.size()]));
+    }
+  });
+  const double flops = 2.0 * 9.0 * static_cast<double>(channels * size * size);
+  return flops * static_cast<double>(passes) / seconds;
+}
+
 /// cache_bandwidth and cache_resident_bytes of the two-tier memory time
 /// t(B) = min(B, F) / C + max(B - F, 0) / M (`DeviceProfile::memory_seconds`) from the add over
 /// `small_bytes` of traffic at `small_rate` (all of it in cache: C = small_rate) and over
@@ -304,6 +336,8 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   m.add_large = measure_add_bandwidth(options.cache_large_elements, options.cache_passes, options.repetitions);
   m.add_small_bytes = add_traffic_bytes(options.cache_small_elements);
   m.add_large_bytes = add_traffic_bytes(options.cache_large_elements);
+  m.window_flops =
+      measure_window_flops(options.window_channels, options.window_size, options.window_passes, options.repetitions);
   return m;
 }
 
@@ -316,7 +350,8 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
 /// matrix-vector products stream their matrices at a rate that grows with the output width
 /// (`gemv_bandwidth`, `gemv_half_width`: the curve through the two widths measured); and a
 /// kernel's first bytes of traffic come from the cache (`cache_bandwidth`,
-/// `cache_resident_bytes`: fitted to the two adds, `fit_cache_tier`).
+/// `cache_resident_bytes`: fitted to the two adds, `fit_cache_tier`); and the windowed kernels
+/// (depthwise convolutions, pooling) at the depthwise convolution's rate (`window_flops`).
 [[nodiscard]] inline DeviceProfile host_profile(const HostMeasurements& m) {
   DeviceProfile p;
   p.name = "host";
@@ -324,9 +359,11 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   p.description = fmt::format(
       "measured by calibrate_host: STREAM triad {:.1f} GB/s, Eigen GEMM {:.1f} GFLOP/s (one thread unless Eigen "
       "uses OpenMP), exp {:.2f} x add, executor node overhead {:.2f} us, matrix-vector products {:.1f} GB/s "
-      "(N = 512) to {:.1f} GB/s (N = 4096), adds {:.1f} GB/s over {:.0f} KiB and {:.1f} GB/s over {:.0f} KiB",
+      "(N = 512) to {:.1f} GB/s (N = 4096), adds {:.1f} GB/s over {:.0f} KiB and {:.1f} GB/s over {:.0f} KiB, "
+      "depthwise convolution {:.1f} GFLOP/s",
       m.bandwidth * 1e-9, m.gemm_flops * 1e-9, m.exp_weight, m.node_overhead * 1e6, m.gemv_narrow * 1e-9,
-      m.gemv_wide * 1e-9, m.add_small * 1e-9, m.add_small_bytes / 1024, m.add_large * 1e-9, m.add_large_bytes / 1024);
+      m.gemv_wide * 1e-9, m.add_small * 1e-9, m.add_small_bytes / 1024, m.add_large * 1e-9, m.add_large_bytes / 1024,
+      m.window_flops * 1e-9);
   p.vector_flops = {m.gemm_flops, m.gemm_flops, m.gemm_flops};
   p.matrix_flops = {0.0, 0.0, 0.0};
   p.mem_bandwidth = m.bandwidth;
@@ -341,6 +378,7 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   fit_gemv_curve(m.gemv_narrow, m.gemv_wide, p.gemv_bandwidth, p.gemv_half_width);
   fit_cache_tier(m.add_small, m.add_small_bytes, m.add_large, m.add_large_bytes, m.bandwidth, p.cache_bandwidth,
                  p.cache_resident_bytes);
+  p.window_flops = m.window_flops;
   p.weights.exp = std::max(m.exp_weight, 1.0);
   p.weights.tanh = std::max(m.tanh_weight, 1.0);
   p.weights.div = std::max(m.div_weight, 1.0);

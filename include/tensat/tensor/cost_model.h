@@ -62,6 +62,9 @@ struct OpWork {
   /// Bytes/s of this kernel's memory traffic when not the profile's `mem_bandwidth`: a
   /// matrix-vector product's (`DeviceProfile::gemv_rate`). 0: the profile's.
   double bandwidth = 0;
+  /// FLOP/s of this kernel's compute when not the peak of its unit: a windowed kernel's
+  /// (`DeviceProfile::window_rate`: depthwise convolutions, pooling). 0: the unit's peak.
+  double compute_rate = 0;
 
   [[nodiscard]] double bytes() const noexcept { return bytes_read + bytes_written; }
   /// Every byte the kernel moves: R + W and the layout transposes around it.
@@ -110,7 +113,8 @@ struct KernelTime {
 /// The time of one kernel (`OpWork::kernel` false: all zero, `Bound::None`).
 [[nodiscard]] inline KernelTime kernel_time(const OpWork& work, const DeviceProfile& p) {
   if (!work.kernel) return KernelTime{};
-  KernelTime t = roofline_time(work.flops, work.bytes(), p.peak(work.dtype, work.unit), p, work.bandwidth);
+  const double peak = work.compute_rate > 0 ? work.compute_rate : p.peak(work.dtype, work.unit);
+  KernelTime t = roofline_time(work.flops, work.bytes(), peak, p, work.bandwidth);
   if (work.relayout_bytes > 0) {
     const double relayout_us = work.relayout_bytes / (p.mem_bandwidth * p.eta_m) * 1e6;
     t.memory_us += relayout_us;
@@ -144,8 +148,8 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// | ewadd / ewmul / smul / relu | n·w.add / n·w.mul / n·w.mul / n·w.max | inputs | vector |
 /// | exp / tanh / sigmoid / gelu | n·w.exp / w.tanh / w.sigmoid / w.gelu | input | vector |
 /// | matmul [.., M, K] x [.., K, N] | 2·B·M·N·K + n·w(act) | both | matrix if the profile has one for the dtype; M = 1: bytes at `gemv_rate(N)` |
-/// | conv2d, weight [C_out, C_in/g, kh, kw] | 2·n·(C_in/g)·kh·kw + n·w(act) | x, weight | as matmul |
-/// | poolmax / poolavg | n·kh·kw·w.max / n·(kh·kw·w.add + w.mul), + act | input | vector |
+/// | conv2d, weight [C_out, C_in/g, kh, kw] | 2·n·(C_in/g)·kh·kw + n·w(act) | x, weight | as matmul; depthwise (C_in/g = 1, g > 1): vector at `window_rate` |
+/// | poolmax / poolavg | n·kh·kw·w.max / n·(kh·kw·w.add + w.mul), + act | input | vector at `window_rate` |
 /// | reduce_sum / reduce_max / reduce_mean | \|X\|·w.add / \|X\|·w.max / \|X\|·w.add + n·w.mul | input | vector |
 /// | softmax (rows r) | n·(w.max + 2·w.add + w.exp + w.mul) + r·w.div | input | vector |
 /// | layernorm (rows r) | n·(4·w.add + 3·w.mul) + r·(2·w.mul + w.add + w.rsqrt) | x, gamma, beta | vector |
@@ -211,6 +215,11 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       work.flops = 2 * n * static_cast<double>(wd[1] * wd[2] * wd[3]) +
                    n * detail::activation_weight(children[3]->value, w);
       work.unit = profile.gemm_unit(out.dtype);
+      if (wd[1] == 1 && children[4]->dims.size() == 4 && children[4]->dims[1] > 1) {
+        // Depthwise: no reduction over channels, so no product for a GEMM or a matrix unit to run.
+        work.unit = Unit::Vector;
+        work.compute_rate = profile.window_rate(out.dtype);
+      }
       if (children[4]->layout != profile.native_conv_layout(out.dtype))
         work.relayout_bytes = 2.0 * static_cast<double>(children[4]->bytes() + out.bytes());
       break;
@@ -219,6 +228,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       const double window = static_cast<double>(children[0]->value * children[1]->value);
       work.flops = op == Op::PoolMax ? n * window * w.max : n * (window * w.add + w.mul);
       work.flops += n * detail::activation_weight(children[5]->value, w);
+      work.compute_rate = profile.window_rate(out.dtype);
       break;
     }
     case Op::ReduceSum: work.flops = static_cast<double>(children[1]->elements()) * w.add; break;
@@ -311,22 +321,24 @@ struct FusedGroup {
   return best;
 }
 
-/// The time of a fused group as one kernel: one launch, F(G) = sum of the members' flops at the
-/// primary member's peak, R(G) + W(G) bytes, of which the staged bytes S(G) come after:
-/// cost(G) = t_launch + combine(F(G) / (P_G · eta_c), (R(G) + W(G) − S(G)) / (BW_G · eta_m) + lat_m)
+/// The time of a fused group as one kernel: one launch, the members' flops at the primary
+/// member's peak P_G (a member with a rate of its own, `OpWork::compute_rate`, at that rate),
+/// R(G) + W(G) bytes, of which the staged bytes S(G) come after:
+/// cost(G) = t_launch + combine(sum_i F_i / (P_i · eta_c), (R(G) + W(G) − S(G)) / (BW_G · eta_m) + lat_m)
 ///           + S(G) / (BW · eta_m),
-/// BW_G the primary member's bandwidth (`OpWork::bandwidth`: a matrix-vector product's) or the
-/// profile's. A group without a kernel member is free.
+/// P_i = the member's `compute_rate` or P_G; BW_G the primary member's bandwidth
+/// (`OpWork::bandwidth`: a matrix-vector product's) or the profile's. A group without a kernel
+/// member is free.
 [[nodiscard]] inline KernelTime fused_time(const FusedGroup& g, const DeviceProfile& p) {
   const std::size_t primary = primary_member(g);
   if (primary >= g.members.size() || !g.members[primary].kernel) return KernelTime{};
-  double flops = 0;
-  for (const OpWork& m : g.members)
-    if (m.kernel) flops += m.flops;
   const OpWork& root = g.members[primary];
+  const double peak = p.peak(root.dtype, root.unit);
+  double flops = 0;  // at `peak`: a member with a rate of its own counts as many flops as take it as long
+  for (const OpWork& m : g.members)
+    if (m.kernel) flops += m.compute_rate > 0 ? m.flops * (peak / m.compute_rate) : m.flops;
   const double staged = std::clamp(g.staged_bytes, 0.0, g.bytes_read + g.bytes_written);
-  KernelTime t =
-      roofline_time(flops, g.bytes_read + g.bytes_written - staged, p.peak(root.dtype, root.unit), p, root.bandwidth);
+  KernelTime t = roofline_time(flops, g.bytes_read + g.bytes_written - staged, peak, p, root.bandwidth);
   if (staged > 0) {
     const double staged_us = staged / (p.mem_bandwidth * p.eta_m) * 1e6;
     t.memory_us += staged_us;

@@ -131,6 +131,13 @@ struct DeviceProfile {
   /// JSON "cache_bandwidth" and "cache_resident_bytes", optional (0 when absent).
   double cache_bandwidth = 0;
   double cache_resident_bytes = 0;
+  /// FLOP/s of the windowed kernels that have no product to lower to: depthwise convolutions
+  /// (one input channel per group) and pooling, which slide a small window over each channel
+  /// with no reduction over channels, so a GEMM's register and cache blocking does not apply.
+  /// On a CPU these are direct loops well below the GEMM rate (the reference executor's
+  /// depthwise 3x3 convolution: about 19 GFLOP/s where its GEMM reaches 38 on the development
+  /// VM). 0: the vector peak. JSON "window_flops", optional (0 when absent).
+  double window_flops = 0;
   /// The layout the device's convolution kernels read and write natively, indexed by `DType`.
   /// A conv2d whose input is stored otherwise is run as the libraries run it: its input
   /// transposed into the native layout and its result back, in kernels of their own
@@ -153,6 +160,11 @@ struct DeviceProfile {
   [[nodiscard]] double peak(DType dtype, Unit unit) const noexcept {
     const auto i = static_cast<std::size_t>(dtype);
     return unit == Unit::Matrix && matrix_flops[i] > 0 ? matrix_flops[i] : vector_flops[i];
+  }
+  /// FLOP/s of a windowed kernel (depthwise convolution, pooling) of `dtype`: `window_flops`, or
+  /// the vector peak when that is 0.
+  [[nodiscard]] double window_rate(DType dtype) const noexcept {
+    return window_flops > 0 ? window_flops : vector_flops[static_cast<std::size_t>(dtype)];
   }
   /// Bytes/s at which a matrix-vector product with an output of `width` elements streams its
   /// matrix: gemv_bandwidth · width / (width + gemv_half_width), or `mem_bandwidth` when
@@ -182,7 +194,8 @@ struct DeviceProfile {
            a.eta_m == b.eta_m && a.alpha == b.alpha && a.weights == b.weights && a.fusion_overlap == b.fusion_overlap &&
            a.split_copies == b.split_copies && a.gemv_bandwidth == b.gemv_bandwidth &&
            a.gemv_half_width == b.gemv_half_width && a.cache_bandwidth == b.cache_bandwidth &&
-           a.cache_resident_bytes == b.cache_resident_bytes && a.conv_layout == b.conv_layout;
+           a.cache_resident_bytes == b.cache_resident_bytes && a.window_flops == b.window_flops &&
+           a.conv_layout == b.conv_layout;
   }
   friend bool operator!=(const DeviceProfile& a, const DeviceProfile& b) noexcept { return !(a == b); }
 };
@@ -235,6 +248,7 @@ inline void validate(const DeviceProfile& p) {
   check_profile_number("gemv_half_width", p.gemv_half_width, false);
   check_profile_number("cache_bandwidth", p.cache_bandwidth, false);
   check_profile_number("cache_resident_bytes", p.cache_resident_bytes, false);
+  check_profile_number("window_flops", p.window_flops, false);
   detail::for_each_weight(p.weights, [](std::string_view key, double v) {
     detail::check_profile_number(fmt::format("op_weights.{}", key), v, false);
   });
@@ -269,6 +283,7 @@ inline void validate(const DeviceProfile& p) {
   doc["gemv_half_width"] = p.gemv_half_width;
   doc["cache_bandwidth"] = p.cache_bandwidth;
   doc["cache_resident_bytes"] = p.cache_resident_bytes;
+  doc["window_flops"] = p.window_flops;
   nlohmann::ordered_json conv_layout = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < 3; ++i)
     conv_layout[std::string(detail::kProfileDtypes[i])] = std::string(layout_name(p.conv_layout[i]));
@@ -333,7 +348,8 @@ std::string profile_string(const Json& obj, const std::string& path, std::string
 }  // namespace detail
 
 /// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies",
-/// "gemv_bandwidth", "gemv_half_width" and "conv_layout" (added later; true, false, 0, 0 and all
+/// "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes",
+/// "window_flops" and "conv_layout" (added later; true, false, 0 for the numbers and all
 /// contiguous when absent),
 /// unknown fields are rejected (a typo would otherwise silently keep a default),
 /// numbers must be finite and non-negative, and the result must pass `validate`. Throws
@@ -345,7 +361,7 @@ template <class Json>
   reject_unknown_keys(doc, "",
                       {"name", "kind", "description", "peak_flops", "mem_bandwidth", "cache_bytes", "launch_overhead",
                        "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies", "gemv_bandwidth",
-                       "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "conv_layout"});
+                       "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "window_flops", "conv_layout"});
   DeviceProfile p;
   p.name = profile_string(doc, "", "name");
   p.kind = profile_string(doc, "", "kind");
@@ -377,7 +393,8 @@ template <class Json>
   }
   for (auto [key, number] : {std::pair{"gemv_bandwidth", &p.gemv_bandwidth}, std::pair{"gemv_half_width", &p.gemv_half_width},
                              std::pair{"cache_bandwidth", &p.cache_bandwidth},
-                             std::pair{"cache_resident_bytes", &p.cache_resident_bytes}})
+                             std::pair{"cache_resident_bytes", &p.cache_resident_bytes},
+                             std::pair{"window_flops", &p.window_flops}})
     if (doc.find(key) != doc.end()) *number = profile_number(doc, "", key);
   if (doc.find("conv_layout") != doc.end()) {
     const Json& table = profile_object(profile_member(doc, "", "conv_layout"), "conv_layout");
