@@ -13,19 +13,12 @@
 #include <string>
 #include <string_view>
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include <tensat/tensor/calibrate.h>
 
+#include "common/heap.h"
+
 int main(int argc, char** argv) {
-#ifdef __GLIBC__
-  // The heap policy of executor_bench and executor_profile (freed memory kept, every block from
-  // the heap), so that the executor's adds are measured as the benches run them.
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, -1);
-#endif
+  cli::keep_freed_memory();  // the executor's adds measured as the benches run them
   using namespace tensat::tensor;
   CalibrationOptions options;
   std::string path;

@@ -22,14 +22,11 @@
 #include <cstdint>
 #include <vector>
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include <benchmark/benchmark.h>
 
 #include <tensat/tensor/executor.h>
 
+#include "common/heap.h"
 #include "paired_compare.h"
 
 namespace {
@@ -141,12 +138,7 @@ BENCHMARK(BM_conv_add)->Apply(shapes);
 }  // namespace
 
 int main(int argc, char** argv) {
-#ifdef __GLIBC__
-  // Freed memory stays in the heap, as in executor_bench: the unfused add's fresh result is not
-  // page-faulted in again on every iteration.
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, -1);
-#endif
+  cli::keep_freed_memory();  // the unfused add's fresh result not page-faulted in on every iteration
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -53,10 +53,6 @@
 #include <string_view>
 #include <vector>
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include <benchmark/benchmark.h>
 
 #include <tensat/tensor.h>
@@ -64,6 +60,7 @@
 #include <tensat/tensor/executor.h>
 #include <tensat/tensor/models.h>
 
+#include "common/heap.h"
 #include "paired_compare.h"
 
 namespace {
@@ -142,10 +139,7 @@ void register_benchmarks() {
 }  // namespace
 
 int main(int argc, char** argv) {
-#ifdef __GLIBC__
-  mallopt(M_MMAP_MAX, 0);        // every block from the heap, whatever its size
-  mallopt(M_TRIM_THRESHOLD, -1);  // and the heap never shrinks
-#endif
+  cli::keep_freed_memory();
   // Our flags, taken out before Google Benchmark sees the rest.
   int kept = 1;
   for (int i = 1; i < argc; ++i) {

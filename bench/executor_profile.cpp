@@ -21,16 +21,14 @@
 #include <string>
 #include <vector>
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include <fmt/format.h>
 
 #include <tensat/tensor.h>
 #include <tensat/tensor/calibrate.h>
 #include <tensat/tensor/executor.h>
 #include <tensat/tensor/models.h>
+
+#include "common/heap.h"
 
 namespace tt = tensat::tensor;
 
@@ -229,10 +227,7 @@ void report_paired(const tt::PrecomputedProgram (&pre)[2], const tt::DeviceProfi
 }  // namespace
 
 int main(int argc, char** argv) {
-#ifdef __GLIBC__
-  mallopt(M_MMAP_MAX, 0);        // keep freed memory, as executor_bench does
-  mallopt(M_TRIM_THRESHOLD, -1);
-#endif
+  cli::keep_freed_memory();
   std::string profile_file;
   std::size_t runs = 5, top = 8, warm_runs = 0;
   bool paired = false;

@@ -44,10 +44,6 @@
 #include <string_view>
 #include <vector>
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -62,6 +58,7 @@
 #endif
 
 #include "common/cli.h"
+#include "common/heap.h"
 
 namespace {
 
@@ -607,14 +604,7 @@ int main(int argc, char** argv) {
       std::cout << kUsageLine << kHelp;
       return 0;
     }
-#ifdef __GLIBC__
-    // --measure: keep freed buffers in the heap; returned to the OS, every run page-faults its
-    // large tensors in again, which costs more than the arithmetic of some kernels.
-    if (options.measure) {
-      mallopt(M_MMAP_MAX, 0);        // every block from the heap, whatever its size
-      mallopt(M_TRIM_THRESHOLD, -1);  // and the heap never shrinks
-    }
-#endif
+    if (options.measure) cli::keep_freed_memory();  // as the benches time the executor
     return run(options);
   } catch (const BadInput& e) {
     std::fprintf(stderr, "tensat-opt: %s\n%s", one_line(e.reason).c_str(), kUsageLine);
