@@ -107,6 +107,19 @@ inline void keep(double value) {
   sink = sink + value;
 }
 
+/// Seconds of `passes` executions in a row of `program` on the same random bindings (seed 1),
+/// best of `repetitions`: what stays in cache from one execution to the next is found there, as
+/// a kernel finds what its producer has just written.
+inline double seconds_of_passes(const RecExpr<TensorNode>& program, std::size_t passes, int repetitions) {
+  const Bindings bindings = random_bindings(program, 1);
+  return best_seconds(repetitions, [&] {
+    for (std::size_t p = 0; p < passes; ++p) {
+      const std::vector<HostTensor> out = execute(program, bindings);
+      keep(static_cast<double>(out.at(0).data[p % out.at(0).data.size()]));
+    }
+  });
+}
+
 }  // namespace detail
 
 /// The last-level cache size in bytes as the OS reports it: sysfs (what a virtual machine is
@@ -245,16 +258,9 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   const auto n = static_cast<std::int64_t>(std::max<std::size_t>(elements, 1));
   Graph g;
   g.output(g.ewadd(g.input("x", {n}), g.input("z", {n})));
-  const RecExpr<TensorNode> program = g.program();
-  const Bindings bindings = random_bindings(program, 1);
   passes = std::max<std::size_t>(passes, 1);
-  const double seconds = detail::best_seconds(repetitions, [&] {
-    for (std::size_t p = 0; p < passes; ++p) {
-      const std::vector<HostTensor> out = execute(program, bindings);
-      detail::keep(static_cast<double>(out.at(0).data[p % static_cast<std::size_t>(n)]));
-    }
-  });
-  return add_traffic_bytes(elements) * static_cast<double>(passes) / seconds;
+  return add_traffic_bytes(elements) * static_cast<double>(passes) /
+         detail::seconds_of_passes(g.program(), passes, repetitions);
 }
 
 /// FLOP/s of the executor's depthwise convolution (`conv2d` with one input channel per group),
@@ -268,17 +274,9 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   Graph g;
   const Tensor x = g.input("x", {1, channels, size, size});
   g.output(g.conv2d(x, g.weight("w", {channels, 1, 3, 3}), 1, 1, Padding::Same));
-  const RecExpr<TensorNode> program = g.program();
-  const Bindings bindings = random_bindings(program, 1);
   passes = std::max<std::size_t>(passes, 1);
-  const double seconds = detail::best_seconds(repetitions, [&] {
-    for (std::size_t p = 0; p < passes; ++p) {
-      const std::vector<HostTensor> out = execute(program, bindings);
-      detail::keep(static_cast<double>(out.at(0).data[p % out.at(0).data.size()]));
-    }
-  });
   const double flops = 2.0 * 9.0 * static_cast<double>(channels * size * size);
-  return flops * static_cast<double>(passes) / seconds;
+  return flops * static_cast<double>(passes) / detail::seconds_of_passes(g.program(), passes, repetitions);
 }
 
 /// cache_bandwidth and cache_resident_bytes of the two-tier memory time
