@@ -154,8 +154,9 @@ TEST_CASE("executor: conv2d SAME and VALID, stride 2, groups 2 against a direct 
         require_close(r.data, naive_conv(b.at("x"), b.at("w"), stride, stride, same));
       }
   // The three lowerings against the same loop: depthwise (computed directly over stride-phase
-  // planes: strides 1, 2 and 3, unequal strides, 5x5, 7x7, 3x1 and 1x1 kernels, a kernel larger
-  // than the input, tap counts 1, 2 and 0 modulo 3, two and three outputs per input channel),
+  // planes: strides 1, 2 and 3, unequal strides, 5x5, 7x7, 3x1, 1x5 and 1x1 kernels, a kernel
+  // larger than the input, one as large (VALID: one output), tap counts 0, 1 and 2 modulo 3, two
+  // and three outputs per input channel),
   // im2col in several column blocks (K = 576 rows: 455 columns per block, 1600 positions), and a
   // 1x1 convolution in several column blocks (300 output rows: 873 columns per block).
   struct Shape {
@@ -166,7 +167,8 @@ TEST_CASE("executor: conv2d SAME and VALID, stride 2, groups 2 against a direct 
   for (const Shape& c : {Shape{{2, 6, 11, 9}, {6, 1, 5, 5}, 1, 1, true}, Shape{{1, 6, 11, 9}, {6, 1, 3, 1}, 2, 2, false},
                          Shape{{1, 5, 15, 14}, {5, 1, 7, 7}, 2, 2, true}, Shape{{1, 4, 10, 13}, {4, 1, 3, 5}, 1, 3, true},
                          Shape{{2, 3, 4, 5}, {6, 1, 7, 7}, 2, 1, true}, Shape{{1, 4, 9, 8}, {12, 1, 1, 1}, 3, 3, false},
-                         Shape{{1, 4, 12, 11}, {8, 1, 2, 2}, 2, 2, false},
+                         Shape{{1, 4, 12, 11}, {8, 1, 2, 2}, 2, 2, false}, Shape{{1, 3, 6, 9}, {6, 1, 1, 5}, 1, 2, true},
+                         Shape{{2, 2, 5, 5}, {2, 1, 5, 5}, 1, 1, false},
                          Shape{{1, 64, 40, 40}, {8, 64, 3, 3}, 1, 1, true},
                          Shape{{1, 16, 40, 40}, {300, 16, 1, 1}, 1, 1, true}}) {
     Graph g;

@@ -174,10 +174,20 @@ class SmallVector {
     storage_.heap = fresh;
     capacity_ = static_cast<std::uint32_t>(new_capacity);
   }
+// GCC 12 may inline a destructor into a caller whose vector it knows to be inline and still
+// warn that the free below (taken only when the storage is on the heap) frees the inline
+// values' storage: -Wfree-nonheap-object, a false positive users' builds would see too.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wfree-nonheap-object"
+#endif
   void release() noexcept {
     if (!is_inline()) std::free(storage_.heap);
     capacity_ = 0;
   }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
   void steal(SmallVector& other) noexcept {
     size_ = other.size_;
     capacity_ = other.capacity_;

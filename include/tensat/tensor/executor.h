@@ -249,7 +249,7 @@ inline std::int64_t conv_tile_columns(std::int64_t rows, std::int64_t P) {
 class DepthwisePlanes {
  public:
   DepthwisePlanes(std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t Ho, std::int64_t Wo)
-      : kh_(kh), kw_(kw), sh_(sh), sw_(sw), rows_(Ho + (kh - 1) / sh + 1), wide_(Wo + (kw - 1) / sw),
+      : kw_(kw), sh_(sh), sw_(sw), rows_(Ho + (kh - 1) / sh + 1), wide_(Wo + (kw - 1) / sw),
         data_(static_cast<std::size_t>(sh * sw * rows_ * wide_)) {}
 
   /// Fills the planes from one input channel (H x W; `ph`, `pw` the padding before).
@@ -283,7 +283,7 @@ class DepthwisePlanes {
   [[nodiscard]] std::int64_t wide() const noexcept { return wide_; }
 
  private:
-  std::int64_t kh_, kw_, sh_, sw_, rows_, wide_;
+  std::int64_t kw_, sh_, sw_, rows_, wide_;
   std::vector<float> data_;
 };
 
