@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <random>
 #include <set>
 #include <string>
 #include <utility>
@@ -187,6 +188,30 @@ TEST_CASE("executor: conv2d SAME and VALID, stride 2, groups 2 against a direct 
   HostTensor ones({1, 1, 3, 3});
   std::fill(ones.data.begin(), ones.data.end(), 1.0f);
   require_close(run1(g, {{"x", ones}, {"w", ones}}).data, {4, 4, 4, 4});
+}
+
+TEST_CASE("executor: depthwise convolutions of random geometry against a direct loop") {
+  // The stride-phase planes over every geometry a small search reaches: sizes 1-11, kernels 1-7
+  // (square or not, larger than the input under SAME), strides 1-3 on each axis, SAME and VALID,
+  // one to three outputs per channel, one or two images.
+  std::mt19937 gen(2026);
+  const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
+  int checked = 0;
+  while (checked < 300) {
+    const std::int64_t n = pick(1, 2), c = pick(2, 5), h = pick(1, 11), w = pick(1, 11);
+    const std::int64_t kh = pick(1, 7), kw = pick(1, 7), multiplier = pick(1, 3);
+    const int sh = pick(1, 3), sw = pick(1, 3);
+    const bool same = pick(0, 1) == 1;
+    if (!same && (kh > h || kw > w)) continue;  // VALID needs the kernel inside the input
+    Graph g;
+    g.output(g.conv2d(g.input("x", {n, c, h, w}), g.weight("w", {c * multiplier, 1, kh, kw}), sh, sw,
+                      same ? Padding::Same : Padding::Valid));
+    const Bindings b = random_bindings(g.program(), static_cast<std::uint64_t>(checked));
+    INFO("x [" << n << ", " << c << ", " << h << ", " << w << "] w [" << c * multiplier << ", 1, " << kh << ", "
+               << kw << "] strides " << sh << ", " << sw << (same ? " SAME" : " VALID"));
+    require_close(run1(g, b).data, naive_conv(b.at("x"), b.at("w"), sh, sw, same));
+    ++checked;
+  }
 }
 
 TEST_CASE("executor: pooling") {
