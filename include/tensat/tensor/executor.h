@@ -258,10 +258,8 @@ class DepthwisePlanes {
     for (std::int64_t a = 0; a < sh_; ++a)
       for (std::int64_t b = 0; b < sw_; ++b) {
         float* plane = data_.data() + (a * sw_ + b) * rows_ * wide_;
-        // Columns c whose input column c * sw + b - pw lies in [0, W).
-        const std::int64_t first = pw - b, last = W - 1 + pw - b;
-        const std::int64_t c0 = std::min(first <= 0 ? 0 : (first + sw_ - 1) / sw_, wide_);
-        const std::int64_t c1 = std::clamp(last < 0 ? 0 : last / sw_ + 1, c0, wide_);
+        std::int64_t c0, c1;  // the columns c whose input column c * sw + b - pw lies in [0, W)
+        valid_columns(W, wide_, sw_, pw, b, c0, c1);
         for (std::int64_t r = 0; r < rows_; ++r) {
           const std::int64_t ih = r * sh_ + a - ph;
           if (ih < 0 || ih >= H) continue;
