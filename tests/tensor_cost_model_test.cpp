@@ -982,6 +982,8 @@ TEST_CASE("cost_model: depthwise convolutions and pooling compute at the profile
   // A window over the whole plane is a reduction per channel, at the vector peak.
   CHECK(kernel("(poolavg 28 28 1 1 1 0 (input x f32 (ints 1 32 28 28)))").work.compute_rate == 0);
   CHECK(kernel("(poolmax 7 7 1 1 1 0 (input x f32 (ints 1 32 7 7)))").work.compute_rate == 0);
+  // One output, but SAME pads one position before the window: the executor's windowed path.
+  CHECK(kernel("(poolmax 4 4 2 2 0 0 (input x f32 (ints 1 32 2 2)))").work.compute_rate == p.window_flops);
   // In f16 a dense convolution runs on the matrix unit; a depthwise one, with no product, does not.
   CHECK(kernel(conv("f16", 32, 32)).work.unit == Unit::Matrix);
   CHECK(kernel(conv("f16", 32, 1)).work.unit == Unit::Vector);

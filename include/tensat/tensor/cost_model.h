@@ -149,7 +149,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// | exp / tanh / sigmoid / gelu | n·w.exp / w.tanh / w.sigmoid / w.gelu | input | vector |
 /// | matmul [.., M, K] x [.., K, N] | 2·B·M·N·K + n·w(act) | both | matrix if the profile has one for the dtype; M = 1: bytes at `gemv_rate(N)` |
 /// | conv2d, weight [C_out, C_in/g, kh, kw] | 2·n·(C_in/g)·kh·kw + n·w(act) | x, weight | as matmul; depthwise (C_in/g = 1, g > 1): vector at `window_rate` |
-/// | poolmax / poolavg | n·kh·kw·w.max / n·(kh·kw·w.add + w.mul), + act | input | vector at `window_rate` (a window over the whole plane: the vector peak) |
+/// | poolmax / poolavg | n·kh·kw·w.max / n·(kh·kw·w.add + w.mul), + act | input | vector at `window_rate` (a window over the whole plane, none of it padding before: the vector peak) |
 /// | reduce_sum / reduce_max / reduce_mean | \|X\|·w.add / \|X\|·w.max / \|X\|·w.add + n·w.mul | input | vector |
 /// | softmax (rows r) | n·(w.max + 2·w.add + w.exp + w.mul) + r·w.div | input | vector |
 /// | layernorm (rows r) | n·(4·w.add + 3·w.mul) + r·(2·w.mul + w.add + w.rsqrt) | x, gamma, beta | vector |
@@ -228,11 +228,13 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       const double window = static_cast<double>(children[0]->value * children[1]->value);
       work.flops = op == Op::PoolMax ? n * window * w.max : n * (window * w.add + w.mul);
       work.flops += n * detail::activation_weight(children[5]->value, w);
-      // A window over the whole plane is one reduction per channel (the executor's classifier
-      // heads): vectorized like reduce_*, at the vector peak.
+      // A window over the whole plane, with no padding before it, is one reduction per channel
+      // (the executor's classifier heads, `internal::pool`): vectorized like reduce_*, at the
+      // vector peak. SAME pads (k - H) / 2 before a window of k >= H.
       const TensorInfo& x = *children[6];
+      const auto covers = [](std::int64_t k, std::int64_t in) { return k >= in && (k - in) / 2 == 0; };
       const bool global = x.dims.size() == 4 && out.dims.size() == 4 && out.dims[2] == 1 && out.dims[3] == 1 &&
-                          children[0]->value >= x.dims[2] && children[1]->value >= x.dims[3];
+                          covers(children[0]->value, x.dims[2]) && covers(children[1]->value, x.dims[3]);
       if (!global) work.compute_rate = profile.window_rate(out.dtype);
       break;
     }
