@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <tensat/io/dot.h>
@@ -40,29 +40,74 @@ struct Parsed {
   std::size_t lines = 0;
 };
 
+// The line shapes of the export, matched by hand rather than with <regex>: GCC 12 under the
+// sanitizers warns (-Wmaybe-uninitialized) inside libstdc++'s regex automaton.
+
+/// Whether `line` continues with `literal` at `at`; if so, moves `at` past it.
+bool eat(const std::string& line, std::size_t& at, std::string_view literal) {
+  if (line.compare(at, literal.size(), literal) != 0) return false;
+  at += literal.size();
+  return true;
+}
+
+/// Reads a decimal number at `at` (one digit at least) into `value`, moving `at` past it.
+bool eat_number(const std::string& line, std::size_t& at, std::uint32_t& value) {
+  const std::size_t start = at;
+  while (at < line.size() && line[at] >= '0' && line[at] <= '9') ++at;
+  if (at == start) return false;
+  value = static_cast<std::uint32_t>(std::stoul(line.substr(start, at - start)));
+  return true;
+}
+
+/// `  subgraph cluster_<id> {`
+bool match_cluster(const std::string& line, std::uint32_t& id) {
+  std::size_t at = 0;
+  return eat(line, at, "  subgraph cluster_") && eat_number(line, at, id) && line.substr(at) == " {";
+}
+
+/// `  <p><from> -> <p><to>;` or `  <p><from> -> <p><to> [<attrs>];`
+bool match_edge(const std::string& line, char prefix, std::uint32_t& from, std::uint32_t& to, std::string& attrs) {
+  const std::string p(1, prefix);
+  std::size_t at = 0;
+  if (!(eat(line, at, "  " + p) && eat_number(line, at, from) && eat(line, at, " -> " + p) && eat_number(line, at, to)))
+    return false;
+  attrs.clear();
+  if (line.substr(at) == ";") return true;
+  if (!eat(line, at, " [") || line.size() < at + 2 || line.compare(line.size() - 2, 2, "];") != 0) return false;
+  attrs = line.substr(at, line.size() - 2 - at);
+  return true;
+}
+
+/// `<one or more spaces><p><id> [<attrs>];`
+bool match_node(const std::string& line, char prefix, std::uint32_t& id, std::string& attrs) {
+  std::size_t at = line.find_first_not_of(' ');
+  if (at == 0 || at == std::string::npos || line[at] != prefix) return false;
+  ++at;
+  if (!eat_number(line, at, id) || !eat(line, at, " [") || line.size() < at + 2 ||
+      line.compare(line.size() - 2, 2, "];") != 0)
+    return false;
+  attrs = line.substr(at, line.size() - 2 - at);
+  return true;
+}
+
 Parsed parse(const std::string& dot, char prefix = 'n') {
   Parsed p;
-  const std::regex cluster(R"(^  subgraph cluster_(\d+) \{$)");
-  const std::regex node(std::string(R"(^ +)") + prefix + R"((\d+) \[(.*)\];$)");
-  const std::regex edge(std::string(R"(^  )") + prefix + R"((\d+) -> )" + prefix + R"((\d+)(?: \[(.*)\])?;$)");
   std::istringstream in(dot);
-  std::string line;
+  std::string line, attrs;
   long current = -1;
-  std::smatch m;
+  std::uint32_t a = 0, b = 0;
   while (std::getline(in, line)) {
     ++p.lines;
-    if (std::regex_match(line, m, cluster)) {
-      current = std::stol(m[1]);
-      p.clusters.push_back(static_cast<std::uint32_t>(current));
+    if (match_cluster(line, a)) {
+      current = a;
+      p.clusters.push_back(a);
     } else if (line == "  }") {
       current = -1;
-    } else if (std::regex_match(line, m, edge)) {
-      p.edges.push_back({static_cast<std::uint32_t>(std::stoul(m[1])), static_cast<std::uint32_t>(std::stoul(m[2])),
-                         m[3]});
-    } else if (std::regex_match(line, m, node)) {
-      const auto id = static_cast<std::uint32_t>(std::stoul(m[1]));
-      p.node_attrs[id] = m[2];
-      if (current >= 0) p.node_cluster[id] = static_cast<std::uint32_t>(current);
+    } else if (match_edge(line, prefix, a, b, attrs)) {
+      p.edges.push_back({a, b, attrs});
+    } else if (match_node(line, prefix, a, attrs)) {
+      p.node_attrs[a] = attrs;
+      if (current >= 0) p.node_cluster[a] = static_cast<std::uint32_t>(current);
     }
   }
   return p;
