@@ -106,6 +106,11 @@ TEST_CASE("fused loop: an elementwise epilogue runs on each part of the contract
   check_fused("(ewmul (erf (ewsub (matmul 0 $0 $1) $2)) $3)",
               {{"a", "40 24"}, {"b", "24 50"}, {"c", "40 50"}, {"d", "40 50"}});
   check_fused("(ewdiv (conv2d 1 1 0 0 $0 $1) (exp $2))", {{"x", "1 16 12 12"}, {"w", "8 16 3 3"}, {"y", "1 8 12 12"}});
+  // The root writes each chunk over the product it reads: the product as a root's second
+  // operand (an exponent, a subtrahend), and read twice, must be read before it is overwritten.
+  check_fused("(ewpow (exp $2) (matmul 0 $0 $1))", {{"a", "40 24"}, {"b", "24 50"}, {"c", "40 50"}});
+  check_fused("(ewsub $2 (conv2d 1 1 0 0 $0 $1))", {{"x", "1 16 30 30"}, {"w", "8 16 3 3"}, {"y", "1 8 30 30"}});
+  check_fused("(ewmul (matmul 0 $0 $1) (tanh (matmul 0 $0 $1)))", {{"a", "70 24"}, {"b", "24 60"}});
   // Not in place: the epilogue reads the product at other positions (a transpose), or broadcasts.
   check_fused("(ewadd (transpose (ints 1 0) (matmul 0 $0 $1)) $2)", {{"a", "17 23"}, {"b", "23 17"}, {"c", "17 17"}});
   check_fused("(ewadd (matmul 0 $0 $1) (broadcast (ints 9 31) $2))", {{"a", "9 8"}, {"b", "8 31"}, {"c", "31"}});

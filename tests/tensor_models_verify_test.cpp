@@ -88,7 +88,8 @@ TEST_CASE("models verify: optimized programs compute the originals (h100-sxm, fu
 }
 
 TEST_CASE("models verify: optimized programs compute the originals (one-core CPU profile, fusion)", "[slow]") {
-  // The programs executor_bench times: fused kernels with contraction epilogues run in place.
+  // The kind of programs executor_bench times: fused loops, and contraction epilogues (run in
+  // place) where the model still finds one worth its product's round trip through memory.
   for (std::string_view name : models::model_names()) verify_model(std::string(name), true, host_like());
 }
 

@@ -364,6 +364,19 @@ struct FusedGroup {
                                                                                 : 0.0;
 }
 
+/// The bytes of a body term's own result that a kernel keeps in memory: on a profile without
+/// `fusion_overlap` (one CPU thread, the Eigen executor), a contraction below the body's root
+/// writes its whole product (a convolution's group, a matmul's batch entry) before the loop that
+/// follows reads it back, so the product is staged like a prologue's operand; 0 for every other
+/// term, and on a GPU profile, where an epilogue runs on the product's registers.
+[[nodiscard]] inline double epilogue_operand_bytes(Op op, const TensorInfo& result, bool is_root,
+                                                   const DeviceProfile& profile) noexcept {
+  const bool contraction = op == Op::MatMul || op == Op::Conv2d;
+  return contraction && !is_root && !profile.fusion_overlap && result.kind == Kind::Tensor
+             ? static_cast<double>(result.bytes())
+             : 0.0;
+}
+
 /// The group of a `fused` node: its body's ops (`visit_body(f)` calls
 /// `f(node, out, children, materialized)` once for each distinct body term other than `arg`s),
 /// the external inputs' bytes (each distinct input once) and the result's bytes. `materialized`:
@@ -372,7 +385,9 @@ struct FusedGroup {
 /// GEMM or convolution library (cuBLAS, cuDNN, Eigen, oneDNN) reads its operands from memory, so
 /// a producer inlined into a contraction is written and read back, as XLA materializes the
 /// operands of its library calls; they are charged to the group twice (written, then read),
-/// as staged bytes (`FusedGroup::staged_bytes`): time that the contraction cannot hide.
+/// as staged bytes (`FusedGroup::staged_bytes`): time that the contraction cannot hide. The
+/// same holds for a contraction's own product where the epilogue after it is a pass of its own
+/// (`epilogue_operand_bytes`): the callers add those bytes to the contraction's `materialized`.
 template <class VisitBody>
 [[nodiscard]] FusedGroup fused_group(const TensorInfo& out, double bytes_read, const DeviceProfile& profile,
                                      VisitBody&& visit_body) {
@@ -439,8 +454,9 @@ class RooflineCost {
     }
     bool has_contraction = false;
     std::vector<bool> contraction_reads(inputs.size(), false);  // input read directly by a contraction
+    const Id root = egraph_->find(node.children()[0]);
     FusedGroup g = fused_group(cls.data, reads, profile_, [&](auto&& f) {
-      std::vector<Id> stack{egraph_->find(node.children()[0])}, seen;
+      std::vector<Id> stack{root}, seen;
       while (!stack.empty()) {
         const Id c = stack.back();
         stack.pop_back();
@@ -451,7 +467,7 @@ class RooflineCost {
         const TensorNode& n = egraph_->node(body.nodes[0]);
         if (n.op() == Op::Arg) continue;
         SmallVector<const TensorInfo*, 8> children;
-        double materialized = 0;
+        double materialized = epilogue_operand_bytes(n.op(), body.data, c == root, profile_);
         const bool contraction = n.op() == Op::MatMul || n.op() == Op::Conv2d;
         has_contraction = has_contraction || contraction;
         for (Id child : n.children()) {
@@ -585,7 +601,7 @@ struct ProgramTime {
           const TensorNode& n = program[b];
           if (n.op() == Op::Arg) continue;
           std::vector<const TensorInfo*> body_children;
-          double materialized = 0;
+          double materialized = epilogue_operand_bytes(n.op(), infos[b.index()], b == node.children()[0], profile);
           const bool contraction = n.op() == Op::MatMul || n.op() == Op::Conv2d;
           has_contraction = has_contraction || contraction;
           for (Id child : n.children()) {

@@ -974,16 +974,22 @@ class FusedLoop {
     HostTensor out(terms_[root].dims, DType::F32);
     // The contraction's leaf is the output itself: the epilogue reads a part, then overwrites it.
     c.leaf = std::shared_ptr<const HostTensor>(&out, [](const HostTensor*) {});
+    // The root writes each chunk straight over the output's part it was computed from (an
+    // elementwise term reads its operands at the positions it writes, and nothing reads the
+    // root), so the chunk needs no scratch block and no copy.
+    root_output_ = &terms_[root];
     const Epilogue epilogue = [&](std::int64_t start, std::int64_t length) {
       for (std::int64_t at = start; at < start + length; at += kChunk) {
         const std::int64_t size = std::min(kChunk, start + length - at);
         begin_chunk();
+        root_output_at_ = out.data.data() + at;
         const float* values = eval(root, Indices{at, size, nullptr});
-        std::copy_n(values, size, out.data.data() + at);
+        if (values != root_output_at_) std::copy_n(values, size, out.data.data() + at);
       }
     };
     if (c.op == Op::MatMul) matmul_into(*a, *b, c.attrs[0], out, &epilogue);
     else conv2d_into(*a, *b, c.attrs[0], c.attrs[1], c.attrs[2], c.attrs[3], out, &epilogue);
+    root_output_ = nullptr;
     c.leaf.reset();
     return out;
   }
@@ -1135,10 +1141,17 @@ class FusedLoop {
         break;
       case Op::EwSub: o = a - ConstArrayMap(eval(term.operands[1], ix), n); break;
       case Op::EwDiv: o = a / ConstArrayMap(eval(term.operands[1], ix), n); break;
-      case Op::EwPow:
+      case Op::EwPow: {
+        const float* e = eval(term.operands[1], ix);
+        if (e == out) {  // an epilogue root over its contraction's output: keep the exponents
+          float* kept = values_block();
+          std::copy_n(e, n, kept);
+          e = kept;
+        }
         o = a;
-        pow_inplace(out, eval(term.operands[1], ix), n);
+        pow_inplace(out, e, n);
         break;
+      }
       case Op::Sqrt:
         o = a;
         sqrt_inplace(out, n);
