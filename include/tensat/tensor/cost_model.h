@@ -360,7 +360,7 @@ struct FusedGroup {
 /// `operand`: the operand's size for a contraction (`matmul`, `conv2d`: library kernels read
 /// their operands from memory), 0 for every other op (loop-fused).
 [[nodiscard]] inline double prologue_bytes(Op op, const TensorInfo& operand) noexcept {
-  return (op == Op::MatMul || op == Op::Conv2d) && operand.kind == Kind::Tensor ? static_cast<double>(operand.bytes())
+  return is_contraction(op) && operand.kind == Kind::Tensor ? static_cast<double>(operand.bytes())
                                                                                 : 0.0;
 }
 
@@ -371,8 +371,7 @@ struct FusedGroup {
 /// term, and on a GPU profile, where an epilogue runs on the product's registers.
 [[nodiscard]] inline double epilogue_operand_bytes(Op op, const TensorInfo& result, bool is_root,
                                                    const DeviceProfile& profile) noexcept {
-  const bool contraction = op == Op::MatMul || op == Op::Conv2d;
-  return contraction && !is_root && !profile.fusion_overlap && result.kind == Kind::Tensor
+  return is_contraction(op) && !is_root && !profile.fusion_overlap && result.kind == Kind::Tensor
              ? static_cast<double>(result.bytes())
              : 0.0;
 }
@@ -468,7 +467,7 @@ class RooflineCost {
         if (n.op() == Op::Arg) continue;
         SmallVector<const TensorInfo*, 8> children;
         double materialized = epilogue_operand_bytes(n.op(), body.data, c == root, profile_);
-        const bool contraction = n.op() == Op::MatMul || n.op() == Op::Conv2d;
+        const bool contraction = is_contraction(n.op());
         has_contraction = has_contraction || contraction;
         for (Id child : n.children()) {
           const auto& child_class = (*egraph_)[child];
@@ -602,7 +601,7 @@ struct ProgramTime {
           if (n.op() == Op::Arg) continue;
           std::vector<const TensorInfo*> body_children;
           double materialized = epilogue_operand_bytes(n.op(), infos[b.index()], b == node.children()[0], profile);
-          const bool contraction = n.op() == Op::MatMul || n.op() == Op::Conv2d;
+          const bool contraction = is_contraction(n.op());
           has_contraction = has_contraction || contraction;
           for (Id child : n.children()) {
             body_children.push_back(&infos[child.index()]);

@@ -32,9 +32,9 @@ inline constexpr std::string_view kFusionLabel = "fusion";
 [[nodiscard]] constexpr bool is_reduction(Op op) noexcept {
   return op == Op::ReduceSum || op == Op::ReduceMax || op == Op::ReduceMean;
 }
-/// Contractions (out-elementwise-fusable): at most one per kernel, as the producer of an
-/// elementwise epilogue (XLA's kOutput fusion), with its own operands read from memory.
-[[nodiscard]] constexpr bool is_contraction(Op op) noexcept { return op == Op::MatMul || op == Op::Conv2d; }
+// Contractions (`is_contraction`, op.h; out-elementwise-fusable): at most one per kernel, as the
+// producer of an elementwise epilogue (XLA's kOutput fusion), with its own operands read from
+// memory.
 
 namespace internal {
 

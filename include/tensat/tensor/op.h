@@ -180,6 +180,10 @@ enum class Layout : std::uint8_t { Contiguous = 0, ChannelsLast = 1 };
 [[nodiscard]] constexpr bool is_elementwise(Op op) noexcept {
   return is_unary_elementwise(op) || is_binary_elementwise(op) || op == Op::SMul || op == Op::Clip;
 }
+/// True for the contractions (`matmul`, `conv2d`): library kernels (GEMM, convolution) that read
+/// their operands from memory and write their whole product; fusion allows one per kernel, the
+/// cost model stages its operands and, on one CPU thread, its product.
+[[nodiscard]] constexpr bool is_contraction(Op op) noexcept { return op == Op::MatMul || op == Op::Conv2d; }
 /// True for the attribute leaves and lists (`num`, `sym`, `ints`): not tensors.
 [[nodiscard]] constexpr bool is_attribute(Op op) noexcept {
   return op == Op::Num || op == Op::Sym || op == Op::Ints;
