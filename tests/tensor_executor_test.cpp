@@ -48,6 +48,28 @@ struct WindowAxis {
         pad(same ? std::max<std::int64_t>((out - 1) * s + k - in, 0) / 2 : 0) {}
 };
 
+/// A windowed kernel's geometry drawn at random (the depthwise convolution's and the pools'
+/// randomized tests): n images of c channels of h x w (1-11), a kh x kw window (1 to
+/// `max_window`, square or not, larger than the input only under SAME), strides 1-3 on each axis.
+struct RandomWindow {
+  std::int64_t n = 1, c = 1, h = 1, w = 1, kh = 1, kw = 1, sh = 1, sw = 1;
+  bool same = true;
+
+  RandomWindow(std::mt19937& gen, int max_images, int min_channels, int max_window) {
+    const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
+    do {
+      n = pick(1, max_images), c = pick(min_channels, 5), h = pick(1, 11), w = pick(1, 11);
+      kh = pick(1, max_window), kw = pick(1, max_window), sh = pick(1, 3), sw = pick(1, 3);
+      same = pick(0, 1) == 1;
+    } while (!same && (kh > h || kw > w));  // VALID needs the window inside the input
+  }
+  [[nodiscard]] Padding padding() const { return same ? Padding::Same : Padding::Valid; }
+  [[nodiscard]] std::string text() const {
+    return fmt::format("x [{}, {}, {}, {}] window {}x{} strides {}, {} {}", n, c, h, w, kh, kw, sh, sw,
+                       same ? "SAME" : "VALID");
+  }
+};
+
 /// Naive direct convolution (TensorFlow SAME/VALID), groups from the shapes.
 std::vector<float> naive_conv(const HostTensor& x, const HostTensor& w, int sh, int sw, bool same) {
   const auto N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
@@ -195,22 +217,15 @@ TEST_CASE("executor: depthwise convolutions of random geometry against a direct 
   // (square or not, larger than the input under SAME), strides 1-3 on each axis, SAME and VALID,
   // one to three outputs per channel, one or two images.
   std::mt19937 gen(2026);
-  const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
-  int checked = 0;
-  while (checked < 300) {
-    const std::int64_t n = pick(1, 2), c = pick(2, 5), h = pick(1, 11), w = pick(1, 11);
-    const std::int64_t kh = pick(1, 7), kw = pick(1, 7), multiplier = pick(1, 3);
-    const int sh = pick(1, 3), sw = pick(1, 3);
-    const bool same = pick(0, 1) == 1;
-    if (!same && (kh > h || kw > w)) continue;  // VALID needs the kernel inside the input
+  for (int checked = 0; checked < 300; ++checked) {
+    const RandomWindow r(gen, 2, 2, 7);
+    const auto multiplier = std::uniform_int_distribution<std::int64_t>(1, 3)(gen);
     Graph g;
-    g.output(g.conv2d(g.input("x", {n, c, h, w}), g.weight("w", {c * multiplier, 1, kh, kw}), sh, sw,
-                      same ? Padding::Same : Padding::Valid));
+    g.output(g.conv2d(g.input("x", {r.n, r.c, r.h, r.w}), g.weight("w", {r.c * multiplier, 1, r.kh, r.kw}), r.sh, r.sw,
+                      r.padding()));
     const Bindings b = random_bindings(g.program(), static_cast<std::uint64_t>(checked));
-    INFO("x [" << n << ", " << c << ", " << h << ", " << w << "] w [" << c * multiplier << ", 1, " << kh << ", "
-               << kw << "] strides " << sh << ", " << sw << (same ? " SAME" : " VALID"));
-    require_close(run1(g, b).data, naive_conv(b.at("x"), b.at("w"), sh, sw, same));
-    ++checked;
+    INFO(r.text() << ", " << multiplier << " outputs per channel");
+    require_close(run1(g, b).data, naive_conv(b.at("x"), b.at("w"), static_cast<int>(r.sh), static_cast<int>(r.sw), r.same));
   }
 }
 
@@ -313,6 +328,24 @@ TEST_CASE("executor: pooling against a direct loop, every window shape and edge"
   const HostTensor r = run1(g, {{"x", nans}});
   CHECK(r.data[0] == -std::numeric_limits<float>::infinity());
   CHECK(r.data[1] == -9.0f);
+}
+
+TEST_CASE("executor: pools of random geometry against a direct loop") {
+  // The flat passes over all rows and all planes (unit strides) and the per-row ones (larger
+  // strides) over what a small search reaches: one to three images of one to five channels,
+  // sizes 1-11, windows 1-6 (square or not, wider than the input under SAME), strides 1-3 on
+  // each axis, SAME and VALID. A window that reads across a row or plane boundary fails it.
+  std::mt19937 gen(1127);
+  for (int checked = 0; checked < 400; ++checked) {
+    const RandomWindow r(gen, 3, 1, 6);
+    const bool is_max = checked % 2 == 0;
+    Graph g;
+    auto x = g.input("x", {r.n, r.c, r.h, r.w});
+    g.output(is_max ? g.poolmax(x, r.kh, r.kw, r.sh, r.sw, r.padding()) : g.poolavg(x, r.kh, r.kw, r.sh, r.sw, r.padding()));
+    const Bindings b = random_bindings(g.program(), static_cast<std::uint64_t>(checked));
+    INFO((is_max ? "poolmax " : "poolavg ") << r.text());
+    require_close(run1(g, b).data, naive_pool(b.at("x"), is_max, r.kh, r.kw, r.sh, r.sw, r.same));
+  }
 }
 
 TEST_CASE("executor: concat, split, slice, pad") {

@@ -410,52 +410,139 @@ inline HostTensor matmul(const HostTensor& a, const HostTensor& b, std::int64_t 
   return out;
 }
 
-/// One input row's part of every window: out[ow] = the max or sum of the row's valid columns in
-/// the window of output column ow (taps left to right).
-inline void pool_row(const float* row, std::int64_t W, std::int64_t Wo, std::int64_t kw, std::int64_t sw,
-                     std::int64_t pw, bool is_max, float* out) {
-  if (kw == 3) {
-    // The common 3-wide window in one pass over the columns whose window lies inside the row
-    // ([a, b)); the edges take the general path. A max starts from -inf, as the general path's
-    // does, so that a NaN is passed over the same way (std::max keeps its first operand).
-    const std::int64_t a = std::min((pw + sw - 1) / sw, Wo);
-    const std::int64_t b = W - 3 + pw < 0 ? a : std::clamp((W - 3 + pw) / sw + 1, a, Wo);
-    const float lowest = -std::numeric_limits<float>::infinity();
-    if (sw == 1) {  // unit stride apart, so that the compiler vectorizes it
-      const float* r = row + (a - pw);  // the window of column a
-      float* o = out + a;
-      if (is_max)
-        for (std::int64_t k = 0; k < b - a; ++k) o[k] = std::max(std::max(std::max(lowest, r[k]), r[k + 1]), r[k + 2]);
-      else
-        for (std::int64_t k = 0; k < b - a; ++k) o[k] = (r[k] + r[k + 1]) + r[k + 2];
+/// The output positions along one axis whose window lies wholly inside the input (no padding in
+/// it): [begin, end); empty when the window is wider than the input.
+struct InnerWindows {
+  std::int64_t begin = 0, end = 0;
+  InnerWindows(std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t s, std::int64_t pad) {
+    begin = std::min((pad + s - 1) / s, out);
+    end = in - k + pad < 0 ? begin : std::clamp((in - k + pad) / s + 1, begin, out);
+  }
+};
+
+/// A pool's reduction. A max starts from -inf and keeps its running value when a tap is NaN
+/// (std::max keeps its first operand), so NaNs are passed over and a window of NaNs gives -inf.
+template <bool IsMax>
+struct PoolReduce {
+  static constexpr float init() noexcept { return IsMax ? -std::numeric_limits<float>::infinity() : 0.0f; }
+  static float combine(float acc, float v) noexcept { return IsMax ? std::max(acc, v) : acc + v; }
+};
+
+/// Pass 1 of a pool, over `rows` input rows of width W at once: each row's part of every window,
+/// out[r * pitch + ow] = the reduction of row r's columns in output column ow's window.
+/// With a unit stride (pitch = W) the windows inside the rows are one flat pass over all rows,
+/// so that a small plane costs no per-row loop set-up; the columns whose windows reach the
+/// padding (computed across a row boundary there) are then recomputed from their own columns.
+template <bool IsMax>
+void pool_rows(const float* in, std::int64_t rows, std::int64_t W, std::int64_t Wo, std::int64_t kw,
+               std::int64_t sw, std::int64_t pw, float* out, std::int64_t pitch) {
+  using R = PoolReduce<IsMax>;
+  const InnerWindows inner(W, Wo, kw, sw, pw);
+  if (inner.end > inner.begin) {
+    if (sw == 1) {
+      const std::int64_t first = inner.begin, last = (rows - 1) * W + inner.end;
+      const float* x = in - pw;  // the window of flat position i starts at x[i]
+      if (kw == 3) {
+        for (std::int64_t i = first; i < last; ++i)
+          out[i] = R::combine(R::combine(R::combine(R::init(), x[i]), x[i + 1]), x[i + 2]);
+      } else {
+        for (std::int64_t i = first; i < last; ++i) out[i] = R::combine(R::init(), x[i]);
+        for (std::int64_t j = 1; j < kw; ++j)
+          for (std::int64_t i = first; i < last; ++i) out[i] = R::combine(out[i], x[i + j]);
+      }
     } else {
-      for (std::int64_t ow = a; ow < b; ++ow) {
-        const float* t = row + (ow * sw - pw);
-        out[ow] = is_max ? std::max(std::max(std::max(lowest, t[0]), t[1]), t[2]) : (t[0] + t[1]) + t[2];
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const float* row = in + r * W - pw;
+        float* o = out + r * pitch;
+        if (kw == 3 && sw == 2) {  // the common strided window, its stride a constant (vectorized)
+          for (std::int64_t ow = inner.begin; ow < inner.end; ++ow)
+            o[ow] = R::combine(R::combine(R::combine(R::init(), row[2 * ow]), row[2 * ow + 1]), row[2 * ow + 2]);
+          continue;
+        }
+        for (std::int64_t ow = inner.begin; ow < inner.end; ++ow) {
+          const float* t = row + ow * sw;
+          float acc = R::init();
+          for (std::int64_t j = 0; j < kw; ++j) acc = R::combine(acc, t[j]);
+          o[ow] = acc;
+        }
       }
     }
-    const auto edge = [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t ow = begin; ow < end; ++ow) {
-        float acc = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
-        for (std::int64_t c = std::max<std::int64_t>(ow * sw - pw, 0); c < std::min(ow * sw - pw + 3, W); ++c)
-          acc = is_max ? std::max(acc, row[c]) : acc + row[c];
-        out[ow] = acc;
-      }
-    };
-    edge(0, a);
-    edge(b, Wo);
-    return;
   }
-  std::fill_n(out, Wo, is_max ? -std::numeric_limits<float>::infinity() : 0.0f);
-  for (std::int64_t j = 0; j < kw; ++j) {
-    std::int64_t lo, hi;
-    valid_columns(W, Wo, sw, pw, j, lo, hi);
-    const float* r = row + lo * sw - pw + j;
-    if (is_max)
-      for (std::int64_t ow = lo; ow < hi; ++ow) out[ow] = std::max(out[ow], r[(ow - lo) * sw]);
-    else
-      for (std::int64_t ow = lo; ow < hi; ++ow) out[ow] += r[(ow - lo) * sw];
+  // The edge columns, each from the part of its window inside the row.
+  for (std::int64_t ow = 0; ow < Wo; ++ow) {
+    if (ow == inner.begin) ow = std::max(inner.end, ow);
+    if (ow >= Wo) break;
+    const std::int64_t c0 = std::max<std::int64_t>(ow * sw - pw, 0), c1 = std::min(ow * sw - pw + kw, W);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float* row = in + r * W;
+      float acc = R::init();
+      for (std::int64_t c = c0; c < c1; ++c) acc = R::combine(acc, row[c]);
+      out[r * pitch + ow] = acc;
+    }
   }
+}
+
+/// Pass 2 of a pool: each output row of `planes` planes from the kh rows of pass 1 in its window
+/// (`rows`: H rows of `pitch` per plane; `out`: Ho rows of Wo). When the output rows have the
+/// rows' pitch and count (a unit stride along both axes, SAME), the rows inside their planes are
+/// one flat pass over all planes; the rows whose windows reach the padding are then recomputed.
+template <bool IsMax>
+void pool_columns(const float* rows, std::int64_t planes, std::int64_t H, std::int64_t pitch, std::int64_t Ho,
+                  std::int64_t Wo, std::int64_t kh, std::int64_t sh, std::int64_t ph, float* out) {
+  using R = PoolReduce<IsMax>;
+  const InnerWindows inner(H, Ho, kh, sh, ph);
+  const auto output_row = [&](const float* plane_rows, float* o, std::int64_t oh) {
+    const std::int64_t h0 = std::max<std::int64_t>(oh * sh - ph, 0), h1 = std::min(oh * sh - ph + kh, H);
+    const float* r = plane_rows + h0 * pitch;
+    if (h1 - h0 == 3) {
+      const float *r1 = r + pitch, *r2 = r1 + pitch;
+      for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] = R::combine(R::combine(R::combine(R::init(), r[ow]), r1[ow]), r2[ow]);
+      return;
+    }
+    for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] = R::combine(R::init(), r[ow]);
+    for (std::int64_t ih = h0 + 1; ih < h1; ++ih) {
+      r += pitch;
+      for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] = R::combine(o[ow], r[ow]);
+    }
+  };
+  const bool flat = sh == 1 && pitch == Wo && Ho == H && inner.end > inner.begin;
+  if (flat) {
+    const std::int64_t first = inner.begin * Wo, last = ((planes - 1) * H + inner.end) * Wo;
+    const float* x = rows - ph * Wo;  // the window of flat position j starts at x[j]
+    if (kh == 3) {
+      const float *x1 = x + Wo, *x2 = x1 + Wo;
+      for (std::int64_t j = first; j < last; ++j)
+        out[j] = R::combine(R::combine(R::combine(R::init(), x[j]), x1[j]), x2[j]);
+    } else {
+      for (std::int64_t j = first; j < last; ++j) out[j] = R::combine(R::init(), x[j]);
+      for (std::int64_t i = 1; i < kh; ++i)
+        for (std::int64_t j = first; j < last; ++j) out[j] = R::combine(out[j], x[j + i * Wo]);
+    }
+  }
+  for (std::int64_t p = 0; p < planes; ++p) {
+    const float* plane_rows = rows + p * H * pitch;
+    float* plane_out = out + p * Ho * Wo;
+    for (std::int64_t oh = 0; oh < Ho; ++oh) {
+      if (flat && oh == inner.begin) oh = inner.end;  // done above
+      if (oh >= Ho) break;
+      output_row(plane_rows, plane_out + oh * Wo, oh);
+    }
+  }
+}
+
+/// Windowed pooling of all N * C planes separably (each input row's part of every window once,
+/// then each output row from its window's rows), both passes over every plane at once where the
+/// windows allow, so that small planes (Inception's 8x8) cost no per-plane loop set-up.
+template <bool IsMax>
+void pool_windows(const HostTensor& x, std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw,
+                  std::int64_t ph, std::int64_t pw, HostTensor& out) {
+  const std::int64_t planes = x.dims[0] * x.dims[1], H = x.dims[2], W = x.dims[3];
+  const std::int64_t Ho = out.dims[2], Wo = out.dims[3];
+  // A unit stride keeps the input's row pitch, so that pass 1 runs flat over all rows.
+  const std::int64_t pitch = sw == 1 ? W : Wo;
+  std::vector<float> rows(static_cast<std::size_t>(planes * H * pitch));
+  pool_rows<IsMax>(x.data.data(), planes * H, W, Wo, kw, sw, pw, rows.data(), pitch);
+  pool_columns<IsMax>(rows.data(), planes, H, pitch, Ho, Wo, kh, sh, ph, out.data.data());
 }
 
 inline HostTensor pool(const HostTensor& x, bool is_max, std::int64_t kh, std::int64_t kw, std::int64_t sh,
@@ -464,11 +551,9 @@ inline HostTensor pool(const HostTensor& x, bool is_max, std::int64_t kh, std::i
   const std::int64_t Ho = window_out(H, kh, sh, pad), Wo = window_out(W, kw, sw, pad);
   const std::int64_t ph = pad_before(H, kh, sh, pad, Ho), pw = pad_before(W, kw, sw, pad, Wo);
   HostTensor out(Dims{N, C, Ho, Wo}, x.dtype);
-  // Separably: each input row's part of every window once (`pool_row`), then each output row
-  // from the kh rows' parts. A window's max or sum is the same whichever way its taps are
-  // grouped (the sum up to rounding), and a 3x3 stride-1 pool reads each input element 3 times
-  // instead of 9. poolavg divides by the positions inside the input (TensorFlow: padding
-  // excluded).
+  // A window's max or sum is the same whichever way its taps are grouped (the sum up to
+  // rounding), and a 3x3 stride-1 pool reads each input element 3 times instead of 9. poolavg
+  // divides by the positions inside the input (TensorFlow: padding excluded).
   if (Ho == 1 && Wo == 1 && kh >= H && kw >= W && ph == 0 && pw == 0) {
     // A global pool (the classifier heads'): one reduction per plane.
     for (std::int64_t nc = 0; nc < N * C; ++nc) {
@@ -486,39 +571,21 @@ inline HostTensor pool(const HostTensor& x, bool is_max, std::int64_t kh, std::i
     activate(out.data.data(), out.elements(), act);
     return out;
   }
-  std::vector<float> count(static_cast<std::size_t>(Wo));
-  for (std::int64_t ow = 0; ow < Wo; ++ow)
-    count[static_cast<std::size_t>(ow)] =
-        static_cast<float>(std::min(ow * sw - pw + kw, W) - std::max<std::int64_t>(ow * sw - pw, 0));
-  std::vector<float> rows(static_cast<std::size_t>(H * Wo));
-  for (std::int64_t nc = 0; nc < N * C; ++nc) {
-    const float* in = x.data.data() + nc * H * W;
-    for (std::int64_t ih = 0; ih < H; ++ih) pool_row(in + ih * W, W, Wo, kw, sw, pw, is_max, rows.data() + ih * Wo);
+  if (is_max) {
+    pool_windows<true>(x, kh, kw, sh, sw, ph, pw, out);
+  } else {
+    pool_windows<false>(x, kh, kw, sh, sw, ph, pw, out);
+    // Each output's divisor, the positions of its window inside the input: the same map for
+    // every plane.
+    std::vector<float> divisor(static_cast<std::size_t>(Ho * Wo));
     for (std::int64_t oh = 0; oh < Ho; ++oh) {
-      float* o = out.data.data() + (nc * Ho + oh) * Wo;
-      const std::int64_t h0 = std::max<std::int64_t>(oh * sh - ph, 0), h1 = std::min(oh * sh - ph + kh, H);
-      const float* r = rows.data() + h0 * Wo;
-      if (h1 - h0 == 3) {
-        const float *r1 = r + Wo, *r2 = r1 + Wo;
-        if (is_max)
-          for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] = std::max(std::max(r[ow], r1[ow]), r2[ow]);
-        else
-          for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] = (r[ow] + r1[ow]) + r2[ow];
-      } else {
-        std::copy_n(r, Wo, o);
-        for (std::int64_t ih = h0 + 1; ih < h1; ++ih) {
-          r += Wo;
-          if (is_max)
-            for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] = std::max(o[ow], r[ow]);
-          else
-            for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] += r[ow];
-        }
-      }
-      if (!is_max) {
-        const auto taps = static_cast<float>(h1 - h0);
-        for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] /= taps * count[static_cast<std::size_t>(ow)];
-      }
+      const auto taps = static_cast<float>(std::min(oh * sh - ph + kh, H) - std::max<std::int64_t>(oh * sh - ph, 0));
+      for (std::int64_t ow = 0; ow < Wo; ++ow)
+        divisor[static_cast<std::size_t>(oh * Wo + ow)] =
+            taps * static_cast<float>(std::min(ow * sw - pw + kw, W) - std::max<std::int64_t>(ow * sw - pw, 0));
     }
+    const ConstArrayMap d(divisor.data(), Ho * Wo);
+    for (std::int64_t nc = 0; nc < N * C; ++nc) ArrayMap(out.data.data() + nc * Ho * Wo, Ho * Wo) /= d;
   }
   activate(out.data.data(), out.elements(), act);
   return out;
@@ -881,7 +948,7 @@ class FusedLoop {
     // Contractions (at most one in kernels built by fusion_rules; any number works) become leaves.
     for (std::size_t t = 0; t < terms_.size(); ++t) {
       Term& term = terms_[t];
-      if (term.op != Op::MatMul && term.op != Op::Conv2d) continue;
+      if (!is_contraction(term.op)) continue;
       const auto a = materialize(term.operands[0]);
       const auto b = materialize(term.operands[1]);
       HostTensor r = term.op == Op::MatMul ? matmul(*a, *b, term.attrs[0])
@@ -937,7 +1004,7 @@ class FusedLoop {
     for (std::size_t t = 0; t < terms_.size(); ++t) {
       if (terms_[t].leaf) continue;
       if (terms_[t].dtype != DType::F32) return std::nullopt;
-      if (terms_[t].op == Op::MatMul || terms_[t].op == Op::Conv2d) {
+      if (is_contraction(terms_[t].op)) {
         if (contraction != terms_.size()) return std::nullopt;
         contraction = t;
       }
