@@ -280,8 +280,8 @@ class SharedOperandsSumMerge final : public GroupedMerge {
 }  // namespace internal
 
 /// Single-pattern rules: elementwise algebra, scalar multiplication, transposes, matmul algebra,
-/// activation fusion, concat/split commutations, matmul/conv with concatenated operands,
-/// grouped-conv merging and the transformer extension. See docs/dialect.md for the list.
+/// activation fusion, concat/split commutations, matmul/conv with concatenated operands, 1x1
+/// convolutions through average pooling, grouped-conv merging and the transformer extension. See docs/dialect.md for the list.
 inline std::vector<TensorRewrite> single_pattern_rules() {
   using internal::both;
   using internal::Ref;
@@ -429,6 +429,22 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
                              "(conv2d ?sh ?sw ?p 0 (concat 1 ?x ?y) (concat 1 ?w1 ?w2))",
                              "(ewadd (conv2d ?sh ?sw ?p 0 ?x ?w1) (conv2d ?sh ?sw ?p 0 ?y ?w2))",
                              internal::one_group("?x", "?w1")));
+
+  // A 1x1 convolution of stride 1 maps each pixel's channels by the same matrix, and average
+  // pooling mixes pixels with weights that depend on the position alone (the divisor counts the
+  // window's positions inside the input), the same in every channel: the two commute. Pooling
+  // after the convolution pools its output channels instead of its input channels (Inception's
+  // pool branches: 192-768 channels pooled, then reduced to 32-192). The activation stays last.
+  {
+    const TensorCondition pointwise = [w = Var("?w")](const TensorEGraph& g, const Subst& s) {
+      const TensorInfo& k = info_of(g, s, w);
+      return k.rank() == 4 && k.dims[2] == 1 && k.dims[3] == 1;
+    };
+    const char* conv_of_pool = "(conv2d 1 1 ?p ?a (poolavg ?kh ?kw ?sh ?sw ?q 0 ?x) ?w)";
+    const char* pool_of_conv = "(poolavg ?kh ?kw ?sh ?sw ?q ?a (conv2d 1 1 ?p 0 ?x ?w))";
+    r.push_back(tensor_rewrite("conv1x1-poolavg", "conv-pool", conv_of_pool, pool_of_conv, pointwise));
+    r.push_back(tensor_rewrite("conv1x1-poolavg-rev", "conv-pool", pool_of_conv, conv_of_pool, pointwise));
+  }
 
   // Grouped convolutions: merge groups `count` at a time (TASO's merge_gconv).
   for (std::int64_t count : {2, 4, 8, 16, 32})
