@@ -821,6 +821,9 @@ TEST_CASE("calibrate: calibrate_host with tiny sizes returns a valid host profil
   tiny.window_channels = 4;
   tiny.window_size = 8;
   tiny.window_passes = 1;
+  tiny.grouped_channels = 16;
+  tiny.grouped_size = 8;
+  tiny.grouped_passes = 1;
   const DeviceProfile host = calibrate_host(tiny);
   CHECK(host.name == "host");
   CHECK(host.kind == "cpu");
@@ -836,6 +839,7 @@ TEST_CASE("calibrate: calibrate_host with tiny sizes returns a valid host profil
   CHECK((std::isfinite(host.cache_bandwidth) && host.cache_bandwidth >= 0));
   CHECK((std::isfinite(host.cache_resident_bytes) && host.cache_resident_bytes >= 0));
   CHECK((std::isfinite(host.window_flops) && host.window_flops > 0));
+  CHECK((std::isfinite(host.gemm_half_rows) && host.gemm_half_rows >= 0));
   CHECK(profile_from_json(profile_to_json(host)) == host);
 }
 
@@ -930,12 +934,13 @@ TEST_CASE("device_profile: the executor's fields are optional in JSON and checke
   CHECK_FALSE(back.fusion_overlap);
   CHECK(back.split_copies);
   for (const char* key : {"fusion_overlap", "split_copies", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth",
-                          "cache_resident_bytes", "window_flops"}) {
+                          "cache_resident_bytes", "window_flops", "gemm_half_rows"}) {
     nlohmann::json doc = nlohmann::json::parse(profile_to_json(find_profile("h100-sxm")));
     doc.erase(key);
     CHECK(profile_from_json(doc.dump()) == find_profile("h100-sxm"));
     const std::string name = key;
-    const bool number = name.rfind("gemv", 0) == 0 || name.rfind("cache_", 0) == 0 || name == "window_flops";
+    const bool number = name.rfind("gemv", 0) == 0 || name.rfind("cache_", 0) == 0 || name == "window_flops" ||
+                        name == "gemm_half_rows";
     doc[key] = number ? nlohmann::json(-1.0) : nlohmann::json(1);
     try {
       (void)profile_from_json(doc.dump());
@@ -999,6 +1004,52 @@ TEST_CASE("cost_model: depthwise convolutions and pooling compute at the profile
   const double n = 32.0 * 28 * 28;
   CHECK(fused.kernels[0].time.compute_us ==
         Approx((2 * n * 9 / p.window_flops + n * p.weights.add / vector) / p.eta_c * 1e6));
+}
+
+TEST_CASE("cost_model: a convolution's product per group slows with its rows, by gemm_half_rows") {
+  DeviceProfile p = find_profile("xeon-spr-56c");
+  const auto kernel = [&](std::int64_t channels, std::int64_t per_group, std::int64_t out_channels) {
+    const ProgramTime t = program_breakdown(
+        parse_program(fmt::format("(conv2d 1 1 0 0 (input x f32 (ints 1 {0} 28 28)) (weight w f32 (ints {2} {1} 3 3)))",
+                                  channels, per_group, out_channels)),
+        p);
+    REQUIRE(t.kernels.size() == 1);
+    return t.kernels[0];
+  };
+  const double peak = p.vector_flops[0];
+  CHECK(p.gemm_half_rows == 0);  // no built-in profile models it
+  CHECK(kernel(256, 8, 256).work.compute_rate == 0);
+  CHECK(p.gemm_rows_rate(DType::F32, Unit::Vector, 8) == peak);
+  p.gemm_half_rows = 8;
+  validate(p);
+  // 32 groups of 8 output channels: half the peak; 64 groups of 4: a third; 2 groups of 128:
+  // 128 / 136 of it; one group keeps the peak (whatever its output channels).
+  CHECK(kernel(256, 8, 256).work.compute_rate == Approx(peak / 2));
+  CHECK(kernel(256, 4, 256).work.compute_rate == Approx(peak / 3));
+  CHECK(kernel(256, 128, 256).work.compute_rate == Approx(peak * 128 / 136));
+  CHECK(kernel(256, 256, 256).work.compute_rate == 0);
+  CHECK(kernel(256, 256, 8).work.compute_rate == 0);
+  CHECK(kernel(256, 8, 256).time.compute_us == Approx(kernel(256, 8, 256).work.flops / (peak / 2 * p.eta_c) * 1e6));
+  // Two output channels per input channel of a group of one (a depthwise convolution with a
+  // multiplier) stay at the window rate.
+  CHECK(kernel(32, 1, 64).work.compute_rate == p.window_rate(DType::F32));
+  // A depthwise convolution's groups merged two at a time (TASO's merge_gconv: twice the flops)
+  // now cost more than the depthwise one at any window rate above peak / 5.
+  p.window_flops = peak / 2.2;
+  CHECK(kernel(256, 2, 256).time.compute_us > 2 * kernel(256, 1, 256).time.compute_us);
+  p.gemm_half_rows = 0;
+  CHECK(kernel(256, 2, 256).time.compute_us < kernel(256, 1, 256).time.compute_us);  // what the peak predicted
+}
+
+TEST_CASE("calibrate: gemm_half_rows is the row curve through the GEMM's rate and a grouped product's") {
+  CHECK(fit_gemm_half_rows(40e9, 20e9, 8) == Approx(8));
+  CHECK(fit_gemm_half_rows(40e9, 10e9, 4) == Approx(12));
+  CHECK(fit_gemm_half_rows(40e9, 40e9, 8) == 0);  // not slower: no curve
+  CHECK(fit_gemm_half_rows(40e9, 50e9, 8) == 0);
+  CHECK(fit_gemm_half_rows(40e9, 0, 8) == 0);
+  DeviceProfile p = find_profile("xeon-spr-56c");
+  p.gemm_half_rows = fit_gemm_half_rows(p.vector_flops[0], p.vector_flops[0] / 3, 4);
+  CHECK(p.gemm_rows_rate(DType::F32, Unit::Vector, 4) == Approx(p.vector_flops[0] / 3));
 }
 
 TEST_CASE("cost_model: a split is free, or a copy of its input with split_copies") {

@@ -65,6 +65,14 @@ struct CalibrationOptions {
   std::int64_t window_channels = 128;
   std::int64_t window_size = 56;
   std::size_t window_passes = 8;
+  /// The grouped convolution whose rate fits the GEMM's row curve (`gemm_half_rows`): a 3x3,
+  /// stride-1, SAME convolution of [1, grouped_channels, grouped_size, grouped_size] in groups of
+  /// `grouped_rows` channels (the defaults: ResNeXt-50's second stage, 8 channels a group, as a
+  /// model runs it from the cache its producer left it in), run `grouped_passes` times in a row.
+  std::int64_t grouped_channels = 256;
+  std::int64_t grouped_size = 28;
+  std::int64_t grouped_rows = 8;
+  std::size_t grouped_passes = 4;
 };
 
 /// What `measure_host` found.
@@ -84,6 +92,8 @@ struct HostMeasurements {
   double add_small_bytes = 0;  ///< the traffic of one small add, 12 bytes a float
   double add_large_bytes = 0;  ///< the traffic of one large add
   double window_flops = 0;     ///< FLOP/s of the executor's depthwise 3x3 convolution (2·9 flops an output)
+  double grouped_flops = 0;    ///< FLOP/s of its grouped 3x3 convolution of `grouped_rows`-channel groups
+  double grouped_rows = 0;     ///< the output channels of one of those groups (its GEMM's rows)
 };
 
 namespace detail {
@@ -279,6 +289,30 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   return flops * static_cast<double>(passes) / detail::seconds_of_passes(g.program(), passes, repetitions);
 }
 
+/// FLOP/s of the executor's grouped convolution, 3x3, stride 1, SAME, on [1, `channels`, `size`,
+/// `size`] in groups of `rows` input and output channels (one product of `rows` rows per
+/// group), run `passes` times in a row on the same input, best of `repetitions`; 2·9·rows flops an
+/// output, as the cost model counts them.
+[[nodiscard]] inline double measure_grouped_conv_flops(std::int64_t channels, std::int64_t size, std::int64_t rows,
+                                                       std::size_t passes, int repetitions = 5) {
+  rows = std::max<std::int64_t>(rows, 2);  // one channel a group is the depthwise path
+  channels = std::max<std::int64_t>(channels / rows, 1) * rows;
+  size = std::max<std::int64_t>(size, 1);
+  Graph g;
+  const Tensor x = g.input("x", {1, channels, size, size});
+  g.output(g.conv2d(x, g.weight("w", {channels, rows, 3, 3}), 1, 1, Padding::Same));
+  passes = std::max<std::size_t>(passes, 1);
+  const double flops = 2.0 * 9.0 * static_cast<double>(rows * channels * size * size);
+  return flops * static_cast<double>(passes) / detail::seconds_of_passes(g.program(), passes, repetitions);
+}
+
+/// `gemm_half_rows` of the curve peak · rows / (rows + h) through a product of `rows` rows
+/// measured at `rate`: h = rows · (peak / rate − 1); 0 when that product is not slower than
+/// the peak.
+[[nodiscard]] inline double fit_gemm_half_rows(double peak, double rate, double rows) noexcept {
+  return rate > 0 && rate < peak && rows > 0 ? rows * (peak / rate - 1.0) : 0.0;
+}
+
 /// cache_bandwidth and cache_resident_bytes of the two-tier memory time
 /// t(B) = min(B, F) / C + max(B - F, 0) / M (`DeviceProfile::memory_seconds`) from the add over
 /// `small_bytes` of traffic at `small_rate` (all of it in cache: C = small_rate) and over
@@ -336,6 +370,9 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   m.add_large_bytes = add_traffic_bytes(options.cache_large_elements);
   m.window_flops =
       measure_window_flops(options.window_channels, options.window_size, options.window_passes, options.repetitions);
+  m.grouped_rows = static_cast<double>(std::max<std::int64_t>(options.grouped_rows, 2));
+  m.grouped_flops = measure_grouped_conv_flops(options.grouped_channels, options.grouped_size, options.grouped_rows,
+                                               options.grouped_passes, options.repetitions);
   return m;
 }
 
@@ -349,7 +386,9 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
 /// (`gemv_bandwidth`, `gemv_half_width`: the curve through the two widths measured); and a
 /// kernel's first bytes of traffic come from the cache (`cache_bandwidth`,
 /// `cache_resident_bytes`: fitted to the two adds, `fit_cache_tier`); and the windowed kernels
-/// (depthwise convolutions, pooling) at the depthwise convolution's rate (`window_flops`).
+/// (depthwise convolutions, pooling) at the depthwise convolution's rate (`window_flops`); and a
+/// convolution's per-group product slower with fewer rows (`gemm_half_rows`: the curve through
+/// the GEMM's rate and the grouped convolution's, `fit_gemm_half_rows`).
 [[nodiscard]] inline DeviceProfile host_profile(const HostMeasurements& m) {
   DeviceProfile p;
   p.name = "host";
@@ -358,10 +397,10 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
       "measured by calibrate_host: STREAM triad {:.1f} GB/s, Eigen GEMM {:.1f} GFLOP/s (one thread unless Eigen "
       "uses OpenMP), exp {:.2f} x add, executor node overhead {:.2f} us, matrix-vector products {:.1f} GB/s "
       "(N = 512) to {:.1f} GB/s (N = 4096), adds {:.1f} GB/s over {:.0f} KiB and {:.1f} GB/s over {:.0f} KiB, "
-      "depthwise convolution {:.1f} GFLOP/s",
+      "depthwise convolution {:.1f} GFLOP/s, grouped convolution of {:.0f} channels a group {:.1f} GFLOP/s",
       m.bandwidth * 1e-9, m.gemm_flops * 1e-9, m.exp_weight, m.node_overhead * 1e6, m.gemv_narrow * 1e-9,
       m.gemv_wide * 1e-9, m.add_small * 1e-9, m.add_small_bytes / 1024, m.add_large * 1e-9, m.add_large_bytes / 1024,
-      m.window_flops * 1e-9);
+      m.window_flops * 1e-9, m.grouped_rows, m.grouped_flops * 1e-9);
   p.vector_flops = {m.gemm_flops, m.gemm_flops, m.gemm_flops};
   p.matrix_flops = {0.0, 0.0, 0.0};
   p.mem_bandwidth = m.bandwidth;
@@ -377,6 +416,7 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   fit_cache_tier(m.add_small, m.add_small_bytes, m.add_large, m.add_large_bytes, m.bandwidth, p.cache_bandwidth,
                  p.cache_resident_bytes);
   p.window_flops = m.window_flops;
+  p.gemm_half_rows = fit_gemm_half_rows(m.gemm_flops, m.grouped_flops, m.grouped_rows);
   p.weights.exp = std::max(m.exp_weight, 1.0);
   p.weights.tanh = std::max(m.tanh_weight, 1.0);
   p.weights.div = std::max(m.div_weight, 1.0);

@@ -215,10 +215,16 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       work.flops = 2 * n * static_cast<double>(wd[1] * wd[2] * wd[3]) +
                    n * detail::activation_weight(children[3]->value, w);
       work.unit = profile.gemm_unit(out.dtype);
-      if (wd[1] == 1 && children[4]->dims.size() == 4 && children[4]->dims[1] > 1) {
+      const Dims& x = children[4]->dims;
+      if (wd[1] == 1 && x.size() == 4 && x[1] > 1) {
         // Depthwise: no reduction over channels, so no product for a GEMM or a matrix unit to run.
         work.unit = Unit::Vector;
         work.compute_rate = profile.window_rate(out.dtype);
+      } else if (profile.gemm_half_rows > 0 && x.size() == 4 && wd[1] > 0 && x[1] / wd[1] > 1) {
+        // Grouped: one product per group, of Og = C_out / groups rows (see
+        // DeviceProfile::gemm_half_rows for why one group keeps the peak).
+        const double rows = static_cast<double>(wd[0]) / static_cast<double>(x[1] / wd[1]);
+        work.compute_rate = profile.gemm_rows_rate(out.dtype, work.unit, rows);
       }
       if (children[4]->layout != profile.native_conv_layout(out.dtype))
         work.relayout_bytes = 2.0 * static_cast<double>(children[4]->bytes() + out.bytes());

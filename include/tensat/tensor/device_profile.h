@@ -138,6 +138,19 @@ struct DeviceProfile {
   /// depthwise 3x3 convolution: about 19 GFLOP/s where its GEMM reaches 38 on the development
   /// VM). 0: the vector peak. JSON "window_flops", optional (0 when absent).
   double window_flops = 0;
+  /// A grouped convolution's product runs per group as a GEMM whose rows are the group's output
+  /// channels (Og = C_out / groups); with few rows it cannot fill the register blocks of the GEMM
+  /// kernel, and runs at peak · Og / (Og + gemm_half_rows) (`gemm_rows_rate`). Measured on the
+  /// reference executor (Eigen, one thread, 3x3 and 1x1 kernels): 6-10 GFLOP/s at Og = 2, 12-15
+  /// at 4, 17-22 at 8, 23-28 at 16, 28-35 at 32, where its 1024-row GEMM reaches 40: the curve
+  /// with gemm_half_rows about 8. It prices ResNeXt's 32 groups of 4-32 channels, and a depthwise
+  /// convolution merged into groups of two (TASO's merge_gconv), as they run. A convolution of
+  /// one group keeps the peak: its rows are its output channels (32-512 in the models here,
+  /// 80-98 % of the peak on the curve), and pricing them on the curve makes every
+  /// convolution sharing an input worth merging into one wider product and a split, which
+  /// measured no faster on this executor (the split copies its parts). 0: not modelled. JSON
+  /// "gemm_half_rows", optional (0 when absent).
+  double gemm_half_rows = 0;
   /// The layout the device's convolution kernels read and write natively, indexed by `DType`.
   /// A conv2d whose input is stored otherwise is run as the libraries run it: its input
   /// transposed into the native layout and its result back, in kernels of their own
@@ -165,6 +178,12 @@ struct DeviceProfile {
   /// the vector peak when that is 0.
   [[nodiscard]] double window_rate(DType dtype) const noexcept {
     return window_flops > 0 ? window_flops : vector_flops[static_cast<std::size_t>(dtype)];
+  }
+  /// FLOP/s of a convolution's per-group product of `rows` output channels on `unit`:
+  /// peak · rows / (rows + gemm_half_rows), the peak when gemm_half_rows is 0.
+  [[nodiscard]] double gemm_rows_rate(DType dtype, Unit unit, double rows) const noexcept {
+    const double p = peak(dtype, unit);
+    return gemm_half_rows > 0 && rows > 0 ? p * rows / (rows + gemm_half_rows) : p;
   }
   /// Bytes/s at which a matrix-vector product with an output of `width` elements streams its
   /// matrix: gemv_bandwidth · width / (width + gemv_half_width), or `mem_bandwidth` when
@@ -195,7 +214,7 @@ struct DeviceProfile {
            a.split_copies == b.split_copies && a.gemv_bandwidth == b.gemv_bandwidth &&
            a.gemv_half_width == b.gemv_half_width && a.cache_bandwidth == b.cache_bandwidth &&
            a.cache_resident_bytes == b.cache_resident_bytes && a.window_flops == b.window_flops &&
-           a.conv_layout == b.conv_layout;
+           a.gemm_half_rows == b.gemm_half_rows && a.conv_layout == b.conv_layout;
   }
   friend bool operator!=(const DeviceProfile& a, const DeviceProfile& b) noexcept { return !(a == b); }
 };
@@ -249,6 +268,7 @@ inline void validate(const DeviceProfile& p) {
   check_profile_number("cache_bandwidth", p.cache_bandwidth, false);
   check_profile_number("cache_resident_bytes", p.cache_resident_bytes, false);
   check_profile_number("window_flops", p.window_flops, false);
+  check_profile_number("gemm_half_rows", p.gemm_half_rows, false);
   detail::for_each_weight(p.weights, [](std::string_view key, double v) {
     detail::check_profile_number(fmt::format("op_weights.{}", key), v, false);
   });
@@ -284,6 +304,7 @@ inline void validate(const DeviceProfile& p) {
   doc["cache_bandwidth"] = p.cache_bandwidth;
   doc["cache_resident_bytes"] = p.cache_resident_bytes;
   doc["window_flops"] = p.window_flops;
+  doc["gemm_half_rows"] = p.gemm_half_rows;
   nlohmann::ordered_json conv_layout = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < 3; ++i)
     conv_layout[std::string(detail::kProfileDtypes[i])] = std::string(layout_name(p.conv_layout[i]));
@@ -349,7 +370,7 @@ std::string profile_string(const Json& obj, const std::string& path, std::string
 
 /// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies",
 /// "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes",
-/// "window_flops" and "conv_layout" (added later; true, false, 0 for the numbers and all
+/// "window_flops", "gemm_half_rows" and "conv_layout" (added later; true, false, 0 for the numbers and all
 /// contiguous when absent),
 /// unknown fields are rejected (a typo would otherwise silently keep a default),
 /// numbers must be finite and non-negative, and the result must pass `validate`. Throws
@@ -361,7 +382,8 @@ template <class Json>
   reject_unknown_keys(doc, "",
                       {"name", "kind", "description", "peak_flops", "mem_bandwidth", "cache_bytes", "launch_overhead",
                        "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies", "gemv_bandwidth",
-                       "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "window_flops", "conv_layout"});
+                       "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "window_flops", "gemm_half_rows",
+                       "conv_layout"});
   DeviceProfile p;
   p.name = profile_string(doc, "", "name");
   p.kind = profile_string(doc, "", "kind");
@@ -394,7 +416,7 @@ template <class Json>
   for (auto [key, number] : {std::pair{"gemv_bandwidth", &p.gemv_bandwidth}, std::pair{"gemv_half_width", &p.gemv_half_width},
                              std::pair{"cache_bandwidth", &p.cache_bandwidth},
                              std::pair{"cache_resident_bytes", &p.cache_resident_bytes},
-                             std::pair{"window_flops", &p.window_flops}})
+                             std::pair{"window_flops", &p.window_flops}, std::pair{"gemm_half_rows", &p.gemm_half_rows}})
     if (doc.find(key) != doc.end()) *number = profile_number(doc, "", key);
   if (doc.find("conv_layout") != doc.end()) {
     const Json& table = profile_object(profile_member(doc, "", "conv_layout"), "conv_layout");
