@@ -411,12 +411,15 @@ inline HostTensor matmul(const HostTensor& a, const HostTensor& b, std::int64_t 
 }
 
 /// The output positions along one axis whose window lies wholly inside the input (no padding in
-/// it): [begin, end); empty when the window is wider than the input.
+/// it): [begin, end), those valid for the window's first tap and for its last (`valid_columns`);
+/// empty when the window is wider than the input.
 struct InnerWindows {
   std::int64_t begin = 0, end = 0;
   InnerWindows(std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t s, std::int64_t pad) {
-    begin = std::min((pad + s - 1) / s, out);
-    end = in - k + pad < 0 ? begin : std::clamp((in - k + pad) / s + 1, begin, out);
+    std::int64_t first_tap_end = 0, last_tap_begin = 0;
+    valid_columns(in, out, s, pad, 0, begin, first_tap_end);
+    valid_columns(in, out, s, pad, k - 1, last_tap_begin, end);
+    end = std::max(end, begin);
   }
 };
 
