@@ -423,6 +423,16 @@ struct InnerWindows {
   }
 };
 
+/// The input positions [first, last) along one axis in the window of output position `o`
+/// (stride `s`, `pad` before the first element, window `k`, input extent `in`): the window
+/// clipped to the input.
+struct WindowSpan {
+  std::int64_t first = 0, last = 0;
+  WindowSpan(std::int64_t o, std::int64_t s, std::int64_t pad, std::int64_t k, std::int64_t in)
+      : first(std::max<std::int64_t>(o * s - pad, 0)), last(std::min(o * s - pad + k, in)) {}
+  [[nodiscard]] std::int64_t size() const noexcept { return last - first; }
+};
+
 /// A pool's reduction. A max starts from -inf and keeps its running value when a tap is NaN
 /// (std::max keeps its first operand), so NaNs are passed over and a window of NaNs gives -inf.
 template <bool IsMax>
@@ -475,11 +485,11 @@ void pool_rows(const float* in, std::int64_t rows, std::int64_t W, std::int64_t 
   for (std::int64_t ow = 0; ow < Wo; ++ow) {
     if (ow == inner.begin) ow = std::max(inner.end, ow);
     if (ow >= Wo) break;
-    const std::int64_t c0 = std::max<std::int64_t>(ow * sw - pw, 0), c1 = std::min(ow * sw - pw + kw, W);
+    const WindowSpan cols(ow, sw, pw, kw, W);
     for (std::int64_t r = 0; r < rows; ++r) {
       const float* row = in + r * W;
       float acc = R::init();
-      for (std::int64_t c = c0; c < c1; ++c) acc = R::combine(acc, row[c]);
+      for (std::int64_t c = cols.first; c < cols.last; ++c) acc = R::combine(acc, row[c]);
       out[r * pitch + ow] = acc;
     }
   }
@@ -495,15 +505,15 @@ void pool_columns(const float* rows, std::int64_t planes, std::int64_t H, std::i
   using R = PoolReduce<IsMax>;
   const InnerWindows inner(H, Ho, kh, sh, ph);
   const auto output_row = [&](const float* plane_rows, float* o, std::int64_t oh) {
-    const std::int64_t h0 = std::max<std::int64_t>(oh * sh - ph, 0), h1 = std::min(oh * sh - ph + kh, H);
-    const float* r = plane_rows + h0 * pitch;
-    if (h1 - h0 == 3) {
+    const WindowSpan window(oh, sh, ph, kh, H);
+    const float* r = plane_rows + window.first * pitch;
+    if (window.size() == 3) {
       const float *r1 = r + pitch, *r2 = r1 + pitch;
       for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] = R::combine(R::combine(R::combine(R::init(), r[ow]), r1[ow]), r2[ow]);
       return;
     }
     for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] = R::combine(R::init(), r[ow]);
-    for (std::int64_t ih = h0 + 1; ih < h1; ++ih) {
+    for (std::int64_t ih = window.first + 1; ih < window.last; ++ih) {
       r += pitch;
       for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] = R::combine(o[ow], r[ow]);
     }
@@ -543,9 +553,10 @@ void pool_windows(const HostTensor& x, std::int64_t kh, std::int64_t kw, std::in
   const std::int64_t Ho = out.dims[2], Wo = out.dims[3];
   // A unit stride keeps the input's row pitch, so that pass 1 runs flat over all rows.
   const std::int64_t pitch = sw == 1 ? W : Wo;
-  std::vector<float> rows(static_cast<std::size_t>(planes * H * pitch));
-  pool_rows<IsMax>(x.data.data(), planes * H, W, Wo, kw, sw, pw, rows.data(), pitch);
-  pool_columns<IsMax>(rows.data(), planes, H, pitch, Ho, Wo, kh, sh, ph, out.data.data());
+  // Not zero-filled: pass 2 reads only the Wo columns of each row, all written by pass 1.
+  const std::unique_ptr<float[]> rows(new float[static_cast<std::size_t>(planes * H * pitch)]);
+  pool_rows<IsMax>(x.data.data(), planes * H, W, Wo, kw, sw, pw, rows.get(), pitch);
+  pool_columns<IsMax>(rows.get(), planes, H, pitch, Ho, Wo, kh, sh, ph, out.data.data());
 }
 
 inline HostTensor pool(const HostTensor& x, bool is_max, std::int64_t kh, std::int64_t kw, std::int64_t sh,
@@ -582,10 +593,9 @@ inline HostTensor pool(const HostTensor& x, bool is_max, std::int64_t kh, std::i
     // every plane.
     std::vector<float> divisor(static_cast<std::size_t>(Ho * Wo));
     for (std::int64_t oh = 0; oh < Ho; ++oh) {
-      const auto taps = static_cast<float>(std::min(oh * sh - ph + kh, H) - std::max<std::int64_t>(oh * sh - ph, 0));
+      const auto taps = static_cast<float>(WindowSpan(oh, sh, ph, kh, H).size());
       for (std::int64_t ow = 0; ow < Wo; ++ow)
-        divisor[static_cast<std::size_t>(oh * Wo + ow)] =
-            taps * static_cast<float>(std::min(ow * sw - pw + kw, W) - std::max<std::int64_t>(ow * sw - pw, 0));
+        divisor[static_cast<std::size_t>(oh * Wo + ow)] = taps * static_cast<float>(WindowSpan(ow, sw, pw, kw, W).size());
     }
     const ConstArrayMap d(divisor.data(), Ho * Wo);
     for (std::int64_t nc = 0; nc < N * C; ++nc) ArrayMap(out.data.data() + nc * Ho * Wo, Ho * Wo) /= d;

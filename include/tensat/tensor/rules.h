@@ -281,7 +281,8 @@ class SharedOperandsSumMerge final : public GroupedMerge {
 
 /// Single-pattern rules: elementwise algebra, scalar multiplication, transposes, matmul algebra,
 /// activation fusion, concat/split commutations, matmul/conv with concatenated operands, 1x1
-/// convolutions through average pooling, grouped-conv merging and the transformer extension. See docs/dialect.md for the list.
+/// convolutions through average pooling, grouped-conv merging and the transformer extension.
+/// See docs/dialect.md for the list.
 inline std::vector<TensorRewrite> single_pattern_rules() {
   using internal::both;
   using internal::Ref;
