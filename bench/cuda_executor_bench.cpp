@@ -25,6 +25,11 @@
 // predicted times and gain on the profile, the op counts), and fusion (0 or 1).
 //
 // --ops: before a model's pairs, each program's time by op kind (profile_cuda, 5 runs), on stderr.
+// --timing=launched|queued|graph: the pairs' CudaTiming (cuda_executor.md; default launched, each
+// run as the host launches it). queued: each run launched whole behind a spin kernel, the GPU's
+// work alone (programs whose launches overflow the stream's queue are skipped with the error);
+// graph: each run one launch of the run captured as a CUDA graph. --ops uses queued where the
+// pairs do and launched otherwise. Counter timing (0 launched, 1 queued, 2 graph).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -51,6 +56,7 @@ std::string g_profile = "h100-sxm";  // --profile=NAME or a file (resolve_profil
 int g_runs = 15;                     // --runs=N pairs
 int g_per_run = 10;                  // --per-run=R runs behind each measure_cuda_ms
 bool g_ops = false;                  // --ops: print each program's profile_cuda by op kind
+tt::CudaTiming g_timing = tt::CudaTiming::launched;  // --timing=NAME
 
 const tt::DeviceProfile& profile() {
   static const tt::DeviceProfile p = tt::resolve_profile(g_profile);
@@ -81,25 +87,33 @@ void BM_gpu_compare(benchmark::State& state, std::string model, bool fusion) {
     return;
   }
   const tensat_bench::PreparedPair& p = prepared(model, fusion);
-  if (g_ops)
-    for (int k = 0; k < 2; ++k)
-      std::fprintf(stderr, "%s, %s, %s program on the GPU:\n%s\n", model.c_str(), fusion ? "fused" : "rewrites",
-                   k == 0 ? "original" : "optimized",
-                   tt::format_profile(tt::profile_cuda(p.precomputed[k].program, p.precomputed[k].bindings, 5)).c_str());
+  const tt::CudaTiming ops_timing = g_timing == tt::CudaTiming::queued ? g_timing : tt::CudaTiming::launched;
   tensat_bench::PairedTimes times;
-  std::size_t iteration = 0;
-  for (auto _ : state) {
-    double run_ms[2] = {0, 0};
-    tt::run_warm_abba_pair(iteration, 0, [&](int k, bool) {
-      run_ms[k] = tt::measure_cuda_ms(p.precomputed[k].program, p.precomputed[k].bindings,
-                                      static_cast<std::size_t>(g_per_run));
-    });
-    times.add(run_ms);
-    state.SetIterationTime((run_ms[0] + run_ms[1]) * 1e-3);
-    ++iteration;
+  try {
+    if (g_ops)
+      for (int k = 0; k < 2; ++k)
+        std::fprintf(stderr, "%s, %s, %s program on the GPU (%s):\n%s\n", model.c_str(), fusion ? "fused" : "rewrites",
+                     k == 0 ? "original" : "optimized", ops_timing == tt::CudaTiming::queued ? "queued" : "launched",
+                     tt::format_profile(tt::profile_cuda(p.precomputed[k].program, p.precomputed[k].bindings, 5, ops_timing))
+                         .c_str());
+    std::size_t iteration = 0;
+    for (auto _ : state) {
+      double run_ms[2] = {0, 0};
+      tt::run_warm_abba_pair(iteration, 0, [&](int k, bool) {
+        run_ms[k] = tt::measure_cuda_ms(p.precomputed[k].program, p.precomputed[k].bindings,
+                                        static_cast<std::size_t>(g_per_run), g_timing);
+      });
+      times.add(run_ms);
+      state.SetIterationTime((run_ms[0] + run_ms[1]) * 1e-3);
+      ++iteration;
+    }
+  } catch (const tt::ExecutionError& e) {  // e.g. a queued run that overflows the launch queue
+    state.SkipWithError(e.what());
+    return;
   }
   tensat_bench::set_comparison_counters(state, times, p, profile());
   state.counters["fusion"] = fusion ? 1 : 0;
+  state.counters["timing"] = static_cast<double>(g_timing);
 }
 
 }  // namespace
@@ -116,6 +130,15 @@ int main(int argc, char** argv) {
       g_per_run = std::max(1, std::atoi(arg.c_str() + 10));
     } else if (arg == "--ops") {
       g_ops = true;
+    } else if (arg.rfind("--timing=", 0) == 0) {
+      const std::string name = arg.substr(9);
+      if (name == "launched") g_timing = tt::CudaTiming::launched;
+      else if (name == "queued") g_timing = tt::CudaTiming::queued;
+      else if (name == "graph") g_timing = tt::CudaTiming::graph;
+      else {
+        std::fprintf(stderr, "--timing: launched, queued or graph, not '%s'\n", name.c_str());
+        return 2;
+      }
     } else {
       argv[kept++] = argv[i];
     }

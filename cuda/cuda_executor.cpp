@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -924,35 +925,142 @@ std::vector<HostTensor> execute_cuda(const RecExpr<TensorNode>& program, const B
   return ex.outputs();
 }
 
-double measure_cuda_ms(const RecExpr<TensorNode>& program, const Bindings& inputs, std::size_t runs) {
+namespace cuda_internal {
+
+/// Times runs of one executor as `CudaTiming` says. The constructor warms the executor up (uploads
+/// the bindings, fills the buffer pool, picks cuDNN algorithms); `launch` then launches one timed
+/// run, with `CudaTiming::queued` behind a spin kernel long enough for the host to queue all of it.
+class RunTimer {
+ public:
+  RunTimer(Executor& ex, CudaTiming timing) : ex_(ex), timing_(timing) {
+    ex_.run();
+    TENSAT_CUDA_CHECK(cudaStreamSynchronize(ex_.stream()));
+    if (timing_ == CudaTiming::queued) {
+      // The host's time to launch one run with nothing left to set up: the spin's first guess.
+      const auto start = std::chrono::steady_clock::now();
+      ex_.run();
+      host_ns_ = nanoseconds_since(start);
+      TENSAT_CUDA_CHECK(cudaStreamSynchronize(ex_.stream()));
+    }
+  }
+
+  /// Launches one run through `launch_run` (which records its events), `first` being the first
+  /// event the run records. Queued: the run counts only if `first` is still pending once the host
+  /// has launched everything (the GPU was still spinning); otherwise it is run again behind twice
+  /// the spin, up to 200 ms.
+  template <class LaunchRun>
+  void launch(cudaEvent_t first, LaunchRun&& launch_run) {
+    if (timing_ != CudaTiming::queued) {
+      launch_run();
+      return;
+    }
+    constexpr std::uint64_t max_spin_ns = 200'000'000;
+    for (std::uint64_t spin_ns = std::min(max_spin_ns, 2 * host_ns_ + 1'000'000);; spin_ns *= 2) {
+      TENSAT_CUDA_CHECK(k::spin(spin_ns, ex_.stream()));
+      const auto start = std::chrono::steady_clock::now();
+      launch_run();
+      host_ns_ = std::max(host_ns_, nanoseconds_since(start));
+      const cudaError_t state = cudaEventQuery(first);
+      if (state == cudaErrorNotReady) return;
+      TENSAT_CUDA_CHECK(state);
+      TENSAT_CUDA_CHECK(cudaStreamSynchronize(ex_.stream()));
+      if (spin_ns >= max_spin_ns)
+        throw ExecutionError(
+            fmt::format("CudaTiming::queued: the host took {:.1f} ms to launch a run, and the GPU started it "
+                        "before the host was done even behind {} ms of spin (the stream's launch queue fills up)",
+                        static_cast<double>(host_ns_) * 1e-6, max_spin_ns / 1'000'000));
+    }
+  }
+
+ private:
+  static std::uint64_t nanoseconds_since(std::chrono::steady_clock::time_point start) {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::steady_clock::now() - start)
+                                          .count());
+  }
+
+  Executor& ex_;
+  CudaTiming timing_;
+  std::uint64_t host_ns_ = 0;
+};
+
+/// One run of an executor captured into a CUDA graph. The graph's kernels read and write the
+/// buffers the captured run took from the executor's pool; nothing else runs on that executor
+/// between the replays, so they stay the run's own.
+struct CapturedRun {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  CapturedRun() = default;
+  CapturedRun(const CapturedRun&) = delete;
+  CapturedRun& operator=(const CapturedRun&) = delete;
+  ~CapturedRun() {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+  }
+  void capture(Executor& ex) {
+    // Relaxed: the libraries may allocate while capturing; a synchronizing call on the captured
+    // stream still fails the capture.
+    TENSAT_CUDA_CHECK(cudaStreamBeginCapture(ex.stream(), cudaStreamCaptureModeRelaxed));
+    try {
+      ex.run();
+    } catch (...) {
+      cudaGraph_t partial = nullptr;
+      cudaStreamEndCapture(ex.stream(), &partial);  // ends the capture the failure left open
+      if (partial) cudaGraphDestroy(partial);
+      throw;
+    }
+    TENSAT_CUDA_CHECK(cudaStreamEndCapture(ex.stream(), &graph));
+    TENSAT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  }
+};
+
+}  // namespace cuda_internal
+
+double measure_cuda_ms(const RecExpr<TensorNode>& program, const Bindings& inputs, std::size_t runs,
+                       CudaTiming timing) {
   if (runs == 0) throw ExecutionError("measure_cuda_ms: runs must be positive");
   cuda_internal::Executor ex(program, inputs);
-  ex.run();  // warm-up: uploads the bindings, fills the buffer pool, picks cuDNN algorithms
-  TENSAT_CUDA_CHECK(cudaStreamSynchronize(ex.stream()));
+  cuda_internal::RunTimer timer(ex, timing);
   cudaEvent_t start = nullptr, stop = nullptr;
+  struct Events {
+    cudaEvent_t& a;
+    cudaEvent_t& b;
+    ~Events() {
+      if (a) cudaEventDestroy(a);
+      if (b) cudaEventDestroy(b);
+    }
+  } guard{start, stop};
   TENSAT_CUDA_CHECK(cudaEventCreate(&start));
   TENSAT_CUDA_CHECK(cudaEventCreate(&stop));
+  cuda_internal::CapturedRun captured;
+  if (timing == CudaTiming::graph) captured.capture(ex);
   std::vector<double> ms;
   for (std::size_t r = 0; r < runs; ++r) {
-    TENSAT_CUDA_CHECK(cudaEventRecord(start, ex.stream()));
-    ex.run();
-    TENSAT_CUDA_CHECK(cudaEventRecord(stop, ex.stream()));
+    timer.launch(start, [&] {
+      TENSAT_CUDA_CHECK(cudaEventRecord(start, ex.stream()));
+      if (timing == CudaTiming::graph)
+        TENSAT_CUDA_CHECK(cudaGraphLaunch(captured.exec, ex.stream()));
+      else
+        ex.run();
+      TENSAT_CUDA_CHECK(cudaEventRecord(stop, ex.stream()));
+    });
     TENSAT_CUDA_CHECK(cudaEventSynchronize(stop));
     float t = 0;
     TENSAT_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
     ms.push_back(t);
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   std::sort(ms.begin(), ms.end());
   return internal::quantile(ms, 0.5);
 }
 
-ProgramProfile profile_cuda(const RecExpr<TensorNode>& program, const Bindings& inputs, std::size_t runs) {
+ProgramProfile profile_cuda(const RecExpr<TensorNode>& program, const Bindings& inputs,
+                            std::size_t runs, CudaTiming timing) {
   if (runs == 0) throw ExecutionError("profile_cuda: runs must be positive");
+  if (timing == CudaTiming::graph)
+    throw ExecutionError(
+        "profile_cuda: CudaTiming::graph times whole runs only (CudaTiming::queued times nodes)");
   cuda_internal::Executor ex(program, inputs);
-  ex.run();  // warm-up, as measure_cuda_ms
-  TENSAT_CUDA_CHECK(cudaStreamSynchronize(ex.stream()));
+  cuda_internal::RunTimer timer(ex, timing);
   const std::size_t n = program.size();
   std::vector<cudaEvent_t> marks(n + 1, nullptr);
   struct Events {
@@ -964,15 +1072,15 @@ ProgramProfile profile_cuda(const RecExpr<TensorNode>& program, const Bindings& 
   } guard{marks};
   for (cudaEvent_t& e : marks) TENSAT_CUDA_CHECK(cudaEventCreate(&e));
   const std::vector<TensorInfo>& infos = ex.infos();
+  std::size_t first = 0;  // the first node run records a mark for
+  while (first < n && infos[first].symbolic) ++first;
   std::vector<std::vector<double>> node_ms(n);
   std::vector<double> totals;
   for (std::size_t r = 0; r < runs; ++r) {
-    ex.run(&marks);
+    timer.launch(marks[first], [&] { ex.run(&marks); });
     TENSAT_CUDA_CHECK(cudaEventSynchronize(marks[n]));
-    std::size_t first = n;
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = first; i < n; ++i) {
       if (infos[i].symbolic) continue;
-      if (first == n) first = i;
       std::size_t next = i + 1;
       while (next < n && infos[next].symbolic) ++next;
       float t = 0;

@@ -206,6 +206,14 @@ __global__ void pad2d_kernel(const float* x, float* out, std::int64_t planes, st
     return cudaGetLastError();                                                        \
   } while (0)
 
+__global__ void spin_kernel(std::uint64_t ns) {
+  std::uint64_t start = 0, now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
 cudaError_t unary(const float* x, float* y, std::int64_t n, Unary op, cudaStream_t stream) {
   TENSAT_LAUNCH(n, unary_kernel, x, y, n, op);
 }
@@ -227,6 +235,10 @@ cudaError_t gather(const float* in, float* out, std::int64_t n, const Strided& s
 cudaError_t place(const float* x, float* out, std::int64_t outer, std::int64_t extent, std::int64_t inner,
                   std::int64_t out_extent, std::int64_t at, cudaStream_t stream) {
   TENSAT_LAUNCH(outer * extent * inner, place_kernel, x, out, outer, extent, inner, out_extent, at);
+}
+cudaError_t spin(std::uint64_t ns, cudaStream_t stream) {
+  spin_kernel<<<1, 1, 0, stream>>>(ns);
+  return cudaGetLastError();
 }
 cudaError_t pad2d(const float* x, float* out, std::int64_t planes, std::int64_t H, std::int64_t W, std::int64_t th,
                   std::int64_t tw, cudaStream_t stream) {

@@ -42,6 +42,9 @@ struct FusedCode {
   const float* leaves[kMaxLeaves] = {};
 };
 
+/// One thread that returns `ns` nanoseconds (the GPU's global timer) after it starts: work
+/// queued behind it on `stream` waits, so the host can launch a whole run before any of it starts.
+cudaError_t spin(std::uint64_t ns, cudaStream_t stream);
 cudaError_t unary(const float* x, float* y, std::int64_t n, Unary op, cudaStream_t stream);
 /// out[i] = the value of `code` at element i, for i < n.
 cudaError_t fused_elementwise(const FusedCode& code, float* out, std::int64_t n, cudaStream_t stream);

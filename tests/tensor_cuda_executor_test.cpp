@@ -218,6 +218,9 @@ TEST_CASE("cuda executor: errors name the binding, the shape and the runs") {
   CHECK_THROWS_AS(execute_cuda(p, Bindings{{"a", HostTensor({3}, {1, 2, 3})}}), BindingShapeError);
   CHECK_THROWS_AS(measure_cuda_ms(p, random_bindings(p, 1), 0), ExecutionError);
   CHECK(measure_cuda_ms(p, random_bindings(p, 1), 3) > 0);
+  CHECK(measure_cuda_ms(p, random_bindings(p, 1), 3, CudaTiming::queued) > 0);
+  CHECK(measure_cuda_ms(p, random_bindings(p, 1), 3, CudaTiming::graph) > 0);
+  CHECK_THROWS_AS(profile_cuda(p, random_bindings(p, 1), 3, CudaTiming::graph), ExecutionError);
 }
 
 TEST_CASE("cuda executor: profile_cuda times every node") {
@@ -228,22 +231,25 @@ TEST_CASE("cuda executor: profile_cuda times every node") {
   g.output(big);
   g.output(small);
   const RecExpr<TensorNode> program = g.program();
-  const ProgramProfile p = profile_cuda(program, random_bindings(program, 1), 5);
-  CHECK(p.runs == 5);
-  double matmul_ms = -1, relu_ms = -1;
   std::size_t expected_nodes = 0;
   for (std::size_t i = 0; i < program.size(); ++i) expected_nodes += !is_attribute(program[Id(i)].op());
-  CHECK(p.nodes.size() == expected_nodes);
-  for (const NodeProfile& n : p.nodes) {
-    CHECK(n.min_ms >= 0);
-    CHECK(n.min_ms <= n.median_ms);
-    if (n.op == Op::MatMul) matmul_ms = n.median_ms;
-    if (n.op == Op::Relu) relu_ms = n.median_ms;
+  for (CudaTiming timing : {CudaTiming::launched, CudaTiming::queued}) {
+    INFO((timing == CudaTiming::queued ? "queued" : "launched"));
+    const ProgramProfile p = profile_cuda(program, random_bindings(program, 1), 5, timing);
+    CHECK(p.runs == 5);
+    double matmul_ms = -1, relu_ms = -1;
+    CHECK(p.nodes.size() == expected_nodes);
+    for (const NodeProfile& n : p.nodes) {
+      CHECK(n.min_ms >= 0);
+      CHECK(n.min_ms <= n.median_ms);
+      if (n.op == Op::MatMul) matmul_ms = n.median_ms;
+      if (n.op == Op::Relu) relu_ms = n.median_ms;
+    }
+    CHECK(relu_ms >= 0);
+    CHECK(matmul_ms > relu_ms);
+    CHECK(p.by_op.front().op == Op::MatMul);
+    CHECK(p.nodes_ms() == Approx(p.median_ms).epsilon(0.5));  // the nodes' events tile the run
   }
-  CHECK(relu_ms >= 0);
-  CHECK(matmul_ms > relu_ms);
-  CHECK(p.by_op.front().op == Op::MatMul);
-  CHECK(p.nodes_ms() == Approx(p.median_ms).epsilon(0.5));  // the nodes' events tile the run
   CHECK_THROWS_AS(profile_cuda(program, random_bindings(program, 1), 0), ExecutionError);
 }
 

@@ -30,19 +30,41 @@ namespace tensor {
 /// executor's `MissingBindingError`, `BindingShapeError`, `ShapeError`.
 [[nodiscard]] std::vector<HostTensor> execute_cuda(const RecExpr<TensorNode>& program, const Bindings& inputs);
 
+/// What the CUDA events of `measure_cuda_ms` and `profile_cuda` time.
+enum class CudaTiming {
+  /// The run as the host launches it: the GPU's work and every gap in which it waits for the
+  /// host to launch the next kernel or library call (what running the program this way costs).
+  launched,
+  /// The GPU's work alone: the whole run is launched behind a spin kernel that holds the stream
+  /// until the host has queued all of it, so the kernels run back to back (what the roofline
+  /// model predicts). Where the host cannot queue a run within 200 ms of spin (a program of more
+  /// launches than the stream's launch queue holds), throws `ExecutionError`.
+  queued,
+  /// `measure_cuda_ms` only: the run captured once into a CUDA graph (stream capture), then each
+  /// timed run one launch of that graph: the GPU's work with the graph's own small per-kernel
+  /// gaps, for programs of any length. Throws `ExecutionError` where a call of the run cannot be
+  /// captured (the host-computed weight transforms, `enlarge` and `merge`, synchronize: precompute
+  /// them first).
+  graph,
+};
+
 /// The median of `runs` timed executions (CUDA events around each run, after one untimed
-/// warm-up) of `program` with its bindings resident on the GPU, in milliseconds. Precompute
-/// weight-only subgraphs first (`precompute_weights`) to time what TASO times.
-[[nodiscard]] double measure_cuda_ms(const RecExpr<TensorNode>& program, const Bindings& inputs, std::size_t runs);
+/// warm-up) of `program` with its bindings resident on the GPU, in milliseconds, as `timing`
+/// says. Precompute weight-only subgraphs first (`precompute_weights`) to time what TASO times.
+[[nodiscard]] double measure_cuda_ms(const RecExpr<TensorNode>& program, const Bindings& inputs, std::size_t runs,
+                                     CudaTiming timing = CudaTiming::launched);
 
 /// Where a program's time goes on the GPU, node by node: one untimed warm-up run, then `runs`
 /// runs with a CUDA event recorded on the stream before each node's launches and one after the
 /// last node. A node's time is from its event to the next node's: its kernels and library calls,
-/// and any time the GPU waited for the host to launch them. Per node the median and minimum over
-/// the runs; `median_ms`/`min_ms` from the first node's event to the last event. The same
+/// and with `CudaTiming::launched` any time the GPU waited for the host to launch them
+/// (`CudaTiming::queued`: the GPU's work alone). Per node the median and minimum over the runs;
+/// `median_ms`/`min_ms` from the first node's event to the last event. The same
 /// `ProgramProfile` as the CPU's `profile_program` (`format_profile` prints it). Throws
-/// `ExecutionError` when `runs` is 0, and whatever `execute_cuda` throws.
-[[nodiscard]] ProgramProfile profile_cuda(const RecExpr<TensorNode>& program, const Bindings& inputs, std::size_t runs);
+/// `ExecutionError` when `runs` is 0 or `timing` is `CudaTiming::graph`, and whatever
+/// `execute_cuda` and `measure_cuda_ms` throw.
+[[nodiscard]] ProgramProfile profile_cuda(const RecExpr<TensorNode>& program, const Bindings& inputs, std::size_t runs,
+                                          CudaTiming timing = CudaTiming::launched);
 
 }  // namespace tensor
 }  // namespace v0
