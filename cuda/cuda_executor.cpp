@@ -79,6 +79,30 @@ class Pool {
   std::multimap<std::size_t, float*> free_;
 };
 
+/// A start and a stop event, destroyed with the pair.
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  EventPair() {
+    TENSAT_CUDA_CHECK(cudaEventCreate(&start));
+    const cudaError_t e = cudaEventCreate(&stop);
+    if (e != cudaSuccess) cudaEventDestroy(start);
+    TENSAT_CUDA_CHECK(e);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  ~EventPair() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  /// The time from `start` to `stop`, once the stream has reached `stop`.
+  float elapsed_ms() const {
+    TENSAT_CUDA_CHECK(cudaEventSynchronize(stop));
+    float t = 0;
+    TENSAT_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+    return t;
+  }
+};
+
 /// A tensor on the device; its buffer goes back to the pool with the last reference.
 struct DeviceTensor {
   DType dtype = DType::F32;
@@ -306,17 +330,7 @@ class Executor {
     if (candidates.empty()) throw ExecutionError("execute_cuda: cuDNN offers no FMA-math algorithm for a conv2d");
     ConvAlgorithm best = candidates.front();
     if (candidates.size() > 1) {
-      cudaEvent_t start = nullptr, stop = nullptr;
-      struct Events {
-        cudaEvent_t& a;
-        cudaEvent_t& b;
-        ~Events() {
-          if (a) cudaEventDestroy(a);
-          if (b) cudaEventDestroy(b);
-        }
-      } guard{start, stop};
-      TENSAT_CUDA_CHECK(cudaEventCreate(&start));
-      TENSAT_CUDA_CHECK(cudaEventCreate(&stop));
+      const EventPair events;
       const float one = 1.0f, zero_f = 0.0f;
       double best_ms = 0;
       bool timed_any = false;
@@ -326,16 +340,14 @@ class Executor {
         try {  // a candidate that fails (its workspace not allocated, say) is passed over
           void* ws = c.workspace_bytes ? workspace(c.workspace_bytes) : nullptr;
           for (int r = 0; r < 6; ++r) {
-            TENSAT_CUDA_CHECK(cudaEventRecord(start, stream_));
+            TENSAT_CUDA_CHECK(cudaEventRecord(events.start, stream_));
             if (c.gemm)
               conv1x1_gemm(x, w, y, geometry[0], geometry[1], geometry[2] * geometry[3], geometry[4]);
             else
               TENSAT_CUDA_CHECK(cudnnConvolutionForward(cudnn_, &one, xd, x, wd, w, cd, c.algo, ws,
                                                         c.workspace_bytes, &zero_f, yd, y));
-            TENSAT_CUDA_CHECK(cudaEventRecord(stop, stream_));
-            TENSAT_CUDA_CHECK(cudaEventSynchronize(stop));
-            float t = 0;
-            TENSAT_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+            TENSAT_CUDA_CHECK(cudaEventRecord(events.stop, stream_));
+            const float t = events.elapsed_ms();
             if (r > 0) ms.push_back(t);  // the first run untimed
           }
         } catch (const ExecutionError& e) {
@@ -1021,33 +1033,20 @@ double measure_cuda_ms(const RecExpr<TensorNode>& program, const Bindings& input
   if (runs == 0) throw ExecutionError("measure_cuda_ms: runs must be positive");
   cuda_internal::Executor ex(program, inputs);
   cuda_internal::RunTimer timer(ex, timing);
-  cudaEvent_t start = nullptr, stop = nullptr;
-  struct Events {
-    cudaEvent_t& a;
-    cudaEvent_t& b;
-    ~Events() {
-      if (a) cudaEventDestroy(a);
-      if (b) cudaEventDestroy(b);
-    }
-  } guard{start, stop};
-  TENSAT_CUDA_CHECK(cudaEventCreate(&start));
-  TENSAT_CUDA_CHECK(cudaEventCreate(&stop));
+  const cuda_internal::EventPair events;
   cuda_internal::CapturedRun captured;
   if (timing == CudaTiming::graph) captured.capture(ex);
   std::vector<double> ms;
   for (std::size_t r = 0; r < runs; ++r) {
-    timer.launch(start, [&] {
-      TENSAT_CUDA_CHECK(cudaEventRecord(start, ex.stream()));
+    timer.launch(events.start, [&] {
+      TENSAT_CUDA_CHECK(cudaEventRecord(events.start, ex.stream()));
       if (timing == CudaTiming::graph)
         TENSAT_CUDA_CHECK(cudaGraphLaunch(captured.exec, ex.stream()));
       else
         ex.run();
-      TENSAT_CUDA_CHECK(cudaEventRecord(stop, ex.stream()));
+      TENSAT_CUDA_CHECK(cudaEventRecord(events.stop, ex.stream()));
     });
-    TENSAT_CUDA_CHECK(cudaEventSynchronize(stop));
-    float t = 0;
-    TENSAT_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t);
+    ms.push_back(events.elapsed_ms());
   }
   std::sort(ms.begin(), ms.end());
   return internal::quantile(ms, 0.5);
