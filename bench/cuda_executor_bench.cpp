@@ -94,13 +94,13 @@ void BM_gpu_compare(benchmark::State& state, std::string model, bool fusion) {
       for (int k = 0; k < 2; ++k)
         std::fprintf(stderr, "%s, %s, %s program on the GPU (%s):\n%s\n", model.c_str(), fusion ? "fused" : "rewrites",
                      k == 0 ? "original" : "optimized", ops_timing == tt::CudaTiming::queued ? "queued" : "launched",
-                     tt::format_profile(tt::profile_cuda(p.precomputed[k].program, p.precomputed[k].bindings, 5, ops_timing))
+                     tt::format_profile(tt::profile_cuda(p.precomputed.program[k], p.precomputed.bindings, 5, ops_timing))
                          .c_str());
     std::size_t iteration = 0;
     for (auto _ : state) {
       double run_ms[2] = {0, 0};
       tt::run_warm_abba_pair(iteration, 0, [&](int k, bool) {
-        run_ms[k] = tt::measure_cuda_ms(p.precomputed[k].program, p.precomputed[k].bindings,
+        run_ms[k] = tt::measure_cuda_ms(p.precomputed.program[k], p.precomputed.bindings,
                                         static_cast<std::size_t>(g_per_run), g_timing);
       });
       times.add(run_ms);

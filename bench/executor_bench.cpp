@@ -36,9 +36,9 @@
 // whose 72 MB of weights fit in this VM's 480 MB last-level cache: see bench/RESULTS.md.
 //
 // --control: the A/A control. The "optimized" side is the original program again (not
-// optimized; its own precomputed weights and tensors), so any difference the counters report is
-// the harness's own: the noise, and the bias of where each side's tensors fall in memory, that a
-// real comparison has to exceed.
+// optimized; the same bindings, its own intermediate tensors), so any difference the counters
+// report is the harness's own: the noise, and the bias of where each side's intermediate tensors
+// fall in memory, that a real comparison has to exceed.
 //
 // main() first stops glibc from returning freed memory to the OS: otherwise every run
 // page-faults its large tensors in again (a third of the time of SqueezeNet on this VM, and
@@ -110,9 +110,8 @@ void BM_compare(benchmark::State& state, std::string model) {
     double seconds_both = 0;
     double run_ms[2] = {0, 0};
     tt::run_warm_abba_pair(iteration, static_cast<std::size_t>(g_warm_runs), [&](int k, bool timed) {
-      const tt::PrecomputedProgram& pre = p.precomputed[k];
       const auto start = std::chrono::steady_clock::now();
-      std::vector<tt::HostTensor> out = tt::execute(pre.program, pre.bindings);
+      std::vector<tt::HostTensor> out = tt::execute(p.precomputed.program[k], p.precomputed.bindings);
       benchmark::DoNotOptimize(out.data());
       benchmark::ClobberMemory();
       if (!timed) return;

@@ -143,7 +143,7 @@ std::string signature(const tensat::RecExpr<tt::TensorNode>& program, const std:
 /// to cost the same (a measured difference is most likely the cache state the program's order
 /// leaves them, which the model does not see); the others are "(changed nodes)", the kernels
 /// the optimizer added or removed, whose predicted difference is the whole prediction.
-void report_paired(const tt::PrecomputedProgram (&pre)[2], const tt::DeviceProfile& profile, std::size_t runs,
+void report_paired(const tt::PrecomputedPair& pre, const tt::DeviceProfile& profile, std::size_t runs,
                    std::size_t warm_runs) {
   std::vector<std::map<std::string, double>> per_run[2];
   std::map<std::string, double> predicted;
@@ -154,7 +154,7 @@ void report_paired(const tt::PrecomputedProgram (&pre)[2], const tt::DeviceProfi
     std::vector<std::string> signatures[2];
     std::map<std::string, std::size_t> count[2];
     for (int k = 0; k < 2; ++k) {
-      const tensat::RecExpr<tt::TensorNode>& program = pre[k].program;
+      const tensat::RecExpr<tt::TensorNode>& program = pre.program[k];
       const std::vector<tt::TensorInfo> infos = tt::check_program(program);
       for (std::size_t i = 0; i < program.size(); ++i) {
         signatures[k].push_back(infos[i].symbolic ? std::string() : signature(program, infos, i));
@@ -171,27 +171,27 @@ void report_paired(const tt::PrecomputedProgram (&pre)[2], const tt::DeviceProfi
   }
   const auto part_of = [&](int k, std::size_t node) { return shared[k][node] ? "(shared nodes)" : "(changed nodes)"; };
   for (int k = 0; k < 2; ++k) {
-    for (const tt::KernelReport& r : tt::program_breakdown(pre[k].program, profile).kernels) {
+    for (const tt::KernelReport& r : tt::program_breakdown(pre.program[k], profile).kernels) {
       const double us = (k == 0 ? -1e-3 : 1e-3) * r.time.total_us;
-      predicted[kind_of(pre[k].program, r.node)] += us;
+      predicted[kind_of(pre.program[k], r.node)] += us;
       predicted[part_of(k, r.node)] += us;
     }
-    (void)tt::execute(pre[k].program, pre[k].bindings);  // warm-up
+    (void)tt::execute(pre.program[k], pre.bindings);  // warm-up
   }
   tt::run_warm_abba_pairs(runs, warm_runs, [&](int k, bool timed) {
     if (!timed) {
-      (void)tt::execute(pre[k].program, pre[k].bindings);
+      (void)tt::execute(pre.program[k], pre.bindings);
       return;
     }
     std::map<std::string, double> times;
     tt::ExecuteOptions options;
     options.on_node = [&](std::size_t node, double seconds) {
-      if (tt::is_attribute(pre[k].program[tensat::Id(node)].op())) return;
-      times[kind_of(pre[k].program, node)] += 1e3 * seconds;
+      if (tt::is_attribute(pre.program[k][tensat::Id(node)].op())) return;
+      times[kind_of(pre.program[k], node)] += 1e3 * seconds;
       times[part_of(k, node)] += 1e3 * seconds;
       times["(all nodes)"] += 1e3 * seconds;
     };
-    (void)tt::execute(pre[k].program, pre[k].bindings, options);
+    (void)tt::execute(pre.program[k], pre.bindings, options);
     per_run[k].push_back(std::move(times));
   });
   std::map<std::string, int> kinds;
@@ -259,9 +259,7 @@ int main(int argc, char** argv) {
     const auto optimized = tt::optimize(original, options).optimized;
     std::printf("\n== %s\n", model.c_str());
     if (paired) {
-      const tt::PrecomputedProgram pre[2] = {tt::precompute_weights(original, tt::random_bindings(original, 1)),
-                                             tt::precompute_weights(optimized, tt::random_bindings(optimized, 1))};
-      report_paired(pre, profile, std::max<std::size_t>(runs, 1), warm_runs);
+      report_paired(tt::precompute_pair(original, optimized, 1), profile, std::max<std::size_t>(runs, 1), warm_runs);
       continue;
     }
     report("original", tt::precompute_weights(original, tt::random_bindings(original, 1)), profile, runs, top);

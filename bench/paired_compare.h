@@ -17,15 +17,14 @@ namespace tensat_bench {
 
 namespace tt = tensat::tensor;
 
-/// A model's original and optimized programs (index 0 and 1), with random_bindings(seed 1) and
-/// their weight-only subgraphs precomputed (TASO's timing).
+/// A model's original and optimized programs (index 0 and 1), with random_bindings(seed 1),
+/// their weight-only subgraphs precomputed (TASO's timing) and the tensors they share bound once
+/// (tt::precompute_pair).
 struct PreparedPair {
   tensat::RecExpr<tt::TensorNode> program[2];
-  tt::PrecomputedProgram precomputed[2];
+  tt::PrecomputedPair precomputed;
 
-  void precompute() {
-    for (int k = 0; k < 2; ++k) precomputed[k] = tt::precompute_weights(program[k], tt::random_bindings(program[k], 1));
-  }
+  void precompute() { precomputed = tt::precompute_pair(program[0], program[1], 1); }
 };
 
 /// The q-quantile of `v`, interpolated between order statistics.

@@ -726,6 +726,38 @@ TEST_CASE("executor: precompute_weights removes weight-only subgraphs") {
   CHECK(want[0].data == got[0].data);
 }
 
+TEST_CASE("executor: precompute_pair binds what both programs read once") {
+  // The same structure over two weights of one shape: both precompute a merged weight under
+  // the same __pre<i> name, with other values.
+  const auto build = [](const char* weight) {
+    Graph g;
+    auto x = g.input("x", {1, 8, 5, 5});
+    g.output(g.relu(g.conv2d(x, g.merge(g.weight(weight, {8, 2, 3, 3}), 4, 2))));
+    return g.program();
+  };
+  const RecExpr<TensorNode> a = build("w"), b = build("v");
+  const PrecomputedProgram alone[2] = {precompute_weights(a, random_bindings(a, 1)),
+                                       precompute_weights(b, random_bindings(b, 1))};
+  const PrecomputedPair pair = precompute_pair(a, b, 1);
+  REQUIRE(alone[0].bindings.size() == 2);  // x and the merged weight
+  std::size_t renamed = 0;
+  for (const auto& [name, tensor] : alone[1].bindings) {
+    const auto mine = alone[0].bindings.find(name);
+    const bool same = mine != alone[0].bindings.end() && mine->second.data == tensor.data;
+    const std::string bound = same || mine == alone[0].bindings.end() ? name : name + ".1";
+    renamed += bound != name;
+    INFO(name << " bound as " << bound);
+    REQUIRE(pair.bindings.count(bound) == 1);
+    CHECK(pair.bindings.at(bound).data == tensor.data);
+  }
+  CHECK(renamed == 1);                    // the merged weight; x is shared
+  CHECK(pair.bindings.size() == 3);       // x once, two merged weights
+  CHECK(pair.program[0].to_string() == alone[0].program.to_string());
+  CHECK(pair.program[1].to_string() != alone[1].program.to_string());
+  for (int k = 0; k < 2; ++k) CHECK(execute(pair.program[k], pair.bindings)[0].data ==
+                                    execute(alone[k].program, alone[k].bindings)[0].data);
+}
+
 TEST_CASE("executor: rule verification fails an unsound rule") {
   const TensorRewrite bad = tensor_rewrite("bad", "test", "(relu ?x)", "(tanh ?x)");
   const auto lhs = parse_program("(relu (input x f32 (ints 4 4)))");
