@@ -1831,9 +1831,10 @@ struct PrecomputedPair {
   Bindings bindings;               ///< the bindings of both
 };
 
-/// `PrecomputedPair` of `original` and `optimized` with `random_bindings(·, seed)`. A precomputed
-/// weight of the optimized program whose name (`__pre<i>`) the original's bindings hold with
-/// another value is renamed `__pre<i>.1` (then `.2`, ...) in its program.
+/// `PrecomputedPair` of `original` and `optimized` with `random_bindings(·, seed)`. A tensor of
+/// the optimized program whose name the original's bindings hold with another value (a
+/// precomputed weight `__pre<i>` of another node, or a name declared with another shape) is
+/// renamed `<name>.1` (then `.2`, ...) in its program.
 [[nodiscard]] inline PrecomputedPair precompute_pair(const RecExpr<TensorNode>& original,
                                                      const RecExpr<TensorNode>& optimized, std::uint64_t seed = 1) {
   PrecomputedProgram pre[2] = {precompute_weights(original, random_bindings(original, seed)),
