@@ -967,7 +967,8 @@ class RunTimer {
       return;
     }
     constexpr std::uint64_t max_spin_ns = 200'000'000;
-    for (std::uint64_t spin_ns = std::min(max_spin_ns, 2 * host_ns_ + 1'000'000);; spin_ns *= 2) {
+    for (std::uint64_t spin_ns = std::min(max_spin_ns, 2 * host_ns_ + 1'000'000);;
+         spin_ns = std::min(max_spin_ns, 2 * spin_ns)) {
       TENSAT_CUDA_CHECK(k::spin(spin_ns, ex_.stream()));
       const auto start = std::chrono::steady_clock::now();
       launch_run();
