@@ -768,6 +768,11 @@ class Executor {
       case Op::Relayout: out.t = val(1).t; return out;
       case Op::Enlarge: return result(from_host(internal::enlarge(to_host(ten(0)), ten(1).dims), info.dtype));
       case Op::Merge: return result(from_host(internal::merge(to_host(ten(2)), num(0), num(1)), info.dtype));
+      // Weight transforms are computed on the host (precomputed before timing). wino_conv2d runs
+      // on the host too: optimize offers it only for profiles whose convolutions run directly
+      // (DeviceProfile::winograd), never the GPU's, where cuDNN picks Winograd inside conv2d.
+      case Op::WinoWeight: return result(from_host(internal::wino_weight(to_host(ten(0))), info.dtype));
+      case Op::WinoConv2d: return result(on_host(i));
       case Op::Noop:
         for (std::size_t k = 0; k < ch.size(); ++k) {
           const Value& v = val(k);

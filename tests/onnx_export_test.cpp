@@ -213,7 +213,9 @@ TEST_CASE("onnx export: every operator of the dialect is written and read back t
   const Tensor down = g.resize(e, {1, 4, 3, 9}, ResizeInterp::Nearest, ResizeCoord::HalfPixel, ResizeNearest::RoundPreferCeil);
   const Tensor ct = g.conv_transpose(g.sigmoid(s1), g.weight("ct", {5, 3, 3, 3}), 2, 1, {1, 0, -1, 1}, 1);
   const Tensor cat = g.concat(1, {s0, g.ewsub(s0, g.relu(s0))});
-  for (Tensor t : {up, down, ct, cat, red, cl, g.tanh(g.sigmoid(ln)), nhwc}) g.output(t);
+  // Winograd: written as the 3x3 Conv of the kernel recovered from the transformed weight.
+  const Tensor wino = g.wino_conv2d(img, g.wino_weight(g.weight("k3w", {5, 4, 3, 3})), Padding::Valid, Activation::Relu);
+  for (Tensor t : {up, down, ct, cat, red, cl, g.tanh(g.sigmoid(ln)), nhwc, wino}) g.output(t);
   const RecExpr<TensorNode> program = g.program();
   Bindings b = random_bindings(program, 5);
   b["e"].data[0] = 0.5f;  // pow of a positive base (exp)
@@ -225,7 +227,7 @@ TEST_CASE("onnx export: every operator of the dialect is written and read back t
     INFO("precompute_weights " << precompute);
     tonnx::ExportOptions options;
     options.precompute_weights = precompute;
-    options.output_names = {"up", "down", "ct", "cat", "red", "cl", "last", "nhwc"};
+    options.output_names = {"up", "down", "ct", "cat", "red", "cl", "last", "nhwc", "wino"};
     const ::onnx::ModelProto exported = tonnx::export_model(program, weights, options);
     CHECK_NOTHROW(::onnx::checker::check_model(exported));
     std::set<std::string> types;

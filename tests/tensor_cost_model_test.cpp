@@ -933,8 +933,11 @@ TEST_CASE("device_profile: the executor's fields are optional in JSON and checke
   const DeviceProfile back = profile_from_json(profile_to_json(p));
   CHECK_FALSE(back.fusion_overlap);
   CHECK(back.split_copies);
-  for (const char* key : {"fusion_overlap", "split_copies", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth",
-                          "cache_resident_bytes", "window_flops", "gemm_half_rows"}) {
+  CHECK_FALSE(p.winograd);
+  p.winograd = true;
+  CHECK(profile_from_json(profile_to_json(p)).winograd);
+  for (const char* key : {"fusion_overlap", "split_copies", "winograd", "gemv_bandwidth", "gemv_half_width",
+                          "cache_bandwidth", "cache_resident_bytes", "window_flops", "gemm_half_rows"}) {
     nlohmann::json doc = nlohmann::json::parse(profile_to_json(find_profile("h100-sxm")));
     doc.erase(key);
     CHECK(profile_from_json(doc.dump()) == find_profile("h100-sxm"));
@@ -1004,6 +1007,46 @@ TEST_CASE("cost_model: depthwise convolutions and pooling compute at the profile
   const double n = 32.0 * 28 * 28;
   CHECK(fused.kernels[0].time.compute_us ==
         Approx((2 * n * 9 / p.window_flops + n * p.weights.add / vector) / p.eta_c * 1e6));
+}
+
+TEST_CASE("cost_model: a Winograd convolution: 16 products per tile and the transforms' adds") {
+  DeviceProfile p = find_profile("h100-sxm");  // f32: vector only; f16: a matrix unit
+  const auto kernel = [&](const std::string& program) {
+    const ProgramTime t = program_breakdown(parse_program(program), p);
+    REQUIRE(t.kernels.size() == 1);
+    return t.kernels[0];
+  };
+  const auto wino = [](const char* dtype, std::int64_t h, std::int64_t w, int pad, int act) {
+    return fmt::format("(wino_conv2d {} {} (input x {} (ints 2 64 {} {})) (weight u {} (ints 16 96 64)))", pad, act,
+                       dtype, h, w, dtype);
+  };
+  // SAME on 28 x 27: 14 x 14 tiles per image (the last column of tiles half outside).
+  const double tiles = 2.0 * 14 * 14;
+  const KernelReport k = kernel(wino("f32", 28, 27, 0, 0));
+  CHECK(k.work.flops == Approx(2 * 16 * tiles * 96 * 64 + tiles * (32 * 64 + 24 * 96) * p.weights.add));
+  CHECK(k.work.bytes_read == Approx(4.0 * (2 * 64 * 28 * 27 + 16 * 96 * 64)));
+  CHECK(k.work.bytes_written == Approx(4.0 * 2 * 96 * 28 * 27));
+  // VALID on 28 x 28: 26 x 26 outputs, 13 x 13 tiles; a ReLU adds n max.
+  const KernelReport v = kernel(wino("f32", 28, 28, 1, 2));
+  const double valid_tiles = 2.0 * 13 * 13, n = 2.0 * 96 * 26 * 26;
+  CHECK(v.work.flops == Approx(2 * 16 * valid_tiles * 96 * 64 + valid_tiles * (32 * 64 + 24 * 96) * p.weights.add +
+                               n * p.weights.max));
+  // In f16 the products run on the matrix unit, the transforms' adds priced at the vector peak.
+  const KernelReport h = kernel(wino("f16", 28, 27, 0, 0));
+  CHECK(h.work.unit == Unit::Matrix);
+  const double ratio = p.peak(DType::F16, Unit::Matrix) / p.peak(DType::F16, Unit::Vector);
+  CHECK(h.work.flops == Approx(2 * 16 * tiles * 96 * 64 + tiles * (32 * 64 + 24 * 96) * p.weights.add * ratio));
+  // Against the direct convolution of the same shape: 36 multiplies per tile become 16.
+  const double direct = kernel("(conv2d 1 1 0 0 (input x f32 (ints 2 64 28 28)) (weight w f32 (ints 96 64 3 3)))").work.flops;
+  CHECK(kernel(wino("f32", 28, 28, 0, 0)).work.flops < direct / 2);
+  // The simple cost counts the same products and adds.
+  const RecExpr<TensorNode> program = parse_program(wino("f32", 28, 27, 0, 0));
+  const std::vector<TensorInfo> infos = check_program(program);
+  std::vector<const TensorInfo*> children;
+  for (Id c : program[Id(program.size() - 1)].children()) children.push_back(&infos[c.index()]);
+  CHECK(node_flops(program[Id(program.size() - 1)], infos.back(),
+                   Span<const TensorInfo* const>(children.data(), children.size())) ==
+        Approx(2 * 16 * tiles * 96 * 64 + tiles * (32 * 64 + 24 * 96)));
 }
 
 TEST_CASE("cost_model: a convolution's product per group slows with its rows, by gemm_half_rows") {

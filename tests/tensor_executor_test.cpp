@@ -629,6 +629,45 @@ TEST_CASE("executor: merge and enlarge preserve the convolution") {
   require_close(en[0].data, {0, 0, 0, 0, 5, 0, 0, 0, 0});
 }
 
+TEST_CASE("executor: wino_weight by hand, and wino_conv2d against a direct loop") {
+  // A kernel of ones: G 1 G^T = r r^T, r the row sums of G (1, 1.5, 0.5, 1).
+  HostTensor ones({1, 1, 3, 3});
+  std::fill(ones.data.begin(), ones.data.end(), 1.0f);
+  const auto u = execute(parse_program("(wino_weight (weight w f32 (ints 1 1 3 3)))"), {{"w", ones}});
+  const float r[4] = {1, 1.5f, 0.5f, 1};
+  std::vector<float> want;
+  for (float a : r)
+    for (float b : r) want.push_back(a * b);
+  require_close(u[0].data, want, 0);
+  // Random geometry: sizes 1-11 (odd ones leave a clipped last tile row and column), one or two
+  // images, 1-9 channels in and out, SAME and VALID, every activation; then blocks of tile rows
+  // (512 channels of 40 columns: 6 tile rows a block, the last block partial).
+  std::mt19937 gen(7);
+  const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
+  for (int checked = 0; checked < 120; ++checked) {
+    const bool same = pick(0, 1) == 1;
+    const std::int64_t n = pick(1, 2), c = pick(1, 9), o = pick(1, 9), h = pick(same ? 1 : 3, 11), w = pick(same ? 1 : 3, 11);
+    const auto act = static_cast<Activation>(pick(0, 3));
+    Graph g;
+    const Tensor x = g.input("x", {n, c, h, w});
+    const Tensor k = g.weight("w", {o, c, 3, 3});
+    g.output(g.wino_conv2d(x, g.wino_weight(k), same ? Padding::Same : Padding::Valid, act));
+    Graph d;
+    d.output(d.conv2d(d.input("x", {n, c, h, w}), d.weight("w", {o, c, 3, 3}), 1, 1, same ? Padding::Same : Padding::Valid, act));
+    const Bindings b = random_bindings(g.program(), static_cast<std::uint64_t>(checked));
+    INFO("x [" << n << ", " << c << ", " << h << ", " << w << "] out " << o << (same ? " SAME" : " VALID") << " act "
+               << static_cast<int>(act));
+    if (act == Activation::None) require_close(run1(g, b).data, naive_conv(b.at("x"), b.at("w"), 1, 1, same));
+    const VerifyResult v = verify(d.program(), g.program(), b);
+    INFO(v.message);
+    CHECK(v.ok);
+  }
+  Graph g;
+  g.output(g.wino_conv2d(g.input("x", {1, 512, 40, 40}), g.wino_weight(g.weight("w", {3, 512, 3, 3}))));
+  const Bindings b = random_bindings(g.program(), 5);
+  require_close(run1(g, b).data, naive_conv(b.at("x"), b.at("w"), 1, 1, true));
+}
+
 TEST_CASE("executor: a fused body equals the unfused ops") {
   const std::string a = "(input a f32 (ints 2 3))", b = "(input b f32 (ints 2 3))";
   const auto unfused = parse_program("(relu (ewadd (tanh " + a + ") " + b + "))");
@@ -775,6 +814,7 @@ TEST_CASE("executor: every rule verified numerically on its instances") {
   std::vector<std::string> unverified;
   std::vector<TensorRewrite> rules = all_rules();
   for (auto& rule : layout_rules()) rules.push_back(std::move(rule));
+  for (auto& rule : winograd_rules()) rules.push_back(std::move(rule));
   for (const TensorRewrite& rule : rules) {
     const auto found = find_rule_instances(rule);
     std::size_t n = 0;

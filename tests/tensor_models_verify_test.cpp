@@ -19,7 +19,7 @@ namespace {
 
 /// A profile like calibrate_host's on a one-core VM (fixed numbers: tests never depend on a
 /// measurement): 35 GFLOP/s, 12.7 GB/s, 0.1 us per node, fused kernels in sequential phases,
-/// splits copied.
+/// splits copied, the Winograd rule offered.
 DeviceProfile host_like() {
   DeviceProfile p = find_profile("xla-cpu-default");
   p.name = "host-like";
@@ -28,6 +28,7 @@ DeviceProfile host_like() {
   p.launch_overhead = 1e-7;
   p.fusion_overlap = false;
   p.split_copies = true;
+  p.winograd = true;
   return p;
 }
 
@@ -90,7 +91,16 @@ TEST_CASE("models verify: optimized programs compute the originals (h100-sxm, fu
 TEST_CASE("models verify: optimized programs compute the originals (one-core CPU profile, fusion)", "[slow]") {
   // The kind of programs executor_bench times: fused loops, and contraction epilogues (run in
   // place) where the model still finds one worth its product's round trip through memory.
-  for (std::string_view name : models::model_names()) verify_model(std::string(name), true, host_like());
+  // With the Winograd rule: VGG-19's, SqueezeNet's and Inception-v3's 3x3 stride-1 convolutions
+  // of one group run as wino_conv2d.
+  for (std::string_view name : models::model_names()) {
+    const OptimizeResult r = verify_model(std::string(name), true, host_like());
+    CHECK(r.winograd_rules);
+    std::size_t winograd = 0;
+    for (std::size_t i = 0; i < r.optimized.size(); ++i) winograd += r.optimized[Id(i)].op() == Op::WinoConv2d;
+    INFO(name << ": " << winograd << " wino_conv2d");
+    if (name == "vgg19" || name == "squeezenet" || name == "inceptionv3") CHECK(winograd > 0);
+  }
 }
 
 TEST_CASE("models verify: NasRNN extracted exactly, wide products merged, computes the original", "[slow]") {

@@ -92,10 +92,15 @@ TEST_CASE("rules: at least 100, uniquely named, each labelled with its family") 
   for (const char* family : {"ewise-algebra", "scalar", "transpose", "matmul", "activation-fusion", "concat",
                              "matmul-concat", "conv-concat", "gconv", "transformer", "multi-matmul", "multi-conv"})
     CHECK(families.count(family) == 1);
-  // The layout rules are a set of their own, with names of their own.
+  // The layout rules and the Winograd rule are sets of their own, with names of their own.
   for (const auto& r : layout_rules()) {
     CHECK(names.insert(r.name()).second);
     CHECK(r.labels() == std::vector<std::string>{std::string(kLayoutLabel)});
+  }
+  REQUIRE(winograd_rules().size() == 1);
+  for (const auto& r : winograd_rules()) {
+    CHECK(names.insert(r.name()).second);
+    CHECK(r.labels() == std::vector<std::string>{std::string(kWinogradLabel)});
   }
 }
 

@@ -175,6 +175,22 @@ TEST_CASE("shape: enlarge, merge and noop") {
   CHECK(infos.back().weight_only);
 }
 
+TEST_CASE("shape: wino_weight and wino_conv2d") {
+  CHECK(root_info("(wino_weight " + wt("w", "8 4 3 3") + ")") == "tensor f32 [16, 8, 4]");
+  CHECK_THAT(error_of("(wino_weight " + wt("w", "8 4 1 1") + ")"), Catch::Contains("is not [C_out, C_in, 3, 3]"));
+  CHECK_THAT(error_of("(wino_weight " + wt("w", "8 4 3") + ")"), Catch::Contains("is not [C_out, C_in, 3, 3]"));
+  const std::string u = "(wino_weight " + wt("w", "8 4 3 3") + ")";
+  CHECK(root_info("(wino_conv2d 0 2 " + in("x", "2 4 7 5") + " " + u + ")") == "tensor f32 [2, 8, 7, 5]");
+  CHECK(root_info("(wino_conv2d 1 0 " + in("x", "1 4 7 5") + " " + u + ")") == "tensor f32 [1, 8, 5, 3]");
+  CHECK_THAT(error_of("(wino_conv2d 0 0 " + in("x", "1 3 7 5") + " " + u + ")"), Catch::Contains("differ from the weight's"));
+  CHECK_THAT(error_of("(wino_conv2d 0 0 " + in("x", "1 4 7 5") + " " + wt("u", "15 8 4") + ")"),
+             Catch::Contains("[16, C_out, C_in]"));
+  CHECK_THAT(error_of("(wino_conv2d 1 0 " + in("x", "1 4 2 5") + " " + u + ")"), Catch::Contains("larger than input"));
+  CHECK_THAT(error_of("(wino_conv2d 2 0 " + in("x", "1 4 7 5") + " " + u + ")"), Catch::Contains("neither 0 (same) nor 1"));
+  CHECK_THAT(error_of("(wino_conv2d 0 5 " + in("x", "1 4 7 5") + " " + u + ")"), Catch::Contains("activation 5"));
+  CHECK(check_program(parse_program(u)).back().weight_only);
+}
+
 TEST_CASE("shape: the ONNX extension: ewsub, ewdiv, ewpow, sqrt and clip") {
   const std::string a = in("a", "2 3"), b = in("b", "2 3"), c = in("c", "3 2"), h = in("h", "2 3", "f16");
   for (const char* op : {"ewsub", "ewdiv", "ewpow"}) {

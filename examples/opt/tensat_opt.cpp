@@ -473,6 +473,7 @@ int run(const Options& options) {
       line["fusion"] = opts.fusion;
       line["fusion_nodes_added"] = result.fusion_nodes_added;
       line["layout_rules"] = result.layout_rules;
+      line["winograd_rules"] = result.winograd_rules;
       line["cost_unit"] = "us";
       const auto kinds = [&](const tt::ProgramTime& t) {
         nlohmann::ordered_json by = nlohmann::ordered_json::object();
@@ -538,6 +539,7 @@ int run(const Options& options) {
     out += fmt::format("fusion              {} ({} e-nodes added)\n", opts.fusion ? "on" : "off",
                        result.fusion_nodes_added);
     out += fmt::format("layout rules        {}\n", result.layout_rules ? "on" : "off");
+    out += fmt::format("winograd rule       {}\n", result.winograd_rules ? "on" : "off");
     if (options.kernels) {
       out += "\nkernels of the optimized program:\n";
       out += tt::format_kernels(after_time);

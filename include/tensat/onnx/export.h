@@ -573,6 +573,36 @@ class Exporter {
         const std::int64_t dh = (ref[2] - w[2]) / 2, dw = (ref[3] - w[3]) / 2;
         return {op("Pad", {in(0), ints({0, 0, dh, dw, 0, 0, dh, dw})}, name)};
       }
+      case Op::WinoWeight: {
+        // U = G w G^T per filter, [O, C, 4, 4] as two products, then [16, O, C].
+        const Dims& w = dims(0);
+        tensor::HostTensor g(Dims{4, 3}, std::vector<float>{1, 0, 0, 0.5f, 0.5f, 0.5f, 0.5f, -0.5f, 0.5f, 0, 0, 1});
+        tensor::HostTensor gt(Dims{3, 4}, std::vector<float>{1, 0.5f, 0.5f, 0, 0, 0.5f, -0.5f, 0, 0, 0.5f, 0.5f, 1});
+        const std::string gw = op("MatMul", {float_initializer("wino_g", g), in(0)});
+        const std::string u = op("MatMul", {gw, float_initializer("wino_gt", gt)});
+        const std::string flat = op("Reshape", {u, ints({w[0], w[1], 16})});
+        const std::string y = op("Transpose", {flat}, name, &created);
+        attr(created, "perm", std::vector<std::int64_t>{2, 0, 1});
+        return {y};
+      }
+      case Op::WinoConv2d: {
+        // ONNX has no Winograd convolution: the kernel back from U (L G = I, L the rows 0,
+        // 1 - 2 and 3 of the identity), w = L U L^T, then a plain 3x3 Conv.
+        const Dims& u = dims(3);
+        tensor::HostTensor l(Dims{3, 4}, std::vector<float>{1, 0, 0, 0, 0, 1, -1, 0, 0, 0, 0, 1});
+        tensor::HostTensor lt(Dims{4, 3}, std::vector<float>{1, 0, 0, 0, 1, 0, 0, -1, 0, 0, 0, 1});
+        ::onnx::NodeProto* perm = nullptr;
+        const std::string per_filter = op("Transpose", {in(3)}, {}, &perm);  // [O, C, 16]
+        attr(perm, "perm", std::vector<std::int64_t>{1, 2, 0});
+        const std::string tiles = op("Reshape", {per_filter, ints({u[1], u[2], 4, 4})});
+        const std::string lu = op("MatMul", {float_initializer("wino_l", l), tiles});
+        const std::string kernel = op("MatMul", {lu, float_initializer("wino_lt", lt)});
+        const std::string y = op("Conv", {in(2), kernel}, num(1) ? std::string() : name, &created);
+        attr(created, "kernel_shape", std::vector<std::int64_t>{3, 3});
+        attr(created, "strides", std::vector<std::int64_t>{1, 1});
+        attr(created, "pads", window_pads(dims(2), 3, 3, 1, 1, num(0)));
+        return {activation(num(1), y, name)};
+      }
       case Op::Merge: {
         // Tile the weight `count` times along its input channels, then zero every block but
         // the one each output channel belongs to.

@@ -409,6 +409,7 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   p.mem_latency = 0;
   p.fusion_overlap = false;
   p.split_copies = true;
+  p.winograd = true;  // the executor's conv2d is im2col and a product: wino_conv2d is its Winograd
   // The reference executor's convolutions are NCHW (im2col over contiguous planes); it computes
   // a channels_last tensor in its logical order, so no layout is faster on it.
   p.conv_layout = {Layout::Contiguous, Layout::Contiguous, Layout::Contiguous};

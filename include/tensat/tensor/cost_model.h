@@ -149,6 +149,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// | exp / tanh / sigmoid / gelu | n·w.exp / w.tanh / w.sigmoid / w.gelu | input | vector |
 /// | matmul [.., M, K] x [.., K, N] | 2·B·M·N·K + n·w(act) | both | matrix if the profile has one for the dtype; M = 1: bytes at `gemv_rate(N)` |
 /// | conv2d, weight [C_out, C_in/g, kh, kw] | 2·n·(C_in/g)·kh·kw + n·w(act) | x, weight | as matmul; depthwise (C_in/g = 1, g > 1): vector at `window_rate` |
+/// | wino_conv2d, u [16, C_out, C_in], t tiles of 2x2 outputs | 2·16·t·C_out·C_in + t·(32·C_in + 24·C_out)·w.add·(GEMM peak / vector peak) + n·w(act) | x, u | as matmul |
 /// | poolmax / poolavg | n·kh·kw·w.max / n·(kh·kw·w.add + w.mul), + act | input | vector at `window_rate` (a window over the whole plane, none of it padding before: the vector peak) |
 /// | reduce_sum / reduce_max / reduce_mean | \|X\|·w.add / \|X\|·w.max / \|X\|·w.add + n·w.mul | input | vector |
 /// | softmax (rows r) | n·(w.max + 2·w.add + w.exp + w.mul) + r·w.div | input | vector |
@@ -228,6 +229,22 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       }
       if (children[4]->layout != profile.native_conv_layout(out.dtype))
         work.relayout_bytes = 2.0 * static_cast<double>(children[4]->bytes() + out.bytes());
+      break;
+    }
+    case Op::WinoConv2d: {
+      // 16 products over the tiles, on the GEMM's unit, and the two transforms on the vector
+      // unit (per tile: 32 adds of an input channel, 24 of an output channel) counted at the
+      // GEMM unit's rate by the ratio of the peaks, so that one roofline term prices both.
+      const Dims& x = children[2]->dims;
+      const Dims& u = children[3]->dims;
+      const double tiles = static_cast<double>(out.dims[0] * ((out.dims[2] + 1) / 2) * ((out.dims[3] + 1) / 2));
+      work.unit = profile.gemm_unit(out.dtype);
+      const double transforms = tiles * (32 * static_cast<double>(x[1]) + 24 * static_cast<double>(u[1])) * w.add;
+      work.flops = 2 * 16 * tiles * static_cast<double>(u[1] * u[2]) +
+                   transforms * profile.peak(out.dtype, work.unit) / profile.peak(out.dtype, Unit::Vector) +
+                   n * detail::activation_weight(children[1]->value, w);
+      if (children[2]->layout != profile.native_conv_layout(out.dtype))
+        work.relayout_bytes = 2.0 * static_cast<double>(children[2]->bytes() + out.bytes());
       break;
     }
     case Op::PoolMax: case Op::PoolAvg: {

@@ -116,6 +116,11 @@ struct DeviceProfile {
   /// storage) rather than pointing into its input (TASO's runtime: a free view). true: a split
   /// reads its input and writes both parts. JSON "split_copies", optional (false when absent).
   bool split_copies = false;
+  /// Whether the device's convolutions run directly (the reference CPU executor: im2col and a
+  /// product), so that `optimize` offers the Winograd rule (`winograd_rules()`), which turns a
+  /// 3x3 stride-1 convolution into `wino_conv2d`. false where the convolution library chooses
+  /// Winograd itself (cuDNN). JSON "winograd", optional (false when absent).
+  bool winograd = false;
   /// A matrix-vector product (`matmul` whose result has one row, [1, K] x [K, N]) streams its
   /// matrix at gemv_bandwidth · N / (N + gemv_half_width) bytes/s instead of `mem_bandwidth`:
   /// measured on a CPU, the rate grows with the output width N (each of the K rows of the matrix
@@ -211,7 +216,7 @@ struct DeviceProfile {
            a.mem_bandwidth == b.mem_bandwidth && a.cache_bytes == b.cache_bytes &&
            a.launch_overhead == b.launch_overhead && a.mem_latency == b.mem_latency && a.eta_c == b.eta_c &&
            a.eta_m == b.eta_m && a.alpha == b.alpha && a.weights == b.weights && a.fusion_overlap == b.fusion_overlap &&
-           a.split_copies == b.split_copies && a.gemv_bandwidth == b.gemv_bandwidth &&
+           a.split_copies == b.split_copies && a.winograd == b.winograd && a.gemv_bandwidth == b.gemv_bandwidth &&
            a.gemv_half_width == b.gemv_half_width && a.cache_bandwidth == b.cache_bandwidth &&
            a.cache_resident_bytes == b.cache_resident_bytes && a.window_flops == b.window_flops &&
            a.gemm_half_rows == b.gemm_half_rows && a.conv_layout == b.conv_layout;
@@ -299,6 +304,7 @@ inline void validate(const DeviceProfile& p) {
   doc["op_weights"] = weights;
   doc["fusion_overlap"] = p.fusion_overlap;
   doc["split_copies"] = p.split_copies;
+  doc["winograd"] = p.winograd;
   doc["gemv_bandwidth"] = p.gemv_bandwidth;
   doc["gemv_half_width"] = p.gemv_half_width;
   doc["cache_bandwidth"] = p.cache_bandwidth;
@@ -369,7 +375,7 @@ std::string profile_string(const Json& obj, const std::string& path, std::string
 }  // namespace detail
 
 /// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies",
-/// "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes",
+/// "winograd", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes",
 /// "window_flops", "gemm_half_rows" and "conv_layout" (added later; true, false, 0 for the numbers and all
 /// contiguous when absent),
 /// unknown fields are rejected (a typo would otherwise silently keep a default),
@@ -381,8 +387,8 @@ template <class Json>
   profile_object(doc, "");
   reject_unknown_keys(doc, "",
                       {"name", "kind", "description", "peak_flops", "mem_bandwidth", "cache_bytes", "launch_overhead",
-                       "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies", "gemv_bandwidth",
-                       "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "window_flops", "gemm_half_rows",
+                       "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies", "winograd",
+                       "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "window_flops", "gemm_half_rows",
                        "conv_layout"});
   DeviceProfile p;
   p.name = profile_string(doc, "", "name");
@@ -407,7 +413,8 @@ template <class Json>
   const Json& weights = profile_object(profile_member(doc, "", "op_weights"), "op_weights");
   reject_unknown_keys(weights, "op_weights", {"add", "mul", "max", "div", "exp", "tanh", "sigmoid", "gelu", "rsqrt"});
   for_each_weight(p.weights, [&](std::string_view key, double& v) { v = profile_number(weights, "op_weights", key); });
-  for (auto [key, flag] : {std::pair{"fusion_overlap", &p.fusion_overlap}, std::pair{"split_copies", &p.split_copies}}) {
+  for (auto [key, flag] : {std::pair{"fusion_overlap", &p.fusion_overlap}, std::pair{"split_copies", &p.split_copies},
+                           std::pair{"winograd", &p.winograd}}) {
     auto it = doc.find(key);
     if (it == doc.end()) continue;
     if (!it->is_boolean()) throw ProfileError(key, fmt::format("must be true or false, got {}", it->type_name()));

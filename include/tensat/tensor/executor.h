@@ -379,6 +379,131 @@ inline HostTensor conv2d(const HostTensor& x, const HostTensor& w, std::int64_t 
   return out;
 }
 
+// Winograd F(2x2, 3x3) (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks",
+// CVPR 2016): a 2x2 output tile is A^T [(G g G^T) . (B^T d B)] A of the 4x4 input tile d at twice
+// its position, g the 3x3 filter, with
+//   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1],  G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1],
+//   A^T = [1 1 1 0; 0 1 -1 -1].
+// Summed over input channels, position k of the 4x4 transformed tile is one product
+// U_k [C_out x C_in] . V_k [C_in x tiles]: 16 GEMMs of 16 multiplies per tile where direct
+// convolution spends 36 (4 outputs x 9 taps).
+
+/// `wino_weight`: U [16, O, C], U[k][o][c] = (G w[o][c] G^T) at k = 4 * row + column.
+inline HostTensor wino_weight(const HostTensor& w) {
+  const std::int64_t O = w.dims[0], C = w.dims[1];
+  HostTensor u(Dims{16, O, C}, w.dtype);
+  static constexpr float G[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+  for (std::int64_t o = 0; o < O; ++o)
+    for (std::int64_t c = 0; c < C; ++c) {
+      const float* g = w.data.data() + (o * C + c) * 9;
+      float gg[4][3];  // G g
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 3; ++j) gg[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j)
+          u.data[static_cast<std::size_t>(((i * 4 + j) * O + o) * C + c)] =
+              gg[i][0] * G[j][0] + gg[i][1] * G[j][1] + gg[i][2] * G[j][2];
+    }
+  return u;
+}
+
+/// Tile rows per block of a Winograd convolution: the block's transformed input, 16 x C x T
+/// floats, and its products, 16 x O x T, stay near 4 MiB each, at least one tile row. (On the
+/// Zen 5 VM of bench/RESULTS.md, 1 MiB made the products on 28x28 planes of 512 channels 14 %
+/// slower, columns too few for Eigen's blocking; 16 MiB made 224x224 planes 2.8x slower.)
+inline std::int64_t wino_block_rows(std::int64_t C, std::int64_t O, std::int64_t tile_cols) {
+  const std::int64_t per_row = 16 * std::max(C, O) * tile_cols;
+  return std::max<std::int64_t>(1, 1048576 / std::max<std::int64_t>(per_row, 1));
+}
+
+/// `wino_conv2d`: conv2d(x, w, 1, 1, pad, act) with u = wino_weight(w), image by image in blocks
+/// of whole tile rows. Each transform runs on arrays over a tile row's tiles (vectorized; a
+/// row's even and odd columns split once), the output's last row and column clipped when odd.
+inline HostTensor wino_conv2d(const HostTensor& x, const HostTensor& u, std::int64_t pad, std::int64_t act) {
+  const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3], O = u.dims[1];
+  const std::int64_t Ho = window_out(H, 3, 1, pad), Wo = window_out(W, 3, 1, pad);
+  const std::int64_t ph = pad_before(H, 3, 1, pad, Ho), pw = pad_before(W, 3, 1, pad, Wo);
+  const std::int64_t th = (Ho + 1) / 2, tw = (Wo + 1) / 2;
+  const std::int64_t rows = std::min(th, wino_block_rows(C, O, tw)), T = rows * tw;
+  HostTensor out(Dims{N, O, Ho, Wo}, x.dtype);
+  std::vector<float> V(static_cast<std::size_t>(16 * C * T)), M(static_cast<std::size_t>(16 * O * T));
+  // One input row's columns 2q - pw and 2q + 1 - pw, q in [0, tw], zero outside the input.
+  std::vector<float> even(static_cast<std::size_t>(4 * (tw + 1))), odd(even.size());
+  Eigen::ArrayXf t(tw * 16), s(tw * 8);  // per tile row: the row transform, then the column one
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t r0 = 0; r0 < th; r0 += rows) {
+      const std::int64_t nr = std::min(rows, th - r0), nt = nr * tw;
+      for (std::int64_t c = 0; c < C; ++c) {
+        const float* xc = x.data.data() + (n * C + c) * H * W;
+        for (std::int64_t r = 0; r < nr; ++r) {
+          for (std::int64_t i = 0; i < 4; ++i) {  // input row 2 (r0 + r) - ph + i, split by column parity
+            const std::int64_t ih = 2 * (r0 + r) - ph + i;
+            float* e = even.data() + i * (tw + 1);
+            float* o = odd.data() + i * (tw + 1);
+            for (std::int64_t q = 0; q <= tw; ++q) {
+              const std::int64_t c0 = 2 * q - pw, c1 = c0 + 1;
+              const bool in_row = ih >= 0 && ih < H;
+              e[q] = in_row && c0 >= 0 && c0 < W ? xc[ih * W + c0] : 0.0f;
+              o[q] = in_row && c1 >= 0 && c1 < W ? xc[ih * W + c1] : 0.0f;
+            }
+          }
+          // d B for each row i of the tiles: columns (2q, 2q+1, 2q+2, 2q+3) = (e[q], o[q], e[q+1], o[q+1]).
+          for (std::int64_t i = 0; i < 4; ++i) {
+            const Eigen::Map<const Eigen::ArrayXf> e0(even.data() + i * (tw + 1), tw), e1(even.data() + i * (tw + 1) + 1, tw);
+            const Eigen::Map<const Eigen::ArrayXf> o0(odd.data() + i * (tw + 1), tw), o1(odd.data() + i * (tw + 1) + 1, tw);
+            t.segment((i * 4 + 0) * tw, tw) = e0 - e1;
+            t.segment((i * 4 + 1) * tw, tw) = o0 + e1;
+            t.segment((i * 4 + 2) * tw, tw) = e1 - o0;
+            t.segment((i * 4 + 3) * tw, tw) = o0 - o1;
+          }
+          // B^T (d B): rows combined the same way, into V[k][c][tile].
+          for (std::int64_t b = 0; b < 4; ++b) {
+            const auto row = [&](std::int64_t i) { return t.segment((i * 4 + b) * tw, tw); };
+            const auto v = [&](std::int64_t a) {
+              return Eigen::Map<Eigen::ArrayXf>(V.data() + ((a * 4 + b) * C + c) * T + r * tw, tw);
+            };
+            v(0) = row(0) - row(2);
+            v(1) = row(1) + row(2);
+            v(2) = row(2) - row(1);
+            v(3) = row(1) - row(3);
+          }
+        }
+      }
+      using Strided = Eigen::OuterStride<>;
+      for (std::int64_t k = 0; k < 16; ++k) {
+        Eigen::Map<const RowMatrix> Uk(u.data.data() + k * O * C, O, C);
+        Eigen::Map<const RowMatrix, 0, Strided> Vk(V.data() + k * C * T, C, nt, Strided(T));
+        Eigen::Map<RowMatrix, 0, Strided> Mk(M.data() + k * O * T, O, nt, Strided(T));
+        Mk.noalias() = Uk * Vk;
+      }
+      for (std::int64_t o = 0; o < O; ++o) {
+        float* y = out.data.data() + (n * O + o) * Ho * Wo;
+        for (std::int64_t r = 0; r < nr; ++r) {
+          const auto m = [&](std::int64_t a, std::int64_t b) {
+            return Eigen::Map<const Eigen::ArrayXf>(M.data() + ((a * 4 + b) * O + o) * T + r * tw, tw);
+          };
+          for (std::int64_t b = 0; b < 4; ++b) {  // A^T m: two rows
+            s.segment((0 * 4 + b) * tw, tw) = m(0, b) + m(1, b) + m(2, b);
+            s.segment((1 * 4 + b) * tw, tw) = m(1, b) - m(2, b) - m(3, b);
+          }
+          for (std::int64_t a = 0; a < 2; ++a) {  // (A^T m) A: two columns, interleaved into the row
+            const std::int64_t oh = 2 * (r0 + r) + a;
+            if (oh >= Ho) break;
+            const auto col = [&](std::int64_t b) { return s.segment((a * 4 + b) * tw, tw); };
+            const Eigen::ArrayXf left = col(0) + col(1) + col(2), right = col(1) - col(2) - col(3);
+            float* yr = y + oh * Wo;
+            for (std::int64_t q = 0; q < tw; ++q) {
+              yr[2 * q] = left[q];
+              if (2 * q + 1 < Wo) yr[2 * q + 1] = right[q];
+            }
+            activate(yr, Wo, act);
+          }
+        }
+      }
+    }
+  return out;
+}
+
 /// The output shape of matmul.
 inline Dims matmul_dims(const HostTensor& a, const HostTensor& b) {
   Dims dims = a.dims;
@@ -1504,6 +1629,8 @@ class Evaluator {
       case Op::BatchNorm: return tensor_result(batchnorm(ten(0), ten(1), ten(2), ten(3), ten(4)));
       case Op::Enlarge: return tensor_result(enlarge(ten(0), ten(1).dims));
       case Op::Merge: return tensor_result(merge(ten(2), num(0), num(1)));
+      case Op::WinoWeight: return tensor_result(wino_weight(ten(0)));
+      case Op::WinoConv2d: return tensor_result(wino_conv2d(ten(2), ten(3), num(0), num(1)));
       case Op::Noop:
         for (std::size_t k = 0; k < ch.size(); ++k) {
           const Value& v = val(k);

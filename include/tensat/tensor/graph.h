@@ -199,6 +199,12 @@ class Graph {
   Tensor merge(Tensor w, std::int64_t groups, std::int64_t count) {
     return add_op(Op::Merge, {num(groups), num(count), w.id});
   }
+  /// The Winograd F(2x2, 3x3) form of a 3x3 kernel w [C_out, C_in, 3, 3]: [16, C_out, C_in].
+  Tensor wino_weight(Tensor w) { return add_op(Op::WinoWeight, {w.id}); }
+  /// `conv2d(x, w, 1, 1, pad, act)` computed by Winograd F(2x2, 3x3), u = `wino_weight(w)`.
+  Tensor wino_conv2d(Tensor x, Tensor u, Padding pad = Padding::Same, Activation act = Activation::None) {
+    return add_op(Op::WinoConv2d, {num(static_cast<std::int64_t>(pad)), num(static_cast<std::int64_t>(act)), x.id, u.id});
+  }
 
   // Transformer extension.
   Tensor softmax(Tensor x, std::int64_t axis) { return add_op(Op::Softmax, {num(axis), x.id}); }

@@ -48,6 +48,10 @@ enum class Op : std::uint8_t {
   BatchNorm,  ///< (batchnorm x scale bias mean var): per channel (axis 1), inference mode
   Enlarge,    ///< (enlarge w ref): zero-pads kernel w to ref's kh x kw, centred
   Merge,      ///< (merge groups count w): grouped-conv weight for groups/count groups
+  // Winograd convolution F(2x2, 3x3) (Lavin & Gray, CVPR 2016): a 3x3 stride-1 conv2d of one
+  // group as 16 products over 4x4 input tiles, 2.25x fewer multiplies.
+  WinoWeight,  ///< (wino_weight w): w [C_out, C_in, 3, 3] -> [16, C_out, C_in], G w G^T per filter
+  WinoConv2d,  ///< (wino_conv2d pad act x u): conv2d 1 1 pad act x w, with u = (wino_weight w)
   Noop,       ///< (noop a b ...): joins several outputs into one root; costs nothing
   // Transformer extension.
   Softmax,    ///< (softmax axis x)
@@ -95,7 +99,8 @@ inline constexpr std::array<OpInfo, kNumOps> kOpInfo{{
     {"poolmax", 7, 7},    {"poolavg", 7, 7},      {"concat", 3, kVariadic},
     {"split", 3, 3},      {"split_0", 1, 1},      {"split_1", 1, 1},
     {"transpose", 2, 2},  {"reshape", 2, 2},      {"batchnorm", 5, 5},
-    {"enlarge", 2, 2},    {"merge", 3, 3},        {"noop", 2, kVariadic},
+    {"enlarge", 2, 2},    {"merge", 3, 3},        {"wino_weight", 1, 1},
+    {"wino_conv2d", 4, 4}, {"noop", 2, kVariadic},
     {"softmax", 2, 2},    {"layernorm", 3, 3},    {"broadcast", 2, 2},
     {"reduce_sum", 2, 2}, {"reduce_max", 2, 2},   {"reduce_mean", 2, 2},
     {"slice", 4, 4},      {"pad", 4, 4},          {"ewsub", 2, 2},

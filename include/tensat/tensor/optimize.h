@@ -108,6 +108,8 @@ struct OptimizeResult {
   std::size_t fusion_nodes_added = 0;
   /// Saturation ran the layout rules too (`OptimizeOptions::layouts`).
   bool layout_rules = false;
+  /// Saturation ran the Winograd rule too (`winograd_rules()`: the profile's `winograd`).
+  bool winograd_rules = false;
   /// The extracted program cost more than the original (a heuristic extraction can), so
   /// `optimized` is the original program.
   bool kept_original = false;
@@ -150,10 +152,14 @@ inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const Optimiz
                        (options.layouts == LayoutSearch::Auto && options.profile &&
                         has_foreign_layout_convolution(program, *options.profile));
   result.layout_rules = layouts;
-  if (layouts) {
-    std::vector<TensorRewrite> with_layouts = rules;
-    for (auto& rule : layout_rules()) with_layouts.push_back(std::move(rule));
-    runner.run(with_layouts);
+  result.winograd_rules = options.profile && options.profile->winograd;
+  if (layouts || result.winograd_rules) {
+    std::vector<TensorRewrite> with_extra = rules;
+    if (layouts)
+      for (auto& rule : layout_rules()) with_extra.push_back(std::move(rule));
+    if (result.winograd_rules)
+      for (auto& rule : winograd_rules()) with_extra.push_back(std::move(rule));
+    runner.run(with_extra);
   } else {
     runner.run(rules);
   }

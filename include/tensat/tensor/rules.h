@@ -607,6 +607,29 @@ inline std::vector<TensorRewrite> layout_rules() {
   return r;
 }
 
+/// The label of the Winograd rule.
+inline constexpr std::string_view kWinogradLabel = "winograd";
+
+/// Winograd F(2x2, 3x3) (Lavin & Gray, CVPR 2016), family `winograd`: a 3x3 stride-1
+/// convolution of one group becomes `wino_conv2d` of its transformed kernel (`wino_weight`): 16
+/// products over 4x4 input tiles, 2.25x fewer multiplies than the direct convolution's 36 per
+/// 2x2 outputs. The kernel transform is weight-only wherever the kernel is, so it is
+/// precomputed, as TASO precomputes `enlarge` and `merge`. One direction: a transformed weight
+/// does not name its kernel. Not in `all_rules()`: `optimize` adds it when the device profile's
+/// convolutions run directly (`DeviceProfile::winograd`: the reference executor's im2col
+/// products); cuDNN chooses Winograd itself inside `conv2d`.
+inline std::vector<TensorRewrite> winograd_rules() {
+  const TensorCondition three_by_three = [w = Var("?w")](const TensorEGraph& g, const Subst& s) {
+    const TensorInfo& k = info_of(g, s, w);
+    return k.rank() == 4 && k.dims[2] == 3 && k.dims[3] == 3;
+  };
+  std::vector<TensorRewrite> r;
+  r.push_back(tensor_rewrite("conv3x3-winograd", kWinogradLabel, "(conv2d 1 1 ?p ?a ?x ?w)",
+                             "(wino_conv2d ?p ?a ?x (wino_weight ?w))",
+                             internal::all_of(three_by_three, internal::one_group("?x", "?w"))));
+  return r;
+}
+
 /// Every rule: `single_pattern_rules()` then `multi_pattern_rules()`.
 inline std::vector<TensorRewrite> all_rules() {
   std::vector<TensorRewrite> r = single_pattern_rules();

@@ -196,6 +196,8 @@ class Inferrer {
       case Op::BatchNorm: return batchnorm();
       case Op::Enlarge: return enlarge();
       case Op::Merge: return merge();
+      case Op::WinoWeight: return wino_weight();
+      case Op::WinoConv2d: return wino_conv2d();
       case Op::Noop:
         for (std::size_t i = 0; i < c_.size(); ++i)
           if (c_[i]->kind != Kind::Tensor && c_[i]->kind != Kind::Outputs)
@@ -568,6 +570,36 @@ class Inferrer {
         return fail(fmt::format("batchnorm: parameter {} has shape {}, want {}", i, dims_to_string(c_[i]->dims),
                                 dims_to_string(want)));
     return like(0, all_weight_only());
+  }
+
+  bool wino_weight() {
+    if (!tensor(0)) return false;
+    const Dims& w = c_[0]->dims;
+    if (w.size() != 4 || w[2] != 3 || w[3] != 3)
+      return fail(fmt::format("wino_weight: kernel {} is not [C_out, C_in, 3, 3]", dims_to_string(w)));
+    if (c_[0]->layout != Layout::Contiguous) return fail("wino_weight: the kernel is stored channels_last");
+    like(0, c_[0]->weight_only);
+    out_.dims = Dims{16, w[0], w[1]};
+    return true;
+  }
+
+  /// (wino_conv2d pad act x u): x [N, C, H, W], u [16, O, C] -> [N, O, Ho, Wo], a 3x3 window of
+  /// stride 1.
+  bool wino_conv2d() {
+    std::int64_t pad = 0;
+    if (!integer(0, pad) || !activation(1) || !tensor(2) || !tensor(3) || !same_dtype(2, 3)) return false;
+    const Dims& x = c_[2]->dims;
+    const Dims& u = c_[3]->dims;
+    if (x.size() != 4 || u.size() != 3 || u[0] != 16)
+      return fail(fmt::format("wino_conv2d: input {} must have rank 4 and weight {} be [16, C_out, C_in]",
+                              dims_to_string(x), dims_to_string(u)));
+    if (u[2] != x[1])
+      return fail(fmt::format("wino_conv2d: input channels {} differ from the weight's {}", x[1], u[2]));
+    std::int64_t h = 0, wd = 0;
+    if (!window(x[2], 3, 1, pad, h) || !window(x[3], 3, 1, pad, wd)) return false;
+    like(2, both_weight_only(2, 3));
+    out_.dims = Dims{x[0], u[1], h, wd};
+    return true;
   }
 
   bool enlarge() {

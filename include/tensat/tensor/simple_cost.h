@@ -39,6 +39,12 @@ namespace tensor {
       const Dims& w = children[5]->dims;
       return 2 * n * static_cast<double>(w[1] * w[2] * w[3]) + (children[3]->value != 0 ? n : 0);
     }
+    case Op::WinoConv2d: {
+      const Dims& u = children[3]->dims;
+      const double tiles = static_cast<double>(out.dims[0] * ((out.dims[2] + 1) / 2) * ((out.dims[3] + 1) / 2));
+      return 2 * 16 * tiles * static_cast<double>(u[1] * u[2]) + tiles * static_cast<double>(32 * u[2] + 24 * u[1]) +
+             (children[1]->value != 0 ? n : 0);
+    }
     case Op::PoolMax: case Op::PoolAvg:
       return n * static_cast<double>(children[0]->value * children[1]->value);
     case Op::EwSub: case Op::EwDiv: return n;
