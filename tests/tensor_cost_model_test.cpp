@@ -1026,6 +1026,10 @@ TEST_CASE("cost_model: a Winograd convolution: 16 products per tile and the tran
   CHECK(k.work.flops == Approx(2 * 16 * tiles * 96 * 64 + tiles * (32 * 64 + 24 * 96) * p.weights.add));
   CHECK(k.work.bytes_read == Approx(4.0 * (2 * 64 * 28 * 27 + 16 * 96 * 64)));
   CHECK(k.work.bytes_written == Approx(4.0 * 2 * 96 * 28 * 27));
+  // The transformed tiles' round trips, 16 bytes a value, a phase after the roofline's.
+  CHECK(k.work.transform_bytes == Approx(16.0 * 16 * tiles * (64 + 96)));
+  const double roofline_us = roofline_time(k.work.flops, k.work.bytes(), p.peak(DType::F32, Unit::Vector), p).total_us;
+  CHECK(k.time.total_us == Approx(roofline_us + k.work.transform_bytes / (p.mem_bandwidth * p.eta_m) * 1e6));
   // VALID on 28 x 28: 26 x 26 outputs, 13 x 13 tiles; a ReLU adds n max.
   const KernelReport v = kernel(wino("f32", 28, 28, 1, 2));
   const double valid_tiles = 2.0 * 13 * 13, n = 2.0 * 96 * 26 * 26;

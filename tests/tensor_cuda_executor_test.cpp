@@ -122,7 +122,7 @@ TEST_CASE("cuda executor: reductions, softmax, normalizations, elementwise, smul
   require_same_on_gpu(g);
 }
 
-TEST_CASE("cuda executor: enlarge and merge, bf16 and f16 rounding") {
+TEST_CASE("cuda executor: enlarge, merge and Winograd, bf16 and f16 rounding") {
   Graph g;
   const auto x = g.input("x", {1, 4, 6, 6});
   const auto w = g.weight("w", {4, 2, 1, 1});
@@ -130,6 +130,8 @@ TEST_CASE("cuda executor: enlarge and merge, bf16 and f16 rounding") {
   const auto merged = g.merge(g.weight("m", {8, 2, 3, 3}), 2, 2);
   g.output(g.conv2d(x, big, 1, 1, Padding::Same));
   g.output(g.conv2d(x, merged, 1, 1, Padding::Same));
+  // Winograd: the weight transformed on the host, the convolution run there too.
+  g.output(g.wino_conv2d(x, g.wino_weight(g.weight("k", {5, 4, 3, 3})), Padding::Valid, Activation::Relu));
   require_same_on_gpu(g);
   for (DType dt : {DType::BF16, DType::F16}) {
     Graph h;
@@ -255,7 +257,9 @@ TEST_CASE("cuda executor: profile_cuda times every node") {
 
 TEST_CASE("cuda executor: the first applied instance of every rule agrees with the CPU") {
   std::size_t checked = 0;
-  for (const TensorRewrite& rule : all_rules()) {
+  std::vector<TensorRewrite> rules = all_rules();
+  for (auto& rule : winograd_rules()) rules.push_back(std::move(rule));
+  for (const TensorRewrite& rule : rules) {
     std::size_t n = 0;
     for (const RuleInstance& inst : find_rule_instances(rule)) {
       if (!inst.applied || n == 1) continue;

@@ -57,6 +57,12 @@ struct OpWork {
   /// result each read and written once more). A phase of its own: libraries run the transposes as
   /// separate kernels, so this traffic never overlaps the compute.
   double relayout_bytes = 0;
+  /// Bytes of a Winograd convolution's transformed tiles (`wino_conv2d`): the transformed input
+  /// and the products, 16 values per tile and channel, each written by one phase and read by the
+  /// next in f32 (16 bytes a value: fitted on the reference executor, whose transforms scatter
+  /// a tile's 16 values into 16 arrays). Phases of their own, at `mem_bandwidth`, like
+  /// `relayout_bytes`.
+  double transform_bytes = 0;
   DType dtype = DType::F32;
   Unit unit = Unit::Vector;
   /// Bytes/s of this kernel's memory traffic when not the profile's `mem_bandwidth`: a
@@ -68,7 +74,7 @@ struct OpWork {
 
   [[nodiscard]] double bytes() const noexcept { return bytes_read + bytes_written; }
   /// Every byte the kernel moves: R + W and the layout transposes around it.
-  [[nodiscard]] double bytes_moved() const noexcept { return bytes() + relayout_bytes; }
+  [[nodiscard]] double bytes_moved() const noexcept { return bytes() + relayout_bytes + transform_bytes; }
   /// Arithmetic intensity, flops per byte (infinite with no bytes).
   [[nodiscard]] double intensity() const noexcept {
     return bytes() > 0 ? flops / bytes() : std::numeric_limits<double>::infinity();
@@ -115,10 +121,10 @@ struct KernelTime {
   if (!work.kernel) return KernelTime{};
   const double peak = work.compute_rate > 0 ? work.compute_rate : p.peak(work.dtype, work.unit);
   KernelTime t = roofline_time(work.flops, work.bytes(), peak, p, work.bandwidth);
-  if (work.relayout_bytes > 0) {
-    const double relayout_us = work.relayout_bytes / (p.mem_bandwidth * p.eta_m) * 1e6;
-    t.memory_us += relayout_us;
-    t.total_us += relayout_us;
+  if (work.relayout_bytes + work.transform_bytes > 0) {
+    const double staged_us = (work.relayout_bytes + work.transform_bytes) / (p.mem_bandwidth * p.eta_m) * 1e6;
+    t.memory_us += staged_us;
+    t.total_us += staged_us;
     t.bound = t.compute_us > t.memory_us ? Bound::Compute : Bound::Memory;
   }
   return t;
@@ -149,7 +155,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// | exp / tanh / sigmoid / gelu | n·w.exp / w.tanh / w.sigmoid / w.gelu | input | vector |
 /// | matmul [.., M, K] x [.., K, N] | 2·B·M·N·K + n·w(act) | both | matrix if the profile has one for the dtype; M = 1: bytes at `gemv_rate(N)` |
 /// | conv2d, weight [C_out, C_in/g, kh, kw] | 2·n·(C_in/g)·kh·kw + n·w(act) | x, weight | as matmul; depthwise (C_in/g = 1, g > 1): vector at `window_rate` |
-/// | wino_conv2d, u [16, C_out, C_in], t tiles of 2x2 outputs | 2·16·t·C_out·C_in + t·(32·C_in + 24·C_out)·w.add·(GEMM peak / vector peak) + n·w(act) | x, u | as matmul |
+/// | wino_conv2d, u [16, C_out, C_in], t tiles of 2x2 outputs | 2·16·t·C_out·C_in + t·(32·C_in + 24·C_out)·w.add·(GEMM peak / vector peak) + n·w(act) | x, u; and 16·16·t·(C_in + C_out) bytes of transformed tiles, staged (`transform_bytes`) | as matmul |
 /// | poolmax / poolavg | n·kh·kw·w.max / n·(kh·kw·w.add + w.mul), + act | input | vector at `window_rate` (a window over the whole plane, none of it padding before: the vector peak) |
 /// | reduce_sum / reduce_max / reduce_mean | \|X\|·w.add / \|X\|·w.max / \|X\|·w.add + n·w.mul | input | vector |
 /// | softmax (rows r) | n·(w.max + 2·w.add + w.exp + w.mul) + r·w.div | input | vector |
@@ -234,7 +240,8 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
     case Op::WinoConv2d: {
       // 16 products over the tiles, on the GEMM's unit, and the two transforms on the vector
       // unit (per tile: 32 adds of an input channel, 24 of an output channel) counted at the
-      // GEMM unit's rate by the ratio of the peaks, so that one roofline term prices both.
+      // GEMM unit's rate by the ratio of the peaks, so that one roofline term prices both; the
+      // transformed tiles' round trips through memory are phases of their own (transform_bytes).
       const Dims& x = children[2]->dims;
       const Dims& u = children[3]->dims;
       const double tiles = static_cast<double>(out.dims[0] * ((out.dims[2] + 1) / 2) * ((out.dims[3] + 1) / 2));
@@ -243,6 +250,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       work.flops = 2 * 16 * tiles * static_cast<double>(u[1] * u[2]) +
                    transforms * profile.peak(out.dtype, work.unit) / profile.peak(out.dtype, Unit::Vector) +
                    n * detail::activation_weight(children[1]->value, w);
+      work.transform_bytes = 16.0 * 16 * tiles * static_cast<double>(x[1] + u[1]);
       if (children[2]->layout != profile.native_conv_layout(out.dtype))
         work.relayout_bytes = 2.0 * static_cast<double>(children[2]->bytes() + out.bytes());
       break;
