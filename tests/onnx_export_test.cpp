@@ -265,6 +265,11 @@ TEST_CASE("onnx export: errors name the problem") {
   Graph h;
   h.output(h.relu(h.input("x", {2}, DType::F16)));
   CHECK_THROWS_WITH(tonnx::export_model(h.program(), {}), Catch::Contains("f16"));
+  // A Winograd convolution whose transformed weight is not a wino_weight has no 3x3 kernel.
+  Graph wino;
+  wino.output(wino.wino_conv2d(wino.input("x", {1, 2, 5, 5}), wino.weight("u", {16, 3, 2})));
+  CHECK_THROWS_WITH(tonnx::export_model(wino.program(), {{"u", HostTensor({16, 3, 2})}}),
+                    Catch::Contains("is not a wino_weight"));
   tonnx::ExportOptions twice;
   twice.output_names = {"x"};  // the input's name
   CHECK_THROWS_AS(tonnx::export_model(program, w, twice), tonnx::ExportError);

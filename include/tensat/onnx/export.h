@@ -587,7 +587,11 @@ class Exporter {
       }
       case Op::WinoConv2d: {
         // ONNX has no Winograd convolution: the kernel back from U (L G = I, L the rows 0,
-        // 1 - 2 and 3 of the identity), w = L U L^T, then a plain 3x3 Conv.
+        // 1 - 2 and 3 of the identity), w = L U L^T, then a plain 3x3 Conv. Exact only for a U
+        // that wino_weight computed (precomputed or not); any other [16, O, C] tensor has no
+        // 3x3 kernel, and the Conv would compute something else.
+        if (p_[ch[3]].op() != Op::WinoWeight)
+          throw ExportError(where(i), "the transformed weight of a wino_conv2d is not a wino_weight: no 3x3 kernel to write");
         const Dims& u = dims(3);
         tensor::HostTensor l(Dims{3, 4}, std::vector<float>{1, 0, 0, 0, 0, 1, -1, 0, 0, 0, 0, 1});
         tensor::HostTensor lt(Dims{4, 3}, std::vector<float>{1, 0, 0, 0, 1, 0, 0, -1, 0, 0, 0, 1});
