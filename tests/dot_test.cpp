@@ -2,6 +2,8 @@
 // against the e-graph, extraction view or term it came from.
 #include <catch2/catch.hpp>
 
+#include "support/skip.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -367,8 +369,7 @@ TEST_CASE("dot: a RecExpr is drawn as its DAG, root doubled") {
 TEST_CASE("dot: a real extraction-gym e-graph and its tree-optimal extraction") {
   const fs::path file = kGym / "data" / "egg" / "math_simplify_add.json";
   if (!fs::exists(file)) {
-    WARN("skipped: " << file << " is absent (shared/ is not beside the checkout)");
-    return;
+    TENSAT_SKIP(file << " is absent (shared/ is not beside the checkout)");
   }
   const auto serialized = tensat::read_egraph_json(file.string());
   const ExtractionGraph graph = tensat::to_extraction_graph(serialized);

@@ -3,6 +3,8 @@
 // a brute-force optimum.
 #include <catch2/catch.hpp>
 
+#include "support/skip.h"
+
 #include <cmath>
 #include <random>
 
@@ -28,8 +30,7 @@ tensat::Extraction greedy_of(const std::string& path, bool local_search = true) 
 
 TEST_CASE("greedy_dag: on every extraction-gym file, valid, no worse than the tree choice's DAG cost, never below the optimum") {
   if (!gym::available()) {
-    WARN("skipped: " << gym::kDir << " is absent (shared/ is not beside the checkout)");
-    return;
+    TENSAT_SKIP(gym::kDir << " is absent (shared/ is not beside the checkout)");
   }
   std::size_t checked = 0, optimal = 0, proven = 0;
   double log_gap = 0;
@@ -62,8 +63,7 @@ TEST_CASE("greedy_dag: on every extraction-gym file, valid, no worse than the tr
 
 TEST_CASE("greedy_dag: the local search finds shared subterms that pay off only when several classes use them") {
   if (!gym::available()) {
-    WARN("skipped: " << gym::kDir << " is absent");
-    return;
+    TENSAT_SKIP(gym::kDir << " is absent");
   }
   // choice.json: every list element is g(x_i) (2) or f(i, S, B) (1) with S, B shared: 52 vs 37.
   CHECK(greedy_of("data/dummy_examples/choice.json", false).dag_cost == 52.0);

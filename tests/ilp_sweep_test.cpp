@@ -7,6 +7,8 @@
 // test can: that the optimum found and proven is ilp_best.
 #include <catch2/catch.hpp>
 
+#include "support/skip.h"
+
 #include "gym_oracles.h"
 
 #include <tensat/extract/greedy_dag.h>
@@ -15,8 +17,7 @@
 
 TEST_CASE("ilp: equals ilp_best on every proven extraction-gym file whose reference ILP took at most 30 s", "[slow]") {
   if (!gym::available()) {
-    WARN("skipped: " << gym::kDir << " is absent");
-    return;
+    TENSAT_SKIP(gym::kDir << " is absent");
   }
   if (!tensat::kHaveCbc) WARN("built without CBC: only the built-in backend runs (files under 500 nodes are required)");
   std::size_t checked = 0, proven = 0, slow = 0;

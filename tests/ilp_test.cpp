@@ -2,6 +2,8 @@
 // it, CBC, against brute force on random e-graphs and against extraction-gym's proven optima.
 #include <catch2/catch.hpp>
 
+#include "support/skip.h"
+
 #include <cmath>
 #include <limits>
 #include <random>
@@ -67,8 +69,7 @@ TEST_CASE("ilp: every backend equals the brute-force DAG optimum on random e-gra
 
 TEST_CASE("ilp: the built-in backend alone proves the optimum of every proven extraction-gym file under 500 nodes") {
   if (!gym::available()) {
-    WARN("skipped: " << gym::kDir << " is absent");
-    return;
+    TENSAT_SKIP(gym::kDir << " is absent");
   }
   std::size_t proven = 0;
   for (const auto& row : gym::rows()) {
@@ -86,8 +87,7 @@ TEST_CASE("ilp: the built-in backend alone proves the optimum of every proven ex
 
 TEST_CASE("ilp: the shared examples where heuristics miss") {
   if (!gym::available()) {
-    WARN("skipped: " << gym::kDir << " is absent");
-    return;
+    TENSAT_SKIP(gym::kDir << " is absent");
   }
   for (const IlpBackend backend : backends()) {
     INFO("backend " << tensat::to_string(backend));
@@ -128,8 +128,7 @@ TEST_CASE("ilp: the mandatory-class bound never exceeds the optimum, and counts 
 
 TEST_CASE("ilp: on a time limit, a valid extraction no worse than the heuristic and a bound below it") {
   if (!gym::available()) {
-    WARN("skipped: " << gym::kDir << " is absent");
-    return;
+    TENSAT_SKIP(gym::kDir << " is absent");
   }
   // fir_8_tap: the LP bound is far below the optimum (5936), hard for every backend.
   const auto graph = load("data/rover/fir_8_tap_5iteration_egraph.json");
