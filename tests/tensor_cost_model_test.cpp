@@ -937,13 +937,14 @@ TEST_CASE("device_profile: the executor's fields are optional in JSON and checke
   p.winograd = true;
   CHECK(profile_from_json(profile_to_json(p)).winograd);
   for (const char* key : {"fusion_overlap", "split_copies", "winograd", "gemv_bandwidth", "gemv_half_width",
-                          "cache_bandwidth", "cache_resident_bytes", "window_flops", "gemm_half_rows"}) {
+                          "cache_bandwidth", "cache_resident_bytes", "window_flops", "gemm_half_rows",
+                          "gemm_half_flops", "conv_flops", "conv_half_flops"}) {
     nlohmann::json doc = nlohmann::json::parse(profile_to_json(find_profile("h100-sxm")));
     doc.erase(key);
     CHECK(profile_from_json(doc.dump()) == find_profile("h100-sxm"));
     const std::string name = key;
     const bool number = name.rfind("gemv", 0) == 0 || name.rfind("cache_", 0) == 0 || name == "window_flops" ||
-                        name == "gemm_half_rows";
+                        name == "gemm_half_rows" || name.find("half_flops") != std::string::npos || name == "conv_flops";
     doc[key] = number ? nlohmann::json(-1.0) : nlohmann::json(1);
     try {
       (void)profile_from_json(doc.dump());
@@ -1210,4 +1211,56 @@ TEST_CASE("cost_model: a convolution off the device's native layout pays for the
   };
   CHECK(program_time(fused("channels_last"), h100) + 2 * (in_bytes + out_bytes) / (h100.mem_bandwidth * h100.eta_m) * 1e6 ==
         Approx(program_time(fused("contiguous"), h100)).epsilon(1e-9));
+}
+
+TEST_CASE("cost_model: a contraction of F flops computes at peak · F / (F + gemm_half_flops)") {
+  DeviceProfile p = find_profile("h100-sxm");
+  const auto kernel = [&](const std::string& program) {
+    const ProgramTime t = program_breakdown(parse_program(program), p);
+    REQUIRE(t.kernels.size() == 1);
+    return t.kernels[0];
+  };
+  const std::string conv = "(conv2d 1 1 0 0 (input x f32 (ints 1 64 56 56)) (weight w f32 (ints 64 64 3 3)))";
+  const std::string grouped = "(conv2d 1 1 0 0 (input x f32 (ints 1 64 56 56)) (weight w f32 (ints 64 8 3 3)))";
+  const std::string depthwise = "(conv2d 1 1 0 0 (input x f32 (ints 1 64 56 56)) (weight w f32 (ints 64 1 3 3)))";
+  const std::string matmul = "(matmul 0 (input a f32 (ints 64 1024)) (weight b f32 (ints 1024 1024)))";
+  const std::string transposed =
+      "(conv_transpose 2 2 0 0 0 0 1 (input x f32 (ints 1 32 20 20)) (weight w f32 (ints 32 16 2 2)))";
+  const double peak = p.vector_flops[0];
+  REQUIRE(p.gemm_half_flops == 0);  // no built-in profile models it
+  CHECK(kernel(conv).work.compute_rate == 0);
+  CHECK(p.contraction_fill(1e9) == 1.0);
+  p.gemm_half_flops = 2e9;
+  validate(p);
+  CHECK(p.contraction_fill(2e9) == 0.5);
+  for (const std::string& program : {conv, matmul, transposed}) {
+    INFO(program);
+    const auto k = kernel(program);
+    CHECK(k.work.compute_rate == Approx(peak * k.work.flops / (k.work.flops + 2e9)));
+    // The time is the roofline's with gemm_half_flops more flops: a fixed cost of h / peak.
+    CHECK(k.time.compute_us == Approx((k.work.flops + 2e9) / (peak * p.eta_c) * 1e6));
+  }
+  // A grouped convolution's row curve and the fill multiply; a depthwise one stays at the
+  // window rate (no product).
+  p.gemm_half_rows = 8;
+  const auto g = kernel(grouped);
+  CHECK(g.work.compute_rate == Approx(peak / 2 * g.work.flops / (g.work.flops + 2e9)));
+  CHECK(kernel(depthwise).work.compute_rate == p.window_rate(DType::F32));
+  // The field reads and writes back.
+  CHECK(profile_from_json(profile_to_json(p)).gemm_half_flops == 2e9);
+  // With conv_flops, windowed convolutions get their own curve; 1x1 ones and products keep the GEMM's.
+  p.gemm_half_rows = 0;
+  p.conv_flops = 5e12;
+  p.conv_half_flops = 1e8;
+  validate(p);
+  const auto c = kernel(conv);
+  CHECK(c.work.compute_rate == Approx(5e12 * c.work.flops / (c.work.flops + 1e8)));
+  const std::string pointwise = "(conv2d 1 1 0 0 (input x f32 (ints 1 64 56 56)) (weight w f32 (ints 64 64 1 1)))";
+  const auto q = kernel(pointwise);
+  CHECK(q.work.compute_rate == Approx(peak * q.work.flops / (q.work.flops + 2e9)));
+  const auto mm = kernel(matmul);
+  CHECK(mm.work.compute_rate == Approx(peak * mm.work.flops / (mm.work.flops + 2e9)));
+  CHECK(kernel(depthwise).work.compute_rate == p.window_rate(DType::F32));
+  const DeviceProfile back = profile_from_json(profile_to_json(p));
+  CHECK((back.conv_flops == 5e12 && back.conv_half_flops == 1e8));
 }

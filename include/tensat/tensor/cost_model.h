@@ -171,7 +171,11 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// | split, when the profile's `split_copies` | 0 | the input | — |
 /// | views (`is_view_op`), weight-only results, non-tensors | free | | |
 ///
-/// W is the result's bytes for every kernel.
+/// W is the result's bytes for every kernel. Where the profile has `gemm_half_flops`, a
+/// contraction (matmul, conv2d but a depthwise one, conv_transpose) of F flops computes at its
+/// rate · F / (F + gemm_half_flops) (`DeviceProfile::contraction_fill`); where it has
+/// `conv_flops`, a conv2d of one group or more with a window larger than 1x1 computes at
+/// conv_flops (times the group curve) · F / (F + conv_half_flops) instead.
 [[nodiscard]] inline OpWork op_work(const TensorNode& node, const TensorInfo& out, Span<const TensorInfo* const> children,
                                     const DeviceProfile& profile, Span<const double> read_bytes = {}) {
   OpWork work;
@@ -215,6 +219,8 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       work.unit = profile.gemm_unit(out.dtype);
       if (profile.gemv_bandwidth > 0 && out.dims.size() >= 2 && out.dims[out.dims.size() - 2] == 1)
         work.bandwidth = profile.gemv_rate(static_cast<double>(out.dims.back()));  // a matrix-vector product
+      if (profile.gemm_half_flops > 0)
+        work.compute_rate = profile.peak(out.dtype, work.unit) * profile.contraction_fill(work.flops);
       break;
     }
     case Op::Conv2d: {
@@ -232,6 +238,15 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
         // DeviceProfile::gemm_half_rows for why one group keeps the peak).
         const double rows = static_cast<double>(wd[0]) / static_cast<double>(x[1] / wd[1]);
         work.compute_rate = profile.gemm_rows_rate(out.dtype, work.unit, rows);
+      }
+      if (work.unit == profile.gemm_unit(out.dtype) && !(wd[1] == 1 && x[1] > 1) &&
+          (profile.gemm_half_flops > 0 || profile.conv_flops > 0)) {
+        // A product's rate at this size (gemm_half_flops); a windowed convolution on its own curve.
+        const bool windowed = wd[2] * wd[3] > 1 && profile.conv_flops > 0;
+        const double peak = profile.peak(out.dtype, work.unit);
+        const double rate = work.compute_rate > 0 ? work.compute_rate : peak;
+        work.compute_rate = (windowed ? rate * profile.conv_flops / peak : rate) *
+                            (windowed ? profile.convolution_fill(work.flops) : profile.contraction_fill(work.flops));
       }
       if (children[4]->layout != profile.native_conv_layout(out.dtype))
         work.relayout_bytes = 2.0 * static_cast<double>(children[4]->bytes() + out.bytes());
@@ -303,6 +318,8 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       const Dims& wd = children[8]->dims;
       work.flops = 2 * static_cast<double>(children[7]->elements()) * static_cast<double>(wd[1] * wd[2] * wd[3]);
       work.unit = profile.gemm_unit(out.dtype);
+      if (profile.gemm_half_flops > 0)
+        work.compute_rate = profile.peak(out.dtype, work.unit) * profile.contraction_fill(work.flops);
       break;
     }
     case Op::Resize: {

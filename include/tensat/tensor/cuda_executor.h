@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "tensat/core/recexpr.h"
+#include "tensat/tensor/calibrate_device.h"
+#include "tensat/tensor/device_profile.h"
 #include "tensat/tensor/executor.h"
 #include "tensat/tensor/node.h"
 
@@ -65,6 +67,30 @@ enum class CudaTiming {
 /// `execute_cuda` and `measure_cuda_ms` throw.
 [[nodiscard]] ProgramProfile profile_cuda(const RecExpr<TensorNode>& program, const Bindings& inputs, std::size_t runs,
                                           CudaTiming timing = CudaTiming::launched);
+
+/// What `measure_cuda_device` times: each kernel the difference between a chain of `2·chain`
+/// equal kernels and one of `chain`, over `chain`, each chain timed as `measure_cuda_ms` with
+/// `CudaTiming::graph` (the GPU's work, no host gaps) over `runs` runs.
+struct CudaCalibrationOptions {
+  std::size_t chain = 8;
+  std::size_t runs = 10;
+};
+
+/// Times the kernels `device_profile_from` fits a profile to (calibrate_device.h), f32, batch 1:
+/// a relu over 256 floats (the fixed cost of a kernel), an ewadd of 2^24 floats (bandwidth),
+/// products [M, K] x [K, K] for (M, K) = (16, 512), (64, 1024), (1024, 1024), (2048, 2048) and 1x1
+/// convolutions of C channels on C x S x S for (C, S) = (1024, 14), (256, 56) (the products'
+/// curve), one-group SAME 3x3 convolutions for (C, S) = (32, 56), (64, 56), (128, 56),
+/// (128, 28), (256, 28), (256, 14), (512, 14), (512, 7) (the convolutions' curve), a depthwise
+/// 3x3 convolution of 128 channels on 56 x 56, and a grouped one of 256 channels on 28 x 28 in
+/// groups of 8. Distinct
+/// weights per kernel of a chain, as a model's layers have. Seconds to a minute on a GPU. Throws
+/// what `measure_cuda_ms` throws.
+[[nodiscard]] DeviceMeasurements measure_cuda_device(const CudaCalibrationOptions& options = {});
+
+/// `device_profile_from(base, measure_cuda_device(options))`: a profile of this GPU as the CUDA
+/// executor runs it, over the datasheet profile `base` (e.g. `find_profile("h200")`).
+[[nodiscard]] DeviceProfile calibrate_cuda(const DeviceProfile& base, const CudaCalibrationOptions& options = {});
 
 }  // namespace tensor
 }  // namespace v0

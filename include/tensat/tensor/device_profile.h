@@ -156,6 +156,23 @@ struct DeviceProfile {
   /// measured no faster on this executor (the split copies its parts). 0: not modelled. JSON
   /// "gemm_half_rows", optional (0 when absent).
   double gemm_half_rows = 0;
+  /// A contraction (matmul, conv2d, conv_transpose; not a depthwise convolution) of F flops
+  /// computes at peak · F / (F + gemm_half_flops): a small problem cannot fill the device (a
+  /// batch-1 convolution leaves most of a GPU's multiprocessors idle, and a library call has a
+  /// fixed cost of its own), so its time is (F + gemm_half_flops) / peak, a fixed cost of
+  /// gemm_half_flops / peak seconds beyond the roofline's. Fitted by `calibrate_cuda` from timed
+  /// products and convolutions of several sizes (`fit_contraction_curve`). 0: not modelled.
+  /// JSON "gemm_half_flops", optional (0 when absent).
+  double gemm_half_flops = 0;
+  /// FLOP/s of a convolution of one group whose window is larger than 1x1, when not its unit's
+  /// peak, and the flops at which such a convolution reaches half of it (the curve of
+  /// `gemm_half_flops`, for these convolutions alone). A GPU's convolution library runs them with
+  /// kernels of their own (implicit GEMM, Winograd, FFT), far from its GEMM's rate at batch 1;
+  /// 1x1 convolutions are products and stay on the GEMM's curve. Fitted by `calibrate_cuda`.
+  /// 0: the unit's peak and `gemm_half_flops`. JSON "conv_flops" and "conv_half_flops",
+  /// optional (0 when absent).
+  double conv_flops = 0;
+  double conv_half_flops = 0;
   /// The layout the device's convolution kernels read and write natively, indexed by `DType`.
   /// A conv2d whose input is stored otherwise is run as the libraries run it: its input
   /// transposed into the native layout and its result back, in kernels of their own
@@ -190,6 +207,17 @@ struct DeviceProfile {
     const double p = peak(dtype, unit);
     return gemm_half_rows > 0 && rows > 0 ? p * rows / (rows + gemm_half_rows) : p;
   }
+  /// The fraction of its rate a contraction of `flops` reaches: flops / (flops + gemm_half_flops),
+  /// 1 when gemm_half_flops is 0.
+  [[nodiscard]] double contraction_fill(double flops) const noexcept {
+    return gemm_half_flops > 0 && flops > 0 ? flops / (flops + gemm_half_flops) : 1.0;
+  }
+  /// The same for a windowed convolution on its own curve (`conv_flops` set): flops / (flops +
+  /// conv_half_flops); `contraction_fill` when `conv_flops` is 0.
+  [[nodiscard]] double convolution_fill(double flops) const noexcept {
+    if (conv_flops <= 0) return contraction_fill(flops);
+    return conv_half_flops > 0 && flops > 0 ? flops / (flops + conv_half_flops) : 1.0;
+  }
   /// Bytes/s at which a matrix-vector product with an output of `width` elements streams its
   /// matrix: gemv_bandwidth · width / (width + gemv_half_width), or `mem_bandwidth` when
   /// gemv_bandwidth is 0.
@@ -219,7 +247,9 @@ struct DeviceProfile {
            a.split_copies == b.split_copies && a.winograd == b.winograd && a.gemv_bandwidth == b.gemv_bandwidth &&
            a.gemv_half_width == b.gemv_half_width && a.cache_bandwidth == b.cache_bandwidth &&
            a.cache_resident_bytes == b.cache_resident_bytes && a.window_flops == b.window_flops &&
-           a.gemm_half_rows == b.gemm_half_rows && a.conv_layout == b.conv_layout;
+           a.gemm_half_rows == b.gemm_half_rows &&
+           a.gemm_half_flops == b.gemm_half_flops && a.conv_flops == b.conv_flops &&
+           a.conv_half_flops == b.conv_half_flops && a.conv_layout == b.conv_layout;
   }
   friend bool operator!=(const DeviceProfile& a, const DeviceProfile& b) noexcept { return !(a == b); }
 };
@@ -274,6 +304,9 @@ inline void validate(const DeviceProfile& p) {
   check_profile_number("cache_resident_bytes", p.cache_resident_bytes, false);
   check_profile_number("window_flops", p.window_flops, false);
   check_profile_number("gemm_half_rows", p.gemm_half_rows, false);
+  check_profile_number("gemm_half_flops", p.gemm_half_flops, false);
+  check_profile_number("conv_flops", p.conv_flops, false);
+  check_profile_number("conv_half_flops", p.conv_half_flops, false);
   detail::for_each_weight(p.weights, [](std::string_view key, double v) {
     detail::check_profile_number(fmt::format("op_weights.{}", key), v, false);
   });
@@ -311,6 +344,9 @@ inline void validate(const DeviceProfile& p) {
   doc["cache_resident_bytes"] = p.cache_resident_bytes;
   doc["window_flops"] = p.window_flops;
   doc["gemm_half_rows"] = p.gemm_half_rows;
+  doc["gemm_half_flops"] = p.gemm_half_flops;
+  doc["conv_flops"] = p.conv_flops;
+  doc["conv_half_flops"] = p.conv_half_flops;
   nlohmann::ordered_json conv_layout = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < 3; ++i)
     conv_layout[std::string(detail::kProfileDtypes[i])] = std::string(layout_name(p.conv_layout[i]));
@@ -376,7 +412,7 @@ std::string profile_string(const Json& obj, const std::string& path, std::string
 
 /// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies",
 /// "winograd", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes",
-/// "window_flops", "gemm_half_rows" and "conv_layout" (added later; true, false, 0 for the numbers and all
+/// "window_flops", "gemm_half_rows", "gemm_half_flops", "conv_flops", "conv_half_flops" and "conv_layout" (added later; true, false, 0 for the numbers and all
 /// contiguous when absent),
 /// unknown fields are rejected (a typo would otherwise silently keep a default),
 /// numbers must be finite and non-negative, and the result must pass `validate`. Throws
@@ -389,7 +425,7 @@ template <class Json>
                       {"name", "kind", "description", "peak_flops", "mem_bandwidth", "cache_bytes", "launch_overhead",
                        "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies", "winograd",
                        "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "window_flops", "gemm_half_rows",
-                       "conv_layout"});
+                       "gemm_half_flops", "conv_flops", "conv_half_flops", "conv_layout"});
   DeviceProfile p;
   p.name = profile_string(doc, "", "name");
   p.kind = profile_string(doc, "", "kind");
@@ -423,7 +459,9 @@ template <class Json>
   for (auto [key, number] : {std::pair{"gemv_bandwidth", &p.gemv_bandwidth}, std::pair{"gemv_half_width", &p.gemv_half_width},
                              std::pair{"cache_bandwidth", &p.cache_bandwidth},
                              std::pair{"cache_resident_bytes", &p.cache_resident_bytes},
-                             std::pair{"window_flops", &p.window_flops}, std::pair{"gemm_half_rows", &p.gemm_half_rows}})
+                             std::pair{"window_flops", &p.window_flops}, std::pair{"gemm_half_rows", &p.gemm_half_rows},
+                             std::pair{"gemm_half_flops", &p.gemm_half_flops},
+                             std::pair{"conv_flops", &p.conv_flops}, std::pair{"conv_half_flops", &p.conv_half_flops}})
     if (doc.find(key) != doc.end()) *number = profile_number(doc, "", key);
   if (doc.find("conv_layout") != doc.end()) {
     const Json& table = profile_object(profile_member(doc, "", "conv_layout"), "conv_layout");

@@ -1,0 +1,143 @@
+// Fitting a GPU profile to measured kernels (tensat/tensor/calibrate_device.h), without a GPU:
+// measurements made from known parameters are fitted back to them, the fitted profile predicts
+// the measured contractions, and the recorded measurements of a real GPU refit to the profile
+// of record committed beside them.
+#include <catch2/catch.hpp>
+
+#include "support/skip.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <tensat/tensor.h>
+#include <tensat/tensor/calibrate_device.h>
+
+using namespace tensat::tensor;
+
+namespace {
+
+constexpr double kPeak = 50e12, kHalf = 1e9, kKernel = 2.5e-6, kBandwidth = 4e12;
+constexpr double kConvPeak = 5e12, kConvHalf = 2e7;  // 3x3 convolutions: their own, slower curve
+
+/// The seconds a product of `flops` takes on the synthetic device: kernel + (F + h) / P.
+double synthetic_seconds(double flops) { return kKernel + (flops + kHalf) / kPeak; }
+/// The seconds a 3x3 convolution of `flops` takes on it.
+double synthetic_conv_seconds(double flops) { return kKernel + (flops + kConvHalf) / kConvPeak; }
+
+ContractionSample sample(const std::string& what, double flops) { return {what, flops, synthetic_seconds(flops)}; }
+
+DeviceMeasurements synthetic() {
+  DeviceMeasurements m;
+  m.device = "synthetic";
+  m.kernel_seconds = kKernel;
+  m.bandwidth = kBandwidth;
+  // Products of 64x1024x1024 and the like, and 3x3 convolutions of 32 channels on 56x56 and the
+  // like (their flops as calibrate counts them).
+  for (double flops : {2.0 * 64 * 1024 * 1024, 2.0 * 1024 * 14 * 14 * 1024, 2.0 * 2048 * 2048 * 2048})
+    m.products.push_back(sample("p", flops));
+  for (double flops : {2.0 * 32 * 56 * 56 * 32 * 9, 2.0 * 128 * 28 * 28 * 128 * 9, 2.0 * 512 * 14 * 14 * 512 * 9})
+    m.convolutions.push_back({"c", flops, synthetic_conv_seconds(flops)});
+  m.depthwise = {"depthwise", 2.0 * 128 * 56 * 56 * 9, kKernel + 2.0 * 128 * 56 * 56 * 9 / 2e12};
+  m.grouped_rows = 8;
+  const double grouped_flops = 2.0 * 256 * 28 * 28 * 8 * 9;
+  // Half the convolutions' rate at its flops: gemm_half_rows = 8.
+  m.grouped = {"grouped", grouped_flops, kKernel + 2 * (grouped_flops + kConvHalf) / kConvPeak};
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("calibrate_device: the contraction curve fitted to exact samples is the one they came from") {
+  const DeviceMeasurements m = synthetic();
+  const ContractionCurve c = fit_contraction_curve(m.products, kKernel);
+  CHECK(c.peak == Approx(kPeak).epsilon(1e-9));
+  CHECK(c.half_flops == Approx(kHalf).epsilon(1e-6));
+  const ContractionCurve conv = fit_contraction_curve(m.convolutions, kKernel);
+  CHECK(conv.peak == Approx(kConvPeak).epsilon(1e-9));
+  CHECK(conv.half_flops == Approx(kConvHalf).epsilon(1e-6));
+}
+
+TEST_CASE("calibrate_device: a curve that would need a negative fixed cost goes through the origin") {
+  // Every sample at exactly 40 TFLOP/s plus less than the kernel cost: no fixed cost is left.
+  std::vector<ContractionSample> samples;
+  for (double f : {1e8, 1e9, 1e10}) samples.push_back({"c", f, f / 40e12 + 1e-6});
+  const ContractionCurve c = fit_contraction_curve(samples, 2e-6);
+  CHECK(c.half_flops == 0);
+  CHECK(c.peak > 0);
+}
+
+TEST_CASE("calibrate_device: too few usable samples are a ProfileError") {
+  CHECK_THROWS_AS(fit_contraction_curve({}, 0), ProfileError);
+  CHECK_THROWS_AS(fit_contraction_curve({{"a", 1e9, 1e-3}, {"b", 1e9, 2e-3}}, 0), ProfileError);  // one size
+  // Samples no longer than the kernel's fixed cost carry no rate.
+  CHECK_THROWS_AS(fit_contraction_curve({{"a", 1e9, 1e-6}, {"b", 2e9, 1e-6}}, 2e-6), ProfileError);
+  DeviceMeasurements m = synthetic();
+  m.kernel_seconds = 0;
+  CHECK_THROWS_AS(device_profile_from(find_profile("h100-sxm"), m), ProfileError);
+}
+
+TEST_CASE("calibrate_device: the fitted profile sets what the measurements say and keeps the rest of its base") {
+  const DeviceProfile base = find_profile("h200-sxm");
+  const DeviceProfile p = device_profile_from(base, synthetic());
+  CHECK(p.name == "h200-sxm-calibrated");
+  CHECK(p.launch_overhead == kKernel);
+  CHECK(p.mem_latency == 0);
+  CHECK(p.mem_bandwidth == kBandwidth);
+  CHECK(p.eta_c == 1.0);
+  CHECK(p.eta_m == 1.0);
+  CHECK(p.vector_flops[0] == Approx(kPeak));
+  CHECK(p.gemm_half_flops == Approx(kHalf).epsilon(1e-6));
+  CHECK(p.conv_flops == Approx(kConvPeak).epsilon(1e-9));
+  CHECK(p.conv_half_flops == Approx(kConvHalf).epsilon(1e-6));
+  CHECK(p.window_flops == Approx(2e12));
+  CHECK(p.gemm_half_rows == Approx(8.0).epsilon(1e-6));
+  CHECK_FALSE(p.fusion_overlap);
+  // The peaks not measured keep what base predicted (base's eta_c folded in).
+  CHECK(p.matrix_flops[1] == Approx(base.matrix_flops[1] * base.eta_c));
+  CHECK(p.vector_flops[2] == Approx(base.vector_flops[2] * base.eta_c));
+  CHECK(p.conv_layout == base.conv_layout);
+  CHECK(p.weights == base.weights);
+  CHECK(profile_from_json(profile_to_json(p)) == p);
+}
+
+TEST_CASE("calibrate_device: the fitted profile predicts the measured convolutions, each on its curve") {
+  const DeviceProfile p = device_profile_from(find_profile("h100-sxm"), synthetic());
+  for (std::int64_t k : {1, 3})
+    for (auto [channels, size] : {std::pair<std::int64_t, std::int64_t>{64, 56}, {128, 28}, {512, 7}}) {
+      INFO(k << "x" << k << ", " << channels << " channels, " << size << "x" << size);
+      Graph g;
+      const Tensor x = g.input("x", {1, channels, size, size});
+      g.output(g.conv2d(x, g.weight("w", {channels, channels, k, k}), 1, 1, Padding::Same));
+      const double flops = 2.0 * static_cast<double>(channels * size * size * channels * k * k);
+      const ProgramTime t = program_breakdown(g.program(), p);
+      // launch + (F + h) / P on the products' curve (1x1) or the convolutions' (3x3): what was
+      // measured (compute-bound at these sizes but the 1x1 on 56x56, whose bytes take longer).
+      const double expected = k == 1 ? synthetic_seconds(flops) : synthetic_conv_seconds(flops);
+      if (t.kernels.at(0).time.bound == Bound::Compute) CHECK(t.total_us * 1e-6 == Approx(expected).epsilon(1e-6));
+      CHECK(t.total_us * 1e-6 >= Approx(expected).epsilon(1e-6));
+    }
+  // A grouped convolution of 8 channels a group runs at half the convolutions' curve.
+  Graph g;
+  g.output(g.conv2d(g.input("x", {1, 256, 28, 28}), g.weight("w", {256, 8, 3, 3}), 1, 1, Padding::Same));
+  const double flops = 2.0 * 256 * 28 * 28 * 8 * 9;
+  CHECK(program_breakdown(g.program(), p).total_us * 1e-6 ==
+        Approx(kKernel + 2 * (flops + kConvHalf) / kConvPeak).epsilon(1e-6));
+}
+
+TEST_CASE("calibrate_device: measurements read back from their JSON, and bad JSON is a ProfileError") {
+  const DeviceMeasurements m = synthetic();
+  CHECK(measurements_from_json(measurements_to_json(m).dump()) == m);
+  CHECK_THROWS_AS(measurements_from_json("{"), ProfileError);
+  CHECK_THROWS_AS(measurements_from_json("[]"), ProfileError);
+  CHECK_THROWS_AS(measurements_from_json(R"({"kernel_seconds": 1e999})"), ProfileError);
+  nlohmann::json doc = nlohmann::json::parse(measurements_to_json(m).dump());
+  doc["convolutions"][1]["seconds"] = -1.0;
+  try {
+    (void)measurements_from_json(doc.dump());
+    FAIL("no exception");
+  } catch (const ProfileError& e) {
+    CHECK(e.field() == "convolutions[1].seconds");
+  }
+}
