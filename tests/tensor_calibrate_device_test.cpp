@@ -141,3 +141,24 @@ TEST_CASE("calibrate_device: measurements read back from their JSON, and bad JSO
     CHECK(e.field() == "convolutions[1].seconds");
   }
 }
+
+TEST_CASE("calibrate_device: the H200 profile of record is the fit of the measurements committed beside it") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(__FILE__).parent_path().parent_path() / "bench" / "profiles";
+  const auto read = [](const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    REQUIRE(in);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  const DeviceMeasurements m = measurements_from_json(read(dir / "h200-measurements.json"));
+  const DeviceProfile recorded = profile_from_json(read(dir / "h200-calibrated.json"));
+  CHECK(device_profile_from(find_profile("h200-sxm"), m) == recorded);
+  // What the fit found there, in the ranges the measurements show: a 2048^3 product at 50
+  // TFLOP/s, 3x3 convolutions of 231 MFLOP at 4-8 TFLOP/s, a kernel's fixed cost of 1-2 us.
+  CHECK((recorded.vector_flops[0] > 30e12 && recorded.vector_flops[0] < 67e12));
+  CHECK((recorded.conv_flops > 0 && recorded.conv_flops < recorded.vector_flops[0]));
+  CHECK((recorded.launch_overhead > 0.5e-6 && recorded.launch_overhead < 5e-6));
+  CHECK_FALSE(recorded.fusion_overlap);
+}
