@@ -4,9 +4,14 @@
 
 #include "support/skip.h"
 
+#include <chrono>
+#include <csignal>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "gym_oracles.h"
 #include "math/math_language.h"
@@ -197,3 +202,97 @@ TEST_CASE("ilp: on saturated math e-graphs, the two exact backends agree, and th
     CHECK(egraph.find(*found) == egraph.find(runner.roots().front()));
   }
 }
+
+TEST_CASE("ilp: CBC stopped by its time limit never takes the process down; a failure is reported in the note") {
+  // CBC 2.10 segfaulted in CglPreProcess::postProcess on this file when its time limit stopped
+  // it (a few milliseconds to a few tens of them, depending on the machine): every limit in
+  // that range, with the backends that run CBC.
+  if (!tensat::kHaveCbc) {
+    TENSAT_SKIP("this build has no CBC");
+  }
+  if (!gym::available()) {
+    TENSAT_SKIP(gym::kDir << " is absent");
+  }
+  const auto graph = load("test_data/crafted/lots_of_paths_through_cycle.json");
+  const auto optimum = exact(graph, IlpBackend::BuiltIn);
+  REQUIRE(optimum.status == tensat::ExtractionStatus::Optimal);
+  for (const IlpBackend backend : {IlpBackend::Cbc, IlpBackend::Auto})
+    for (const double seconds : {0.0, 0.001, 0.002, 0.005, 0.008, 0.01, 0.015, 0.02, 0.05}) {
+      INFO("backend " << tensat::to_string(backend) << ", " << seconds << " s");
+      const auto result = exact(graph, backend, seconds);
+      REQUIRE_FALSE(tensat::check_extraction(graph, result.choice).has_value());
+      CHECK(gym::at_least(result.dag_cost, optimum.dag_cost));
+      CHECK(gym::at_least(optimum.dag_cost, result.lower_bound));
+      if (!result.note.empty()) CHECK(result.note.rfind("CBC failed (", 0) == 0);
+    }
+}
+
+#if TENSAT_HAS_FORK
+TEST_CASE("ilp: run_in_child passes messages back and contains a child that crashes, aborts, throws or hangs") {
+  using Clock = std::chrono::steady_clock;
+  const auto soon = [] { return Clock::now() + std::chrono::seconds(20); };
+  auto run = tensat::detail::run_in_child(
+      [](const auto& send) {
+        send("first", false);
+        send(std::string(100'000, 'x'), false);  // more than a pipe holds at once
+        send("done", true);
+      },
+      soon());
+  CHECK(run.finished);
+  CHECK(run.failure.empty());
+  CHECK(run.message == "done");
+
+  run = tensat::detail::run_in_child(
+      [](const auto& send) {
+        send("best so far", false);
+        std::abort();
+      },
+      soon());
+  CHECK_FALSE(run.finished);
+  CHECK(run.message == "best so far");
+  CHECK(run.failure.find("SIGABRT") != std::string::npos);
+
+  // A segfault: under AddressSanitizer its handler ends the child with status 1 instead.
+  run = tensat::detail::run_in_child([](const auto&) { std::raise(SIGSEGV); }, soon());
+  CHECK_FALSE(run.finished);
+  CHECK(run.message.empty());
+  CHECK_FALSE(run.failure.empty());
+
+  run = tensat::detail::run_in_child([](const auto&) { throw tensat::Error("no model"); }, soon());
+  CHECK_FALSE(run.finished);
+  CHECK(run.failure.find("no model") != std::string::npos);
+
+  run = tensat::detail::run_in_child(
+      [](const auto& send) {
+        send("partial", false);
+        for (;;) ::pause();
+      },
+      Clock::now() + std::chrono::milliseconds(100));
+  CHECK_FALSE(run.finished);
+  CHECK(run.message == "partial");
+  CHECK(run.failure.find("killed") != std::string::npos);
+
+  run = tensat::detail::run_in_child([](const auto&) {}, soon());  // exits, says nothing
+  CHECK_FALSE(run.finished);
+  CHECK_FALSE(run.failure.empty());
+}
+#endif
+
+#if defined(TENSAT_HAS_CBC) && TENSAT_HAS_CBC
+TEST_CASE("ilp: when CBC aborts, the contained solver returns the start and why") {
+  // Clp asserts |objective coefficient| < 1e25 and aborts.
+  //   root = {b(x) 1, c 5e30}, x = {a 1e30, d(x) 1}
+  const ExtractionGraph g(2, {0, 0, 1, 1}, {1, 5e30, 1e30, 1}, {0, 1, 1, 1, 2}, {1, 1}, {0});
+  const auto problem = tensat::DagProblem::reduce(g, tensat::extract_greedy_dag(g));
+  tensat::DagSolution start;
+  start.choice = problem.incumbent;
+  start.cost = problem.incumbent_cost;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  const auto run = tensat::detail::solve_cbc_contained(problem, start, deadline, deadline, 10, 1);
+  INFO(run.failure);
+  CHECK(run.failure.find("crashed (SIGABRT)") != std::string::npos);
+  CHECK(run.failure.find("1.0e25") != std::string::npos);  // Clp's assertion, quoted
+  CHECK(run.solution.choice == start.choice);
+  CHECK_FALSE(run.solution.optimal);
+}
+#endif

@@ -5,7 +5,7 @@
 //   {"name":"data/dummy_examples/choice.json","extractor":"ilp","tree":...,"dag":37.0,...}
 //
 // Exit status: 0 on success, 2 on bad input (one line on stderr, "tensat-extract: <reason>"),
-// 1 if the extraction fails its re-check (an internal bug).
+// 1 if the extraction fails its re-check (an internal bug). When CBC fails and the built-in solver takes over, the line carries a "note".
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -16,6 +16,7 @@
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -39,7 +40,7 @@ constexpr const char* kUsage =
     "Extracts a term from an egraph-serialize JSON file and prints one JSON line:\n"
     "  {\"name\": FILE, \"extractor\": ..., \"tree\": <tree cost>, \"dag\": <DAG cost>,\n"
     "   \"micros\": <extractor time>, \"status\": \"optimal\"|\"feasible\", \"lower_bound\": <number|null>,\n"
-    "   \"backend\": ... (ilp only)}\n"
+    "   \"backend\": ... (ilp only), \"note\": ... (only if a solver failed and another took over)}\n"
     "\n"
     "Extractors:\n"
     "  tree         tree-optimal (shared subterms paid per use); exact\n"
@@ -242,6 +243,7 @@ int run(const Options& options) {
   line["status"] = result.status == tensat::ExtractionStatus::Optimal ? "optimal" : "feasible";
   line["lower_bound"] = number_or_null(result.lower_bound);
   if (options.extractor == "ilp") line["backend"] = tensat::to_string(options.backend);
+  if (!result.note.empty()) line["note"] = result.note;
   std::cout << line.dump() << '\n' << std::flush;
   return 0;
 }

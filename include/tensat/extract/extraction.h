@@ -34,6 +34,9 @@ struct Extraction {
   /// A proven lower bound on the optimum of the extractor's objective (equal to the cost when
   /// Optimal; -infinity when the extractor proves nothing, as heuristics do).
   double lower_bound = -std::numeric_limits<double>::infinity();
+  /// Empty, or what the caller should know about how the result came about, in one line: e.g.
+  /// that an exact extractor's solver backend failed and another one took over (`extract_ilp`).
+  std::string note;
 };
 
 /// Why `choice` is not a valid extraction of `graph`, or nothing if it is: every root and every
