@@ -280,7 +280,8 @@ TEST_CASE("ilp: run_in_child passes messages back and contains a child that cras
 
 #if defined(TENSAT_HAS_CBC) && TENSAT_HAS_CBC
 TEST_CASE("ilp: when CBC aborts, the contained solver returns the start and why") {
-  // Clp asserts |objective coefficient| < 1e25 and aborts.
+  // Clp asserts |objective coefficient| < 1e25 and aborts: the model handed to solve_cbc as is
+  // (extract_ilp scales such costs down first; see the next test).
   //   root = {b(x) 1, c 5e30}, x = {a 1e30, d(x) 1}
   const ExtractionGraph g(2, {0, 0, 1, 1}, {1, 5e30, 1e30, 1}, {0, 1, 1, 1, 2}, {1, 1}, {0});
   const auto problem = tensat::DagProblem::reduce(g, tensat::extract_greedy_dag(g));
@@ -296,3 +297,72 @@ TEST_CASE("ilp: when CBC aborts, the contained solver returns the start and why"
   CHECK_FALSE(run.solution.optimal);
 }
 #endif
+
+TEST_CASE("ilp: costs of any finite magnitude, 1e25 and up, positive or negative, give the exact optimum") {
+  // Random e-graphs with their costs multiplied by 2^k (exact), so that the brute-force optimum
+  // scales exactly: CBC's LP aborted on coefficients of 1e25 or more, and sums near the largest
+  // double overflowed.
+  for (const IlpBackend backend : backends())
+    for (const int k : {80, 300, 1000}) {
+      std::mt19937 rng(23);
+      std::size_t solved = 0;
+      for (int trial = 0; trial < 30; ++trial) {
+        const bool negative = trial % 3 == 2;
+        const auto g = tensat::detail::with_shifted_costs(
+            gym::random_graph(rng, 2 + trial % 6, negative ? -6 : 1, 10, trial % 4 == 0), -k);
+        const double best = gym::brute_force_dag(g);
+        if (!std::isfinite(best)) continue;
+        INFO("backend " << tensat::to_string(backend) << ", 2^" << k << ", trial " << trial);
+        const auto result = exact(g, backend);
+        REQUIRE_FALSE(tensat::check_extraction(g, result.choice).has_value());
+        CHECK(result.status == tensat::ExtractionStatus::Optimal);
+        CHECK(result.dag_cost == best);
+        CHECK(result.lower_bound == result.dag_cost);
+        CHECK(result.note.empty());
+        ++solved;
+      }
+      CHECK(solved > 15);
+    }
+
+  // Nodes costing +infinity are never chosen; -infinity has no minimum.
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  //   root = {f(x) 1, g inf}, x = {a inf, b 1e30}
+  const ExtractionGraph with_inf(2, {0, 0, 1, 1}, {1, inf, inf, 1e30}, {0, 1, 1, 1, 1}, {1}, {0});
+  const ExtractionGraph with_minus_inf(2, {0, 0, 1, 1}, {1, 2, -inf, 3}, {0, 1, 1, 1, 1}, {1}, {0});
+  for (const IlpBackend backend : backends()) {
+    INFO("backend " << tensat::to_string(backend));
+    const auto result = exact(with_inf, backend);
+    CHECK(result.status == tensat::ExtractionStatus::Optimal);
+    CHECK(result.dag_cost == 1 + 1e30);
+    CHECK(result.choice == std::vector<std::uint32_t>{0, 3});
+    try {
+      exact(with_minus_inf, backend);
+      FAIL("no CostError");
+    } catch (const tensat::CostError& e) {
+      CHECK(e.node() == 2);
+    }
+  }
+}
+
+TEST_CASE("ilp: a DAG cost that overflows a double is a CostError, never an optimal infinity") {
+  // root = f(x, y), x = a, y = b, each costing 1e308: every extraction's DAG cost is 3e308.
+  const ExtractionGraph g(3, {0, 1, 2}, {1e308, 1e308, 1e308}, {0, 2, 2, 2}, {1, 2}, {0});
+  for (const IlpBackend backend : backends()) {
+    INFO("backend " << tensat::to_string(backend));
+    CHECK_THROWS_AS(exact(g, backend), tensat::Error);
+    try {
+      exact(g, backend);
+    } catch (const tensat::CostError& e) {
+      CHECK(e.node() == ExtractionGraph::kNone);
+      CHECK(std::string(e.what()).find("overflows a double") != std::string::npos);
+    }
+  }
+  // Where one extraction overflows and another does not, the one that does not.
+  //   root = {f(x, y) 1e308, g 1}, as above
+  const ExtractionGraph either(3, {0, 0, 1, 2}, {1e308, 1, 1e308, 1e308}, {0, 2, 2, 2, 2}, {1, 2}, {0});
+  for (const IlpBackend backend : backends()) {
+    const auto result = exact(either, backend);
+    CHECK(result.status == tensat::ExtractionStatus::Optimal);
+    CHECK(result.dag_cost == 1.0);
+  }
+}

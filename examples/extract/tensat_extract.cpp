@@ -4,8 +4,9 @@
 //   tensat-extract --extractor ilp data/dummy_examples/choice.json
 //   {"name":"data/dummy_examples/choice.json","extractor":"ilp","tree":...,"dag":37.0,...}
 //
-// Exit status: 0 on success, 2 on bad input (one line on stderr, "tensat-extract: <reason>"),
-// 1 if the extraction fails its re-check (an internal bug). When CBC fails and the built-in solver takes over, the line carries a "note".
+// Exit status: 0 on success, 2 on bad input (one line on stderr, "tensat-extract: <reason>"; a
+// cost that overflows a double is bad input), 1 if the extraction fails its re-check (an
+// internal bug). When CBC fails and the built-in solver takes over, the line carries a "note".
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -211,6 +212,13 @@ int run(const Options& options) {
     ilp.backend = options.backend;
     result = tensat::extract_ilp(graph, ilp);
   }
+
+  // JSON has no infinity (it would print null): a cost a double cannot hold is bad input.
+  for (const auto& [objective, cost] : {std::pair<const char*, double>{"DAG", result.dag_cost},
+                                        std::pair<const char*, double>{"tree", result.tree_cost}})
+    if (!std::isfinite(cost))
+      throw BadInput{options.file + ": the " + objective + " cost of the " + options.extractor +
+                     " extraction is not finite (its node costs overflow a double)"};
 
   if (const auto problem = tensat::check_extraction(graph, result.choice)) {
     std::fprintf(stderr, "tensat-extract: internal error: the %s extraction is invalid: %s\n",

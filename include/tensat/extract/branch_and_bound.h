@@ -72,7 +72,10 @@ class DagBranchAndBound {
 
  private:
   [[nodiscard]] double bound() const { return decided_ + open_min_ + free_negative_; }
-  [[nodiscard]] double slack() const { return 1e-9 * std::max(1.0, std::abs(best_cost_)); }
+  // Relative tolerance of "cheaper"; none while there is no finite incumbent (inf - inf is NaN).
+  [[nodiscard]] double slack() const {
+    return std::isfinite(best_cost_) ? 1e-9 * std::max(1.0, std::abs(best_cost_)) : 0.0;
+  }
 
   void require(std::uint32_t c) {
     if (refs_[c]++ != 0) return;

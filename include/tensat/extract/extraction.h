@@ -39,6 +39,24 @@ struct Extraction {
   std::string note;
 };
 
+/// Node costs an extractor cannot work with: `node()` is the offending node of the
+/// ExtractionGraph (`ExtractionGraph::kNone` when no single node is to blame, e.g. a total that
+/// overflows a double), `reason()` the message without the position.
+class CostError : public Error {
+ public:
+  CostError(std::uint32_t node, std::string reason)
+      : Error(node == ExtractionGraph::kNone ? reason : fmt::format("node {}: {}", node, reason)),
+        node_(node),
+        reason_(std::move(reason)) {}
+
+  [[nodiscard]] std::uint32_t node() const noexcept { return node_; }
+  [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
+
+ private:
+  std::uint32_t node_;
+  std::string reason_;
+};
+
 /// Why `choice` is not a valid extraction of `graph`, or nothing if it is: every root and every
 /// class reachable from the roots through chosen nodes has a chosen node, that node belongs to
 /// the class and is not subsumed, and no chosen cycle is reachable. O(nodes + edges).

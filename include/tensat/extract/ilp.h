@@ -65,7 +65,35 @@ namespace detail {
 /// non-finite x, where inf - inf would be NaN.
 inline double cost_slack(double x) { return std::isfinite(x) ? 1e-9 * std::max(1.0, std::abs(x)) : 0.0; }
 
-/// `extract_ilp` until `deadline`; CBC is killed at `kill_at` if it has not stopped by then.
+/// The exact solvers work on costs below 2^50: CBC's LP aborts on an objective coefficient of
+/// 1e25 or more, and sums of costs near the largest double overflow. The shift k ≥ 0 that
+/// brings the largest finite |cost| of `graph` below 2^50 when multiplied by 2^-k (exact: a
+/// power of two), and `graph` with its costs so multiplied.
+inline int cost_shift(const ExtractionGraph& graph) {
+  double largest = 0;
+  for (std::uint32_t n = 0; n < graph.num_nodes(); ++n)
+    if (std::isfinite(graph.node_cost(n))) largest = std::max(largest, std::abs(graph.node_cost(n)));
+  const int exponent = largest > 0 ? std::ilogb(largest) : 0;
+  return exponent >= 50 ? exponent - 49 : 0;
+}
+
+inline ExtractionGraph with_shifted_costs(const ExtractionGraph& graph, int shift) {
+  std::vector<std::uint32_t> node_class(graph.num_nodes()), offsets{0}, children;
+  std::vector<double> cost(graph.num_nodes());
+  std::vector<bool> subsumed(graph.num_nodes());
+  for (std::uint32_t n = 0; n < graph.num_nodes(); ++n) {
+    node_class[n] = graph.node_class(n);
+    cost[n] = std::ldexp(graph.node_cost(n), -shift);
+    subsumed[n] = graph.subsumed(n);
+    children.insert(children.end(), graph.children(n).begin(), graph.children(n).end());
+    offsets.push_back(static_cast<std::uint32_t>(children.size()));
+  }
+  return ExtractionGraph(graph.num_classes(), std::move(node_class), std::move(cost), std::move(offsets),
+                         std::move(children), graph.roots(), std::move(subsumed));
+}
+
+/// `extract_ilp` until `deadline`, on costs below 2^50 (`cost_shift(graph) == 0`); CBC is
+/// killed at `kill_at` if it has not stopped by then.
 inline Extraction extract_ilp_until(const ExtractionGraph& graph, const IlpOptions& options,
                                     std::chrono::steady_clock::time_point deadline,
                                     std::chrono::steady_clock::time_point kill_at) {
@@ -131,12 +159,15 @@ inline Extraction extract_ilp_until(const ExtractionGraph& graph, const IlpOptio
 /// (unusable, unreachable, too expensive and dominated nodes removed); the backend searches for
 /// a cheaper acyclic solution starting from the incumbent. Status Optimal when the backend
 /// proved it; otherwise Feasible with `lower_bound` the best proven bound. The result is never
-/// worse than the heuristic's.
+/// worse than the heuristic's. Costs of 2^50 or more are scaled down by a power of two for the
+/// search (exactly), and the result's costs computed on `graph`.
 ///
 /// CBC runs in a child process where fork() exists: when it crashes, aborts or overruns the
 /// time limit, the built-in branch-and-bound continues from its best solution for the time
 /// left, and `note` says so. Throws `Error` when a root has no finite term or the time limit is
-/// negative or NaN, or when CBC is asked for but absent.
+/// negative or NaN, or when CBC is asked for but absent; `CostError` when a node costs
+/// -infinity or the DAG cost of the extraction found overflows a double. Nodes costing
+/// +infinity are never chosen.
 inline Extraction extract_ilp(const ExtractionGraph& graph, const IlpOptions& options = {}) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -152,7 +183,25 @@ inline Extraction extract_ilp(const ExtractionGraph& graph, const IlpOptions& op
   // killed; it reports each better solution as it goes, so a kill loses at most a bound.
   const auto deadline = after(seconds), kill_at = after(seconds * 1.05 + 0.001);
 
-  Extraction result = detail::extract_ilp_until(graph, options, deadline, kill_at);
+  const int shift = detail::cost_shift(graph);
+  Extraction result = shift == 0 ? detail::extract_ilp_until(graph, options, deadline, kill_at)
+                                 : detail::extract_ilp_until(detail::with_shifted_costs(graph, shift), options,
+                                                             deadline, kill_at);
+  if (!std::isfinite(result.dag_cost))  // the heuristic's, with a node costing +infinity
+    throw CostError(ExtractionGraph::kNone,
+                    "extract_ilp: no extraction of finite DAG cost found within the time limit");
+  if (shift != 0) {
+    const double shifted_cost = result.dag_cost;
+    result.dag_cost = dag_cost(graph, result.choice);
+    result.tree_cost = tree_cost(graph, result.choice);
+    result.lower_bound = result.status == ExtractionStatus::Optimal ? result.dag_cost
+                                                                    : std::ldexp(result.lower_bound, shift);
+    if (!std::isfinite(result.dag_cost))
+      throw CostError(ExtractionGraph::kNone,
+                      fmt::format("extract_ilp: the DAG cost of the {} extraction, {:g} × 2^{}, overflows a double",
+                                  result.status == ExtractionStatus::Optimal ? "cheapest" : "best found",
+                                  shifted_cost, shift));
+  }
   result.micros = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
   return result;
 }
