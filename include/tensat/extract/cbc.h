@@ -188,13 +188,14 @@ ChildRun run_in_child(Work&& work, std::chrono::steady_clock::time_point kill_at
   ::close(err[1]);
   for (int fd : {data[0], err[0]}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
 
-  std::string received, errors;  // bytes not yet parsed; the child's stderr (its start)
-  auto drain = [&](int fd, std::string& into, std::size_t cap) {  // false at end of file
+  std::string received, errors;  // bytes not yet parsed; the child's stderr (its end)
+  auto drain = [&](int fd, std::string& into, std::size_t keep) {  // false at end of file
     char buffer[4096];
     for (;;) {
       const ssize_t n = ::read(fd, buffer, sizeof buffer);
       if (n > 0) {
-        into.append(buffer, std::min(static_cast<std::size_t>(n), cap - std::min(cap, into.size())));
+        into.append(buffer, static_cast<std::size_t>(n));
+        if (into.size() > 2 * keep) into.erase(0, into.size() - keep);  // the last `keep` bytes
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
@@ -214,7 +215,8 @@ ChildRun run_in_child(Work&& work, std::chrono::steady_clock::time_point kill_at
     }
     received.erase(0, at);
   };
-  constexpr std::size_t kNoCap = static_cast<std::size_t>(-1), kErrorCap = 4096;
+  // All of the messages; the end of stderr, where an assertion or a sanitizer's report is.
+  constexpr std::size_t kAll = static_cast<std::size_t>(-1) / 4, kErrorTail = 64 * 1024;
   bool data_open = true, err_open = true, killed = false;
   int status = 0;
   while (!killed) {
@@ -224,8 +226,8 @@ ChildRun run_in_child(Work&& work, std::chrono::steady_clock::time_point kill_at
     pollfd fds[2] = {{data_open ? data[0] : -1, POLLIN, 0}, {err_open ? err[0] : -1, POLLIN, 0}};
     const int wait_ms = static_cast<int>(std::max<long long>(0, std::min<long long>(left, 20)));
     ::poll(fds, 2, wait_ms);
-    if (data_open) data_open = drain(data[0], received, kNoCap);
-    if (err_open) err_open = drain(err[0], errors, kErrorCap);
+    if (data_open) data_open = drain(data[0], received, kAll);
+    if (err_open) err_open = drain(err[0], errors, kErrorTail);
     parse();
     // Both pipes at their end: every write end is closed, the child's too, so it has exited.
     const pid_t done = ::waitpid(pid, &status, data_open || err_open ? WNOHANG : 0);
@@ -241,8 +243,8 @@ ChildRun run_in_child(Work&& work, std::chrono::steady_clock::time_point kill_at
       killed = true;
     }
   }
-  if (data_open) drain(data[0], received, kNoCap);
-  if (err_open) drain(err[0], errors, kErrorCap);
+  if (data_open) drain(data[0], received, kAll);
+  if (err_open) drain(err[0], errors, kErrorTail);
   parse();
   ::close(data[0]);
   ::close(err[0]);
