@@ -577,6 +577,7 @@ inline CbcRun solve_cbc_contained(const DagProblem& p, const DagSolution& start,
                                   std::chrono::steady_clock::time_point kill_at, int cycle_cut_rounds, int threads) {
   CbcRun run{start, {}};
   run.solution.optimal = false;
+  if (std::chrono::steady_clock::now() >= deadline) return run;  // no time: no child to start
 #if TENSAT_HAS_FORK
   const ChildRun child = run_in_child(
       [&](const auto& send) {
