@@ -4,9 +4,14 @@
 
 #include "support/skip.h"
 
+#include <chrono>
+#include <csignal>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "gym_oracles.h"
 #include "math/math_language.h"
@@ -195,5 +200,169 @@ TEST_CASE("ilp: on saturated math e-graphs, the two exact backends agree, and th
     const auto found = egraph.lookup_expr(expr);
     REQUIRE(found.has_value());
     CHECK(egraph.find(*found) == egraph.find(runner.roots().front()));
+  }
+}
+
+TEST_CASE("ilp: CBC stopped by its time limit never takes the process down; a failure is reported in the note") {
+  // CBC 2.10 segfaulted in CglPreProcess::postProcess on this file when its time limit stopped
+  // it (a few milliseconds to a few tens of them, depending on the machine): every limit in
+  // that range, with the backends that run CBC.
+  if (!tensat::kHaveCbc) {
+    TENSAT_SKIP("this build has no CBC");
+  }
+  if (!gym::available()) {
+    TENSAT_SKIP(gym::kDir << " is absent");
+  }
+  const auto graph = load("test_data/crafted/lots_of_paths_through_cycle.json");
+  const auto optimum = exact(graph, IlpBackend::BuiltIn);
+  REQUIRE(optimum.status == tensat::ExtractionStatus::Optimal);
+  for (const IlpBackend backend : {IlpBackend::Cbc, IlpBackend::Auto})
+    for (const double seconds : {0.0, 0.001, 0.002, 0.005, 0.008, 0.01, 0.015, 0.02, 0.05}) {
+      INFO("backend " << tensat::to_string(backend) << ", " << seconds << " s");
+      const auto result = exact(graph, backend, seconds);
+      REQUIRE_FALSE(tensat::check_extraction(graph, result.choice).has_value());
+      CHECK(gym::at_least(result.dag_cost, optimum.dag_cost));
+      CHECK(gym::at_least(optimum.dag_cost, result.lower_bound));
+      if (!result.note.empty()) CHECK(result.note.rfind("CBC failed (", 0) == 0);
+    }
+}
+
+#if TENSAT_HAS_FORK
+TEST_CASE("ilp: run_in_child passes messages back and contains a child that crashes, aborts, throws or hangs") {
+  using Clock = std::chrono::steady_clock;
+  const auto soon = [] { return Clock::now() + std::chrono::seconds(20); };
+  auto run = tensat::detail::run_in_child(
+      [](const auto& send) {
+        send("first", false);
+        send(std::string(100'000, 'x'), false);  // more than a pipe holds at once
+        send("done", true);
+      },
+      soon());
+  CHECK(run.finished);
+  CHECK(run.failure.empty());
+  CHECK(run.message == "done");
+
+  run = tensat::detail::run_in_child(
+      [](const auto& send) {
+        send("best so far", false);
+        std::abort();
+      },
+      soon());
+  CHECK_FALSE(run.finished);
+  CHECK(run.message == "best so far");
+  CHECK(run.failure.find("SIGABRT") != std::string::npos);
+
+  // A segfault: under AddressSanitizer its handler ends the child with status 1 instead.
+  run = tensat::detail::run_in_child([](const auto&) { std::raise(SIGSEGV); }, soon());
+  CHECK_FALSE(run.finished);
+  CHECK(run.message.empty());
+  CHECK_FALSE(run.failure.empty());
+
+  run = tensat::detail::run_in_child([](const auto&) { throw tensat::Error("no model"); }, soon());
+  CHECK_FALSE(run.finished);
+  CHECK(run.failure.find("no model") != std::string::npos);
+
+  run = tensat::detail::run_in_child(
+      [](const auto& send) {
+        send("partial", false);
+        for (;;) ::pause();
+      },
+      Clock::now() + std::chrono::milliseconds(100));
+  CHECK_FALSE(run.finished);
+  CHECK(run.message == "partial");
+  CHECK(run.failure.find("killed") != std::string::npos);
+
+  run = tensat::detail::run_in_child([](const auto&) {}, soon());  // exits, says nothing
+  CHECK_FALSE(run.finished);
+  CHECK_FALSE(run.failure.empty());
+}
+#endif
+
+#if defined(TENSAT_HAS_CBC) && TENSAT_HAS_CBC
+TEST_CASE("ilp: when CBC aborts, the contained solver returns the start and why") {
+  // Clp asserts |objective coefficient| < 1e25 and aborts: the model handed to solve_cbc as is
+  // (extract_ilp scales such costs down first; see the next test).
+  //   root = {b(x) 1, c 5e30}, x = {a 1e30, d(x) 1}
+  const ExtractionGraph g(2, {0, 0, 1, 1}, {1, 5e30, 1e30, 1}, {0, 1, 1, 1, 2}, {1, 1}, {0});
+  const auto problem = tensat::DagProblem::reduce(g, tensat::extract_greedy_dag(g));
+  tensat::DagSolution start;
+  start.choice = problem.incumbent;
+  start.cost = problem.incumbent_cost;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  const auto run = tensat::detail::solve_cbc_contained(problem, start, deadline, deadline, 10, 1);
+  INFO(run.failure);
+  CHECK(run.failure.find("crashed (SIGABRT)") != std::string::npos);
+  CHECK(run.failure.find("1.0e25") != std::string::npos);  // Clp's assertion, quoted
+  CHECK(run.solution.choice == start.choice);
+  CHECK_FALSE(run.solution.optimal);
+}
+#endif
+
+TEST_CASE("ilp: costs of any finite magnitude, 1e25 and up, positive or negative, give the exact optimum") {
+  // Random e-graphs with their costs multiplied by 2^k (exact), so that the brute-force optimum
+  // scales exactly: CBC's LP aborted on coefficients of 1e25 or more, and sums near the largest
+  // double overflowed.
+  for (const IlpBackend backend : backends())
+    for (const int k : {80, 300, 1000}) {
+      std::mt19937 rng(23);
+      std::size_t solved = 0;
+      for (int trial = 0; trial < 30; ++trial) {
+        const bool negative = trial % 3 == 2;
+        const auto g = tensat::detail::with_shifted_costs(
+            gym::random_graph(rng, 2 + trial % 6, negative ? -6 : 1, 10, trial % 4 == 0), -k);
+        const double best = gym::brute_force_dag(g);
+        if (!std::isfinite(best)) continue;
+        INFO("backend " << tensat::to_string(backend) << ", 2^" << k << ", trial " << trial);
+        const auto result = exact(g, backend);
+        REQUIRE_FALSE(tensat::check_extraction(g, result.choice).has_value());
+        CHECK(result.status == tensat::ExtractionStatus::Optimal);
+        CHECK(result.dag_cost == best);
+        CHECK(result.lower_bound == result.dag_cost);
+        CHECK(result.note.empty());
+        ++solved;
+      }
+      CHECK(solved > 15);
+    }
+
+  // Nodes costing +infinity are never chosen; -infinity has no minimum.
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  //   root = {f(x) 1, g inf}, x = {a inf, b 1e30}
+  const ExtractionGraph with_inf(2, {0, 0, 1, 1}, {1, inf, inf, 1e30}, {0, 1, 1, 1, 1}, {1}, {0});
+  const ExtractionGraph with_minus_inf(2, {0, 0, 1, 1}, {1, 2, -inf, 3}, {0, 1, 1, 1, 1}, {1}, {0});
+  for (const IlpBackend backend : backends()) {
+    INFO("backend " << tensat::to_string(backend));
+    const auto result = exact(with_inf, backend);
+    CHECK(result.status == tensat::ExtractionStatus::Optimal);
+    CHECK(result.dag_cost == 1 + 1e30);
+    CHECK(result.choice == std::vector<std::uint32_t>{0, 3});
+    try {
+      exact(with_minus_inf, backend);
+      FAIL("no CostError");
+    } catch (const tensat::CostError& e) {
+      CHECK(e.node() == 2);
+    }
+  }
+}
+
+TEST_CASE("ilp: a DAG cost that overflows a double is a CostError, never an optimal infinity") {
+  // root = f(x, y), x = a, y = b, each costing 1e308: every extraction's DAG cost is 3e308.
+  const ExtractionGraph g(3, {0, 1, 2}, {1e308, 1e308, 1e308}, {0, 2, 2, 2}, {1, 2}, {0});
+  for (const IlpBackend backend : backends()) {
+    INFO("backend " << tensat::to_string(backend));
+    CHECK_THROWS_AS(exact(g, backend), tensat::Error);
+    try {
+      exact(g, backend);
+    } catch (const tensat::CostError& e) {
+      CHECK(e.node() == ExtractionGraph::kNone);
+      CHECK(std::string(e.what()).find("overflows a double") != std::string::npos);
+    }
+  }
+  // Where one extraction overflows and another does not, the one that does not.
+  //   root = {f(x, y) 1e308, g 1}, as above
+  const ExtractionGraph either(3, {0, 0, 1, 2}, {1e308, 1, 1e308, 1e308}, {0, 2, 2, 2, 2}, {1, 2}, {0});
+  for (const IlpBackend backend : backends()) {
+    const auto result = exact(either, backend);
+    CHECK(result.status == tensat::ExtractionStatus::Optimal);
+    CHECK(result.dag_cost == 1.0);
   }
 }

@@ -4,8 +4,9 @@
 //   tensat-extract --extractor ilp data/dummy_examples/choice.json
 //   {"name":"data/dummy_examples/choice.json","extractor":"ilp","tree":...,"dag":37.0,...}
 //
-// Exit status: 0 on success, 2 on bad input (one line on stderr, "tensat-extract: <reason>"),
-// 1 if the extraction fails its re-check (an internal bug).
+// Exit status: 0 on success, 2 on bad input (one line on stderr, "tensat-extract: <reason>"; a
+// cost that overflows a double is bad input), 1 if the extraction fails its re-check (an
+// internal bug). When CBC fails and the built-in solver takes over, the line carries a "note".
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -39,7 +41,7 @@ constexpr const char* kUsage =
     "Extracts a term from an egraph-serialize JSON file and prints one JSON line:\n"
     "  {\"name\": FILE, \"extractor\": ..., \"tree\": <tree cost>, \"dag\": <DAG cost>,\n"
     "   \"micros\": <extractor time>, \"status\": \"optimal\"|\"feasible\", \"lower_bound\": <number|null>,\n"
-    "   \"backend\": ... (ilp only)}\n"
+    "   \"backend\": ... (ilp only), \"note\": ... (only if a solver failed and another took over)}\n"
     "\n"
     "Extractors:\n"
     "  tree         tree-optimal (shared subterms paid per use); exact\n"
@@ -211,6 +213,13 @@ int run(const Options& options) {
     result = tensat::extract_ilp(graph, ilp);
   }
 
+  // JSON has no infinity (it would print null): a cost a double cannot hold is bad input.
+  for (const auto& [objective, cost] : {std::pair<const char*, double>{"DAG", result.dag_cost},
+                                        std::pair<const char*, double>{"tree", result.tree_cost}})
+    if (!std::isfinite(cost))
+      throw BadInput{options.file + ": the " + objective + " cost of the " + options.extractor +
+                     " extraction is not finite (its node costs overflow a double)"};
+
   if (const auto problem = tensat::check_extraction(graph, result.choice)) {
     std::fprintf(stderr, "tensat-extract: internal error: the %s extraction is invalid: %s\n",
                  options.extractor.c_str(), one_line(*problem).c_str());
@@ -242,6 +251,7 @@ int run(const Options& options) {
   line["status"] = result.status == tensat::ExtractionStatus::Optimal ? "optimal" : "feasible";
   line["lower_bound"] = number_or_null(result.lower_bound);
   if (options.extractor == "ilp") line["backend"] = tensat::to_string(options.backend);
+  if (!result.note.empty()) line["note"] = result.note;
   std::cout << line.dump() << '\n' << std::flush;
   return 0;
 }

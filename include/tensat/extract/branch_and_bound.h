@@ -28,13 +28,14 @@ namespace detail {
 ///   Σ decided costs + Σ_{required undecided} min node cost + Σ_{other classes} min(0, min cost):
 /// a required class pays at least its cheapest node, and any other class can only lower the
 /// total if its cheapest node is negative. It starts from the incumbent (a heuristic's
-/// solution) and prunes every branch whose bound cannot beat it. On the deadline it returns the
-/// incumbent with the smallest bound of the unexplored branches as the proven lower bound.
+/// solution, or `start` when that is cheaper: another solver's best so far) and prunes every
+/// branch whose bound cannot beat it. On the deadline it returns the incumbent with the
+/// smallest bound of the unexplored branches as the proven lower bound.
 class DagBranchAndBound {
  public:
   using Clock = std::chrono::steady_clock;
 
-  DagBranchAndBound(const DagProblem& problem, Clock::time_point deadline)
+  DagBranchAndBound(const DagProblem& problem, Clock::time_point deadline, const DagSolution& start = {})
       : p_(problem),
         deadline_(deadline),
         choice_(problem.num_classes(), DagProblem::kNone),
@@ -50,6 +51,10 @@ class DagBranchAndBound {
     for (std::uint32_t root : p_.roots) require(root);
     best_ = p_.incumbent;
     best_cost_ = p_.incumbent.empty() ? std::numeric_limits<double>::infinity() : p_.incumbent_cost;
+    if (!start.choice.empty() && start.cost < best_cost_) {
+      best_ = start.choice;
+      best_cost_ = start.cost;
+    }
   }
 
   DagSolution solve() {
@@ -67,7 +72,10 @@ class DagBranchAndBound {
 
  private:
   [[nodiscard]] double bound() const { return decided_ + open_min_ + free_negative_; }
-  [[nodiscard]] double slack() const { return 1e-9 * std::max(1.0, std::abs(best_cost_)); }
+  // Relative tolerance of "cheaper"; none while there is no finite incumbent (inf - inf is NaN).
+  [[nodiscard]] double slack() const {
+    return std::isfinite(best_cost_) ? 1e-9 * std::max(1.0, std::abs(best_cost_)) : 0.0;
+  }
 
   void require(std::uint32_t c) {
     if (refs_[c]++ != 0) return;

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +18,21 @@
 
 #if defined(TENSAT_HAS_CBC) && TENSAT_HAS_CBC
 #include <Cbc_C_Interface.h>
+#endif
+
+// Where fork() exists, CBC runs in a child process (see detail::run_in_child).
+#if defined(__unix__) || defined(__APPLE__)
+#define TENSAT_HAS_FORK 1
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#else
+#define TENSAT_HAS_FORK 0
 #endif
 
 namespace tensat {
@@ -49,6 +67,221 @@ struct DagIlpRows {
   };
   std::vector<Row> rows;
 };
+
+/// A DagSolution as bytes (for the pipe from a child process) and back. `decode_solution`
+/// returns false, leaving `out` alone, on bytes that are not a solution of a problem with
+/// `num_classes` classes and `num_nodes` nodes.
+inline std::string encode_solution(const DagSolution& s) {
+  const std::uint64_t count = s.choice.size();
+  const std::uint8_t optimal = s.optimal ? 1 : 0;
+  std::string bytes(sizeof count + count * sizeof(std::uint32_t) + 2 * sizeof(double) + 1, '\0');
+  char* at = bytes.data();
+  auto put = [&](const void* data, std::size_t size) {
+    if (size != 0) std::memcpy(at, data, size);
+    at += size;
+  };
+  put(&count, sizeof count);
+  put(s.choice.data(), count * sizeof(std::uint32_t));
+  put(&s.cost, sizeof s.cost);
+  put(&s.lower_bound, sizeof s.lower_bound);
+  put(&optimal, 1);
+  return bytes;
+}
+
+inline bool decode_solution(const std::string& bytes, std::size_t num_classes, std::size_t num_nodes,
+                            DagSolution& out) {
+  std::uint64_t count = 0;
+  if (bytes.size() < sizeof count) return false;
+  std::memcpy(&count, bytes.data(), sizeof count);
+  if ((count != 0 && count != num_classes) ||
+      bytes.size() != sizeof count + count * sizeof(std::uint32_t) + 2 * sizeof(double) + 1)
+    return false;
+  DagSolution s;
+  s.choice.resize(count);
+  const char* at = bytes.data() + sizeof count;
+  if (count != 0) std::memcpy(s.choice.data(), at, count * sizeof(std::uint32_t));
+  at += count * sizeof(std::uint32_t);
+  std::memcpy(&s.cost, at, sizeof s.cost);
+  std::memcpy(&s.lower_bound, at + sizeof s.cost, sizeof s.lower_bound);
+  s.optimal = at[2 * sizeof(double)] != 0;
+  for (std::uint32_t n : s.choice)
+    if (n != DagProblem::kNone && n >= num_nodes) return false;
+  out = std::move(s);
+  return true;
+}
+
+/// How a `run_in_child` ended.
+struct ChildRun {
+  std::string message;    ///< the last complete message the child sent; empty if none
+  bool finished = false;  ///< it sent a final message and exited normally
+  std::string failure;    ///< otherwise why, in one line: signal, exit status, killed, …
+};
+
+#if TENSAT_HAS_FORK
+
+/// Runs `work(send)` in a forked child process, so that a library that crashes or aborts (CBC
+/// does: see cbc.md) cannot take this process down. The child calls `send(bytes, final)` to
+/// pass a message back through a pipe (the parent keeps the last complete one; a final message
+/// says the work is done), then leaves with `_exit` (no atexit handlers, no stdio flush: the
+/// parent's buffers are not written twice). Its stdout goes to /dev/null and its stderr is
+/// captured: the failure line quotes it (an assertion's message). The parent waits until the
+/// child exits or `kill_at`, then kills it (SIGKILL): a child that hangs, e.g. on a lock another
+/// thread of the parent held at the fork, costs no more than the time limit. An exception
+/// thrown by `work` ends the child with its message as the failure. The child is a copy of a
+/// possibly multi-threaded process with one thread: `work` must only compute and call `send`.
+template <class Work>
+ChildRun run_in_child(Work&& work, std::chrono::steady_clock::time_point kill_at) {
+  using Clock = std::chrono::steady_clock;
+  ChildRun run;
+  int data[2], err[2];
+  if (::pipe(data) != 0) {
+    run.failure = std::string("cannot create a pipe: ") + std::strerror(errno);
+    return run;
+  }
+  if (::pipe(err) != 0) {
+    run.failure = std::string("cannot create a pipe: ") + std::strerror(errno);
+    ::close(data[0]);
+    ::close(data[1]);
+    return run;
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    run.failure = std::string("cannot start a child process: ") + std::strerror(errno);
+    for (int fd : {data[0], data[1], err[0], err[1]}) ::close(fd);
+    return run;
+  }
+  if (pid == 0) {  // the child
+    ::close(data[0]);
+    ::close(err[0]);
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) ::dup2(null, STDOUT_FILENO);
+    ::dup2(err[1], STDERR_FILENO);
+    auto write_all = [](int fd, const char* bytes, std::size_t size) {
+      while (size > 0) {
+        const ssize_t n = ::write(fd, bytes, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) ::_exit(4);
+        bytes += n;
+        size -= static_cast<std::size_t>(n);
+      }
+    };
+    // A message: a tag ('P'rogress or 'F'inal), its length (8 bytes), its bytes.
+    auto send = [&](const std::string& bytes, bool final) {
+      std::string frame(1 + sizeof(std::uint64_t), final ? 'F' : 'P');
+      const std::uint64_t size = bytes.size();
+      std::memcpy(&frame[1], &size, sizeof size);
+      frame += bytes;
+      write_all(data[1], frame.data(), frame.size());
+    };
+    int code = 0;
+    try {
+      work(send);
+    } catch (const std::exception& e) {
+      write_all(STDERR_FILENO, e.what(), std::strlen(e.what()));
+      code = 3;
+    } catch (...) {
+      code = 3;
+    }
+    ::_exit(code);
+  }
+  ::close(data[1]);
+  ::close(err[1]);
+  for (int fd : {data[0], err[0]}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+
+  std::string received, errors;  // bytes not yet parsed; the child's stderr (its end)
+  auto drain = [&](int fd, std::string& into, std::size_t keep) {  // false at end of file
+    char buffer[4096];
+    for (;;) {
+      const ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n > 0) {
+        into.append(buffer, static_cast<std::size_t>(n));
+        if (into.size() > 2 * keep) into.erase(0, into.size() - keep);  // the last `keep` bytes
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      return n < 0;  // EAGAIN: open, nothing to read now
+    }
+  };
+  auto parse = [&] {
+    constexpr std::size_t header = 1 + sizeof(std::uint64_t);
+    std::size_t at = 0;
+    while (received.size() - at >= header) {
+      std::uint64_t size = 0;
+      std::memcpy(&size, received.data() + at + 1, sizeof size);
+      if (received.size() - at - header < size) break;
+      run.message = received.substr(at + header, size);
+      run.finished = received[at] == 'F';
+      at += header + size;
+    }
+    received.erase(0, at);
+  };
+  // All of the messages; the end of stderr, where an assertion or a sanitizer's report is.
+  constexpr std::size_t kAll = static_cast<std::size_t>(-1) / 4, kErrorTail = 64 * 1024;
+  bool data_open = true, err_open = true, killed = false;
+  int status = 0;
+  while (!killed) {
+    // Wake at least every 20 ms to look for the child's exit: a pipe can stay open after it,
+    // when another thread's child inherited its write end.
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(kill_at - Clock::now()).count();
+    pollfd fds[2] = {{data_open ? data[0] : -1, POLLIN, 0}, {err_open ? err[0] : -1, POLLIN, 0}};
+    const int wait_ms = static_cast<int>(std::max<long long>(0, std::min<long long>(left, 20)));
+    ::poll(fds, 2, wait_ms);
+    if (data_open) data_open = drain(data[0], received, kAll);
+    if (err_open) err_open = drain(err[0], errors, kErrorTail);
+    parse();
+    // Both pipes at their end: every write end is closed, the child's too, so it has exited.
+    const pid_t done = ::waitpid(pid, &status, data_open || err_open ? WNOHANG : 0);
+    if (done == pid) break;
+    if (done < 0 && errno == ECHILD) {  // SIGCHLD ignored by this process: no status to read
+      status = run.finished ? 0 : -1;
+      break;
+    }
+    if (Clock::now() >= kill_at) {
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      killed = true;
+    }
+  }
+  if (data_open) drain(data[0], received, kAll);
+  if (err_open) drain(err[0], errors, kErrorTail);
+  parse();
+  ::close(data[0]);
+  ::close(err[0]);
+
+  // The child's own words: an assertion or a sanitizer's error line, else its first line.
+  std::string said;
+  for (std::size_t at = 0; at < errors.size();) {
+    std::size_t end = errors.find('\n', at);
+    if (end == std::string::npos) end = errors.size();
+    const std::string line = errors.substr(at, end - at);
+    at = end + 1;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const bool telling = line.find("Assertion") != std::string::npos || line.find("ERROR") != std::string::npos;
+    if (said.empty() || telling) said = line.substr(0, 200);
+    if (telling) break;
+  }
+  auto with_words = [&](std::string what) { return said.empty() ? what : what + ": " + said; };
+  if (killed) {
+    run.finished = false;
+    run.failure = "still running at the time limit, killed";
+  } else if (status >= 0 && WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGABRT ? "SIGABRT" : sig == SIGBUS ? "SIGBUS"
+                     : sig == SIGFPE  ? "SIGFPE"  : sig == SIGILL  ? "SIGILL"  : sig == SIGKILL ? "SIGKILL" : nullptr;
+    run.finished = false;
+    run.failure = with_words(name ? std::string("crashed (") + name + ")" : "killed by signal " + std::to_string(sig));
+  } else if (status < 0 || WEXITSTATUS(status) != 0) {
+    run.finished = false;
+    run.failure = with_words(status < 0 ? std::string("ended without a result")
+                                        : "exited with status " + std::to_string(WEXITSTATUS(status)));
+  } else if (!run.finished) {
+    run.failure = with_words("exited without a result");
+  }
+  return run;
+}
+
+#endif  // TENSAT_HAS_FORK
 
 #if defined(TENSAT_HAS_CBC) && TENSAT_HAS_CBC
 
@@ -115,9 +348,13 @@ inline std::vector<std::uint32_t> class_components(const DagProblem& p, std::vec
 /// solve again; after `cycle_cut_rounds` rounds, level variables rule out every cycle at once.
 /// Each round starts from the best acyclic solution so far (MIP start), initially `start` (a
 /// reduced choice, or empty). Returns the best acyclic solution, optimal when CBC proved the
-/// final model optimal and its solution is acyclic.
+/// final model optimal and its solution is acyclic; `progress`, if set, sees each better one.
+/// In-process: CBC's failures (below) take the process down; `solve_cbc_contained` does not.
+/// Costs go to CBC as they are, and Clp aborts on one of magnitude 1e25 or more: `extract_ilp`
+/// scales them down first.
 inline DagSolution solve_cbc(const DagProblem& p, const DagSolution& start,
-                             std::chrono::steady_clock::time_point deadline, int cycle_cut_rounds, int threads) {
+                             std::chrono::steady_clock::time_point deadline, int cycle_cut_rounds, int threads,
+                             const std::function<void(const DagSolution&)>& progress = {}) {
   using Clock = std::chrono::steady_clock;
   const int n_nodes = static_cast<int>(p.num_nodes()), n_classes = static_cast<int>(p.num_classes());
   auto x = [](std::uint32_t node) { return static_cast<int>(node); };
@@ -305,6 +542,7 @@ inline DagSolution solve_cbc(const DagProblem& p, const DagSolution& start,
       if (cost < best_cost) {
         best_cost = cost;
         best = choice;
+        if (progress) progress(DagSolution{best, best_cost, std::min(result.lower_bound, best_cost), false});
       }
       if (Cbc_isProvenOptimal(m)) {
         result.optimal = true;
@@ -319,6 +557,51 @@ inline DagSolution solve_cbc(const DagProblem& p, const DagSolution& start,
   result.cost = best_cost;
   if (!result.optimal) result.lower_bound = std::min(result.lower_bound, best_cost);
   return result;
+}
+
+/// What `solve_cbc_contained` returns: CBC's solution, or when CBC failed, the best solution
+/// it reported before (else the start) and why it failed.
+struct CbcRun {
+  DagSolution solution;
+  std::string failure;  ///< empty when CBC ran to its end
+};
+
+/// `solve_cbc` where CBC's failures cannot take the process down. CBC 2.10 (Debian's, built
+/// with assertions) segfaults in CglPreProcess::postProcess when its time limit stops a run,
+/// aborts in Clp on an objective coefficient of magnitude 1e25 or more, and with several
+/// threads aborts in ClpNonLinearCost (coin-or/Clp#173). Where fork() exists, CBC runs in a
+/// child process (`run_in_child`) that reports each better solution back and is killed at
+/// `kill_at`; elsewhere it runs in-process and only its exceptions are caught.
+inline CbcRun solve_cbc_contained(const DagProblem& p, const DagSolution& start,
+                                  std::chrono::steady_clock::time_point deadline,
+                                  std::chrono::steady_clock::time_point kill_at, int cycle_cut_rounds, int threads) {
+  CbcRun run{start, {}};
+  run.solution.optimal = false;
+  if (std::chrono::steady_clock::now() >= deadline) return run;  // no time: no child to start
+#if TENSAT_HAS_FORK
+  const ChildRun child = run_in_child(
+      [&](const auto& send) {
+        const auto report = [&](const DagSolution& s) { send(encode_solution(s), false); };
+        send(encode_solution(solve_cbc(p, start, deadline, cycle_cut_rounds, threads, report)), true);
+      },
+      kill_at);
+  DagSolution reported;
+  if (!child.message.empty() && decode_solution(child.message, p.num_classes(), p.num_nodes(), reported)) {
+    if (!child.finished) reported.optimal = false;
+    run.solution = std::move(reported);
+  } else if (child.failure.empty()) {
+    run.failure = "its result could not be read";
+  }
+  if (!child.failure.empty()) run.failure = child.failure;
+#else
+  (void)kill_at;
+  try {
+    run.solution = solve_cbc(p, start, deadline, cycle_cut_rounds, threads);
+  } catch (const std::exception& e) {
+    run.failure = e.what();
+  }
+#endif
+  return run;
 }
 
 #endif  // TENSAT_HAS_CBC

@@ -22,7 +22,8 @@ inline namespace v0 {
 /// The DAG-extraction problem reduced to what can matter, with classes and nodes renumbered
 /// densely and maps back to the ExtractionGraph. Built by `DagProblem::reduce`, which removes, to
 /// a fixpoint:
-/// - nodes that can never be extracted: subsumed ones and those with their own class as a child;
+/// - nodes that can never be extracted: subsumed ones, those with their own class as a child,
+///   and those costing +infinity (no extraction with them has a finite cost);
 /// - nodes with a child class that has no node left, and then classes with no node left;
 /// - classes unreachable from the roots through the remaining nodes;
 /// - with non-negative costs only: nodes whose own cost exceeds the incumbent's total (they
@@ -55,6 +56,8 @@ struct DagProblem {
   }
 
   /// The reduced problem of `graph`; `incumbent` must be a valid extraction of it (a heuristic's).
+  /// Throws `CostError` when an extractable node costs -infinity (the DAG cost has no minimum),
+  /// `Error` when a root class has no extractable node left.
   static DagProblem reduce(const ExtractionGraph& graph, const Extraction& incumbent);
 
   /// A lower bound on the DAG cost of every extraction, found without search: the classes that
@@ -162,6 +165,12 @@ inline DagProblem DagProblem::reduce(const ExtractionGraph& graph, const Extract
   const double bound = incumbent.dag_cost + 1e-9 * std::max(1.0, std::abs(incumbent.dag_cost));
 
   std::vector<bool> alive(dc.usable);
+  for (std::uint32_t n = 0; n < n_nodes; ++n) {
+    if (!alive[n]) continue;
+    if (graph.node_cost(n) == -std::numeric_limits<double>::infinity())
+      throw CostError(n, "the cost is -infinity: the DAG cost has no minimum");
+    if (graph.node_cost(n) == std::numeric_limits<double>::infinity()) alive[n] = false;
+  }
   std::vector<std::uint32_t> dominator(n_nodes, kNone);
   std::vector<std::uint32_t> live_nodes(n_classes, 0);
   std::vector<bool> reachable(n_classes, false);
@@ -228,7 +237,7 @@ inline DagProblem DagProblem::reduce(const ExtractionGraph& graph, const Extract
   for (std::uint32_t root : graph.roots())
     if (std::none_of(graph.class_nodes(root).begin(), graph.class_nodes(root).end(),
                      [&](std::uint32_t n) { return bool(alive[n]); }))
-      throw Error("DagProblem: a root class has no extractable node");
+      throw Error("DagProblem: a root class has no extractable node of finite cost");
 
   DagProblem p;
   p.nonnegative = nonnegative;

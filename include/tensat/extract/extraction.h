@@ -34,6 +34,27 @@ struct Extraction {
   /// A proven lower bound on the optimum of the extractor's objective (equal to the cost when
   /// Optimal; -infinity when the extractor proves nothing, as heuristics do).
   double lower_bound = -std::numeric_limits<double>::infinity();
+  /// Empty, or what the caller should know about how the result came about, in one line: e.g.
+  /// that an exact extractor's solver backend failed and another one took over (`extract_ilp`).
+  std::string note;
+};
+
+/// Node costs an extractor cannot work with: `node()` is the offending node of the
+/// ExtractionGraph (`ExtractionGraph::kNone` when no single node is to blame, e.g. a total that
+/// overflows a double), `reason()` the message without the position.
+class CostError : public Error {
+ public:
+  CostError(std::uint32_t node, std::string reason)
+      : Error(node == ExtractionGraph::kNone ? reason : fmt::format("node {}: {}", node, reason)),
+        node_(node),
+        reason_(std::move(reason)) {}
+
+  [[nodiscard]] std::uint32_t node() const noexcept { return node_; }
+  [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
+
+ private:
+  std::uint32_t node_;
+  std::string reason_;
 };
 
 /// Why `choice` is not a valid extraction of `graph`, or nothing if it is: every root and every

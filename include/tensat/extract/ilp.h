@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -57,52 +59,81 @@ inline const char* to_string(IlpBackend backend) {
   return "?";
 }
 
-/// The DAG-cost-optimal extraction of `graph`: each class reachable from the roots is paid once.
-///
-/// Steps: the greedy DAG heuristic gives an incumbent; `DagProblem::reduce` pre-simplifies
-/// (unusable, unreachable, too expensive and dominated nodes removed); the backend searches for
-/// a cheaper acyclic solution starting from the incumbent. Status Optimal when the backend
-/// proved it; otherwise Feasible with `lower_bound` the best proven bound. The result is never
-/// worse than the heuristic's. Throws `Error` when a root has no finite term, or when CBC is
-/// asked for but absent.
-inline Extraction extract_ilp(const ExtractionGraph& graph, const IlpOptions& options = {}) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  if (std::isnan(options.time_limit_seconds) || options.time_limit_seconds < 0)
-    throw Error("extract_ilp: the time limit must be a non-negative number of seconds");
-  const IlpBackend backend = options.backend;
-  if (backend == IlpBackend::Cbc && !kHaveCbc)
-    throw Error("extract_ilp: this build has no CBC (install coinor-libcbc-dev and re-configure)");
-  const auto deadline =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                  std::min(options.time_limit_seconds, 1e9)));
+namespace detail {
 
+/// 1e-9 of |x| (at least 1e-9): "cheaper" means cheaper by more than this. None for a
+/// non-finite x, where inf - inf would be NaN.
+inline double cost_slack(double x) { return std::isfinite(x) ? 1e-9 * std::max(1.0, std::abs(x)) : 0.0; }
+
+/// The exact solvers work on costs below 2^50: CBC's LP aborts on an objective coefficient of
+/// 1e25 or more, and sums of costs near the largest double overflow. The shift k ≥ 0 that
+/// brings the largest finite |cost| of `graph` below 2^50 when multiplied by 2^-k (exact: a
+/// power of two), and `graph` with its costs so multiplied.
+inline int cost_shift(const ExtractionGraph& graph) {
+  double largest = 0;
+  for (std::uint32_t n = 0; n < graph.num_nodes(); ++n)
+    if (std::isfinite(graph.node_cost(n))) largest = std::max(largest, std::abs(graph.node_cost(n)));
+  const int exponent = largest > 0 ? std::ilogb(largest) : 0;
+  return exponent >= 50 ? exponent - 49 : 0;
+}
+
+inline ExtractionGraph with_shifted_costs(const ExtractionGraph& graph, int shift) {
+  std::vector<std::uint32_t> node_class(graph.num_nodes()), offsets{0}, children;
+  std::vector<double> cost(graph.num_nodes());
+  std::vector<bool> subsumed(graph.num_nodes());
+  for (std::uint32_t n = 0; n < graph.num_nodes(); ++n) {
+    node_class[n] = graph.node_class(n);
+    cost[n] = std::ldexp(graph.node_cost(n), -shift);
+    subsumed[n] = graph.subsumed(n);
+    children.insert(children.end(), graph.children(n).begin(), graph.children(n).end());
+    offsets.push_back(static_cast<std::uint32_t>(children.size()));
+  }
+  return ExtractionGraph(graph.num_classes(), std::move(node_class), std::move(cost), std::move(offsets),
+                         std::move(children), graph.roots(), std::move(subsumed));
+}
+
+/// `extract_ilp` until `deadline`, on costs below 2^50 (`cost_shift(graph) == 0`); CBC is
+/// killed at `kill_at` if it has not stopped by then.
+inline Extraction extract_ilp_until(const ExtractionGraph& graph, const IlpOptions& options,
+                                    std::chrono::steady_clock::time_point deadline,
+                                    std::chrono::steady_clock::time_point kill_at) {
+  using Clock = std::chrono::steady_clock;
+  const IlpBackend backend = options.backend;
   Extraction heuristic = extract_greedy_dag(graph, options.heuristic);
   const DagProblem problem = DagProblem::reduce(graph, heuristic);
   DagSolution solution;
   solution.choice = problem.incumbent;
   solution.cost = problem.incumbent.empty() ? heuristic.dag_cost : problem.incumbent_cost;
+  std::string note;
   if (backend != IlpBackend::Cbc) {
     auto until = deadline;
     if (backend == IlpBackend::Auto && kHaveCbc) until = Clock::now() + (deadline - Clock::now()) / 10;
-    solution = detail::DagBranchAndBound(problem, until).solve();
+    solution = DagBranchAndBound(problem, until).solve();
   }
   if (backend != IlpBackend::BuiltIn && !solution.optimal) {
 #if defined(TENSAT_HAS_CBC) && TENSAT_HAS_CBC
     const int threads = options.threads > 0 ? options.threads
                                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const double bound = solution.lower_bound;
-    solution = detail::solve_cbc(problem, solution, deadline, options.cycle_cut_rounds, threads);
+    CbcRun run = solve_cbc_contained(problem, solution, deadline, kill_at, options.cycle_cut_rounds, threads);
+    solution = std::move(run.solution);
     solution.lower_bound = std::max(solution.lower_bound, bound);
+    if (!run.failure.empty()) {
+      // The built-in search takes over for the time left, from CBC's best so far.
+      const double cbc_bound = solution.lower_bound;
+      solution = DagBranchAndBound(problem, deadline, solution).solve();
+      solution.lower_bound = std::max(solution.lower_bound, cbc_bound);
+      note = "CBC failed (" + run.failure + "); the built-in branch-and-bound took over from its best solution";
+    }
+#else
+    (void)kill_at;
 #endif
   }
   solution.lower_bound = std::max(solution.lower_bound, problem.mandatory_lower_bound());
-  const double proof_slack = 1e-9 * std::max(1.0, std::abs(solution.cost));
-  if (solution.lower_bound >= solution.cost - proof_slack) solution.optimal = true;
+  if (solution.lower_bound >= solution.cost - cost_slack(solution.cost)) solution.optimal = true;
 
   Extraction result = heuristic;
-  const double slack = 1e-9 * std::max(1.0, std::abs(heuristic.dag_cost));
-  if (!solution.choice.empty() && solution.cost < heuristic.dag_cost - slack) {
+  if (!solution.choice.empty() && solution.cost < heuristic.dag_cost - cost_slack(heuristic.dag_cost)) {
     Extraction candidate;
     candidate.choice = problem.expand(graph, solution.choice);
     if (!check_extraction(graph, candidate.choice)) {  // re-checked on the original graph
@@ -112,10 +143,65 @@ inline Extraction extract_ilp(const ExtractionGraph& graph, const IlpOptions& op
     }
   }
   result.lower_bound = std::min(solution.lower_bound, result.dag_cost);
-  const double gap_slack = 1e-9 * std::max(1.0, std::abs(result.dag_cost));
-  result.status = solution.optimal && result.dag_cost <= solution.cost + gap_slack ? ExtractionStatus::Optimal
-                                                                                  : ExtractionStatus::Feasible;
+  result.status = solution.optimal && result.dag_cost <= solution.cost + cost_slack(result.dag_cost)
+                      ? ExtractionStatus::Optimal
+                      : ExtractionStatus::Feasible;
   if (result.status == ExtractionStatus::Optimal) result.lower_bound = result.dag_cost;
+  result.note = std::move(note);
+  return result;
+}
+
+}  // namespace detail
+
+/// The DAG-cost-optimal extraction of `graph`: each class reachable from the roots is paid once.
+///
+/// Steps: the greedy DAG heuristic gives an incumbent; `DagProblem::reduce` pre-simplifies
+/// (unusable, unreachable, too expensive and dominated nodes removed); the backend searches for
+/// a cheaper acyclic solution starting from the incumbent. Status Optimal when the backend
+/// proved it; otherwise Feasible with `lower_bound` the best proven bound. The result is never
+/// worse than the heuristic's. Costs of 2^50 or more are scaled down by a power of two for the
+/// search (exactly), and the result's costs computed on `graph`.
+///
+/// CBC runs in a child process where fork() exists: when it crashes, aborts or overruns the
+/// time limit, the built-in branch-and-bound continues from its best solution for the time
+/// left, and `note` says so. Throws `Error` when a root has no finite term or the time limit is
+/// negative or NaN, or when CBC is asked for but absent; `CostError` when a node costs
+/// -infinity or the DAG cost of the extraction found overflows a double. Nodes costing
+/// +infinity are never chosen.
+inline Extraction extract_ilp(const ExtractionGraph& graph, const IlpOptions& options = {}) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  if (std::isnan(options.time_limit_seconds) || options.time_limit_seconds < 0)
+    throw Error("extract_ilp: the time limit must be a non-negative number of seconds");
+  if (options.backend == IlpBackend::Cbc && !kHaveCbc)
+    throw Error("extract_ilp: this build has no CBC (install coinor-libcbc-dev and re-configure)");
+  const double seconds = std::min(options.time_limit_seconds, 1e9);
+  const auto after = [&](double s) {
+    return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  };
+  // CBC gets a twentieth of the time limit (and a millisecond) past it to return before it is
+  // killed; it reports each better solution as it goes, so a kill loses at most a bound.
+  const auto deadline = after(seconds), kill_at = after(seconds * 1.05 + 0.001);
+
+  const int shift = detail::cost_shift(graph);
+  Extraction result = shift == 0 ? detail::extract_ilp_until(graph, options, deadline, kill_at)
+                                 : detail::extract_ilp_until(detail::with_shifted_costs(graph, shift), options,
+                                                             deadline, kill_at);
+  if (!std::isfinite(result.dag_cost))  // the heuristic's, with a node costing +infinity
+    throw CostError(ExtractionGraph::kNone,
+                    "extract_ilp: no extraction of finite DAG cost found within the time limit");
+  if (shift != 0) {
+    const double shifted_cost = result.dag_cost;
+    result.dag_cost = dag_cost(graph, result.choice);
+    result.tree_cost = tree_cost(graph, result.choice);
+    result.lower_bound = result.status == ExtractionStatus::Optimal ? result.dag_cost
+                                                                    : std::ldexp(result.lower_bound, shift);
+    if (!std::isfinite(result.dag_cost))
+      throw CostError(ExtractionGraph::kNone,
+                      fmt::format("extract_ilp: the DAG cost of the {} extraction, {:g} × 2^{}, overflows a double",
+                                  result.status == ExtractionStatus::Optimal ? "cheapest" : "best found",
+                                  shifted_cost, shift));
+  }
   result.micros = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
   return result;
 }
