@@ -11,6 +11,8 @@
 // * `ematch_sum/...`: one sweep over the 52 patterns per iteration; GB's time is the mean sweep;
 //   `sum_p05_ns` is the sum over patterns of each pattern's 5th percentile (egg's "sum over
 //   patterns" row), `sum_median_ns` the same with medians.
+// * `deep/compile/N`, `deep/match/N`: compiling the N-deep pattern (f (f ... (f ?x))), and
+//   matching it in the one class of x = (f x): both should grow linearly with N (issue 31).
 // * `build/...`: manual time = the runner's report total_time (search+apply+rebuild+hooks, no
 //   parsing), what egg prints in its report; `min_s`/`median_s` are the min/median of the runs'
 //   total_time, `wall_s` the mean wall time of the whole set-up (parsing and teardown included).
@@ -130,6 +132,36 @@ void BM_build(benchmark::State& state, std::size_t iterations) {
   state.SetLabel(last.stop_reason.to_string());
 }
 
+// (f (f ... (f ?x))), `depth` f's.
+std::string deep_chain(std::size_t depth) {
+  std::string text;
+  for (std::size_t i = 0; i < depth; ++i) text += "(f ";
+  text += "?x";
+  text.append(depth, ')');
+  return text;
+}
+
+void BM_deep_compile(benchmark::State& state, std::size_t depth) {
+  const auto ast = tensat::parse_pattern_ast<tensat::SymbolLang>(deep_chain(depth));
+  for (auto _ : state) {
+    tensat::Pattern<tensat::SymbolLang> pattern(ast);
+    benchmark::DoNotOptimize(pattern.program().num_instructions());
+  }
+}
+
+void BM_deep_match(benchmark::State& state, std::size_t depth) {
+  using L = tensat::SymbolLang;
+  tensat::EGraph<L> egraph;
+  const tensat::Id x = egraph.add(L::leaf("x"));
+  egraph.unite(x, egraph.add(L("f", {x})));
+  egraph.rebuild();
+  const tensat::Pattern<L> pattern(deep_chain(depth));
+  for (auto _ : state) {
+    auto matches = pattern.search(egraph);
+    benchmark::DoNotOptimize(matches.data());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -153,6 +185,12 @@ int main(int argc, char** argv) {
           ->Unit(benchmark::kNanosecond)
           ->MinTime(iterations == 1 ? 0.03 : 0.1);
     }
+  }
+  for (std::size_t depth : {1'000, 4'000, 16'000, 64'000}) {
+    benchmark::RegisterBenchmark(("deep/compile/" + std::to_string(depth)).c_str(), BM_deep_compile, depth)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("deep/match/" + std::to_string(depth)).c_str(), BM_deep_match, depth)
+        ->Unit(benchmark::kMicrosecond);
   }
   return bench::run_benchmarks(argc, argv, {});
 }

@@ -171,3 +171,53 @@ TEST_CASE("e-matching never sees pruned nodes, whatever the compiled instruction
   CHECK(tensat::Pattern<math::Math>("(* ?x 3)").n_matches(egraph) == 1);
   CHECK(tensat::Pattern<math::Math>("(+ 1 2)").n_matches(egraph) == 0);
 }
+
+TEST_CASE("constant folding: constants that differ by rounding merge to the shorter one") {
+  // 0.1 + 0.2 + 0.3 is 0.6000000000000001 left to right and 0.6 right to left: one value.
+  for (const bool left_first : {true, false}) {
+    math::EGraph egraph;
+    const tensat::Id left = egraph.add_expr(tensat::parse_expr<math::Math>("(+ (+ 0.1 0.2) 0.3)"));
+    const tensat::Id right = egraph.add_expr(tensat::parse_expr<math::Math>("(+ 0.1 (+ 0.2 0.3))"));
+    egraph.rebuild();
+    REQUIRE(*egraph[left].data != *egraph[right].data);
+    if (left_first) {
+      egraph.unite(left, right);
+    } else {
+      egraph.unite(right, left);
+    }
+    egraph.rebuild();
+    CHECK(egraph.find(left) == egraph.find(right));
+    CHECK(*egraph[left].data == 0.6);
+    REQUIRE(egraph[left].nodes.size() == 1);  // one constant left: the canonical one
+    CHECK(egraph.node(egraph[left].nodes[0]).op_name() == "0.6");
+  }
+  // A cancellation's residue meets 0.
+  CHECK(math::same_constant((0.1 + 0.2) - 0.3, 0.0));
+  CHECK_FALSE(math::same_constant(1.0, 1.0 + 1e-6));
+  CHECK_FALSE(math::same_constant(1e20, 1e20 * (1 + 1e-6)));
+}
+
+TEST_CASE("constant folding: simplifying with rounding differences runs to the end") {
+  tensat::Runner<math::Math, math::ConstantFold> runner;
+  runner.with_iter_limit(30).with_node_limit(10'000);
+  runner.with_expr(tensat::parse_expr<math::Math>("(- (+ (+ (+ x 0.1) 0.2) 0.3) x)"));
+  runner.run(math::rules());
+  const auto& egraph = runner.egraph();
+  const tensat::Id root = egraph.find(runner.roots().front());
+  REQUIRE(egraph[root].data.has_value());
+  CHECK(*egraph[root].data == 0.6);
+}
+
+TEST_CASE("constant folding: clearly different constants are a contradiction of the rules") {
+  math::EGraph egraph;
+  const tensat::Id one = egraph.add_expr(tensat::parse_expr<math::Math>("1"));
+  const tensat::Id two = egraph.add_expr(tensat::parse_expr<math::Math>("(+ 1 1)"));
+  egraph.rebuild();
+  try {
+    egraph.unite(one, two);
+    egraph.rebuild();
+    FAIL("expected a ContradictionError");
+  } catch (const math::ContradictionError& e) {
+    CHECK(((e.first() == 1.0 && e.second() == 2.0) || (e.first() == 2.0 && e.second() == 1.0)));
+  }
+}

@@ -100,3 +100,33 @@ TEST_CASE("multipattern: mistakes give typed errors with positions") {
     CHECK_THAT(e.reason(), Catch::Contains("rule 'r'"));
   }
 }
+
+TEST_CASE("multipattern: ',' and '=' inside ';' comments separate nothing") {
+  // The comment after the pattern holds '=' and ','; split naively it adds clauses.
+  const MultiPattern<L> one("?a = (f ?x) ; was: = (g ?y), ?b = (h ?y)");
+  REQUIRE(one.clauses().size() == 1);
+  CHECK(one.to_string() == "?a = (f ?x)");
+
+  // A comment ends at the end of its line: the ',' on the next line separates two clauses.
+  const MultiPattern<L> two("?a = (f ?x) ; the root, = (k ?x)\n, ?b ; second = ?\n = (g ?a)");
+  REQUIRE(two.clauses().size() == 2);
+  CHECK(two.to_string() == "?a = (f ?x), ?b = (g ?a)");
+
+  // A comment inside a pattern, and one right after '='; the matches are the same.
+  const MultiPattern<L> commented("?a = ; first = second\n (f ; ?x, = ?y\n ?x), ?b = (g ?a)");
+  CHECK(commented.to_string() == "?a = (f ?x), ?b = (g ?a)");
+  EGraph<L> egraph;
+  egraph.add_expr(parse_expr<L>("(g (f 1))"));
+  egraph.add_expr(parse_expr<L>("(g (f 2))"));
+  egraph.rebuild();
+  CHECK(commented.n_matches(egraph) == 2);
+  CHECK(two.n_matches(egraph) == 2);
+
+  // Offsets of errors after a comment are offsets in the whole text.
+  try {
+    MultiPattern<L> bad("?a = (f ?x) ; a comment, = \n, ?b = (g");
+    FAIL("expected ParseError");
+  } catch (const tensat::ParseError& e) {
+    CHECK(e.offset() == 37);  // the end of the text: the list opened at 35 is unclosed
+  }
+}

@@ -4,6 +4,7 @@
 #ifndef TENSAT_EXAMPLES_MATH_LANGUAGE_H
 #define TENSAT_EXAMPLES_MATH_LANGUAGE_H
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -149,8 +150,51 @@ class Constant {
 };
 static_assert(sizeof(Constant) == 8);
 
+/// Two folded constants that may differ by floating-point rounding only. Folding is not exact
+/// (0.1 + 0.2 + 0.3 gives 0.6000000000000001 one way round, 0.6 the other), so two constants
+/// are the same value when they differ by at most kTolerance (1e-9) relative to the larger
+/// magnitude, and by at most kTolerance absolutely below magnitude 1 (the residue of a
+/// cancellation such as (0.1 + 0.2) - 0.3 must still meet 0). Infinities equal only themselves.
+inline constexpr double kTolerance = 1e-9;
+inline bool same_constant(double a, double b) noexcept {
+  if (a == b) return true;
+  return std::fabs(a - b) <= kTolerance * std::max({1.0, std::fabs(a), std::fabs(b)});
+}
+
+/// Which of two same constants a merged class keeps: the one with the shorter decimal form (0.6
+/// rather than 0.6000000000000001, what one would write), then the smaller. A total order, so
+/// the choice does not depend on the order of the merges.
+inline double canonical_constant(double a, double b) {
+  const std::size_t length_a = fmt::formatted_size("{}", a);
+  const std::size_t length_b = fmt::formatted_size("{}", b);
+  if (length_a != length_b) return length_a < length_b ? a : b;
+  return std::min(a, b);
+}
+
+/// The rules proved two clearly different constants equal (1 = 2). This is not bad input: the
+/// rewrite rules (or their conditions) are unsound for it, an internal error of the rule set.
+class ContradictionError : public tensat::Error {
+ public:
+  ContradictionError(double a, double b)
+      : tensat::Error(fmt::format("the rules proved {} = {}: a rule or its condition is unsound", a, b)),
+        a_(a),
+        b_(b) {}
+  [[nodiscard]] double first() const noexcept { return a_; }
+  [[nodiscard]] double second() const noexcept { return b_; }
+
+ private:
+  double a_;
+  double b_;
+};
+
 /// egg's `ConstantFold`: the value of every class that folds to a constant; a folded class gets
 /// its constant added and loses its non-leaf nodes (the pruning egg's suite depends on).
+///
+/// Merging two constants (egg panics on any two that differ): constants that are the same up to
+/// rounding (`same_constant`) merge to the canonical one (`canonical_constant`), and the class
+/// keeps only that constant node; clearly different ones throw `ContradictionError`. Because
+/// "same up to rounding" is not transitive, a chain of constants each within the tolerance of
+/// the next but farther apart end to end may still throw, depending on the order of the merges.
 struct ConstantFold {
   using Data = Constant;
   using EGraph = tensat::EGraph<Math, ConstantFold>;
@@ -182,8 +226,12 @@ struct ConstantFold {
       return {true, false};
     }
     if (!b) return {false, true};
-    if (!(*a == *b)) throw tensat::Error(fmt::format("merged non-equal constants {} and {}", *a, *b));
-    return {false, false};
+    if (*a == *b) return {false, false};
+    if (!same_constant(*a, *b)) throw ContradictionError(*a, *b);
+    const double keep = canonical_constant(*a, *b);
+    if (keep == *a) return {false, true};
+    a = keep;
+    return {true, false};
   }
 
   void modify(EGraph& egraph, Id id) const {
@@ -191,7 +239,10 @@ struct ConstantFold {
     if (!data) return;
     const Id constant = egraph.add(Math::constant(*data));
     egraph.unite(id, constant);
-    egraph.retain_nodes(id, [](const Math& node) { return tensat::is_leaf(node); });
+    // Leaves only, and of constants only the class's own (others differed by rounding).
+    egraph.retain_nodes(id, [value = *data](const Math& node) {
+      return tensat::is_leaf(node) && (node.kind() != Op::Constant || node.value() == value);
+    });
   }
 };
 

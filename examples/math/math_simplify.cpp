@@ -2,6 +2,10 @@
 // prints the smallest equivalent term with the runner's report.
 //
 //   math-simplify "(d x (+ 1 (* 2 x)))"      prints 2
+//
+// Exit status: 0 on success, 2 on bad input (a parse error), 1 on an internal error: the rules
+// proved two clearly different constants equal (constants that differ only by floating-point
+// rounding, 0.6 and 0.6000000000000001, are one constant).
 #include <cstdio>
 #include <string>
 
@@ -19,6 +23,10 @@ int main(int argc, char** argv) {
     std::printf("input:  %s\nbest:   %s\ncost:   %zu (AstSize)\n\n%s", text.c_str(),
                 best.to_string().c_str(), cost, runner.report().to_string().c_str());
     return 0;
+  } catch (const math::ContradictionError& e) {
+    // Not the input's fault: the rule set proved two different constants equal.
+    std::fprintf(stderr, "math-simplify: internal error: %s\n", e.what());
+    return 1;
   } catch (const tensat::Error& e) {
     std::fprintf(stderr, "math-simplify: %s\n", e.what());
     return 2;

@@ -39,7 +39,9 @@ struct DidMerge {
 /// * `make` sees a node whose children are canonical and may read `g[child].data`; it may not
 ///   change the e-graph (it runs in the middle of `add`).
 /// * `merge` must be a join: commutative, associative, idempotent, otherwise saturation and
-///   rebuilding order leak into the results.
+///   rebuilding order leak into the results. It may throw (an `Error`) to report data that
+///   cannot be joined, a contradiction; the exception leaves `unite`/`rebuild` and the e-graph
+///   is then only destructible.
 /// * `modify` runs after a class is created and after every merge into it; it may add nodes,
 ///   unite classes and prune the class's node list (`EGraph::retain_nodes`).
 

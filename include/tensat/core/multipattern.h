@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,7 +22,8 @@ inline namespace v0 {
 /// ranges over all classes. As an applier, each pattern is instantiated in order and united with
 /// its variable's class, or binds the variable if it is still unbound.
 ///
-/// Text form: clauses separated by `,`, each `?var = pattern [= pattern ...]`.
+/// Text form: clauses separated by `,`, each `?var = pattern [= pattern ...]`; `;` starts a
+/// comment to the end of the line, as in s-expressions (a `,` or `=` in it separates nothing).
 template <class L>
 class MultiPattern {
  public:
@@ -115,7 +117,8 @@ class MultiPattern {
 
  private:
   static std::vector<Clause> parse(std::string_view text) {
-    // Split at top-level ',' into clauses and '=' into parts, remembering offsets.
+    // Split at top-level ',' into clauses and '=' into parts, remembering offsets. Comments are
+    // skipped with the s-expression reader's own lexer, so a ',' or '=' in one splits nothing.
     struct Part {
       std::size_t offset;
       std::string_view text;
@@ -127,44 +130,58 @@ class MultiPattern {
       clauses.back().push_back(Part{start, text.substr(start, end - start)});
       start = end + 1;
     };
-    for (std::size_t i = 0; i < text.size(); ++i) {
+    for (std::size_t i = 0; i < text.size();) {
+      const std::size_t next = skip_sexpr_blank(text, i);
+      if (next != i) {
+        i = next;
+        continue;
+      }
       const char c = text[i];
       if (c == '(') ++depth;
       if (c == ')' && depth > 0) --depth;
-      if (depth != 0) continue;
-      if (c == '=') close_part(i);
-      if (c == ',') {
+      if (depth == 0 && c == '=') close_part(i);
+      if (depth == 0 && c == ',') {
         close_part(i);
         clauses.emplace_back();
       }
+      ++i;
     }
     close_part(text.size());
 
+    // A part without its leading blanks, and without trailing whitespace (for messages).
     auto trim = [](Part p) {
-      while (!p.text.empty() && std::isspace(static_cast<unsigned char>(p.text.front()))) {
-        p.text.remove_prefix(1);
-        ++p.offset;
-      }
+      const std::size_t skip = skip_sexpr_blank(p.text, 0);
+      p.text.remove_prefix(skip);
+      p.offset += skip;
       while (!p.text.empty() && std::isspace(static_cast<unsigned char>(p.text.back())))
         p.text.remove_suffix(1);
       return p;
     };
+    // The variable of a clause: one atom, then only blanks.
+    auto clause_var = [](std::string_view part) -> std::optional<Var> {
+      std::size_t end = 0;
+      while (end < part.size() && is_sexpr_atom_char(part[end])) ++end;
+      const std::string_view atom = part.substr(0, end);
+      if (!Var::is_var_name(atom) || skip_sexpr_blank(part, end) != part.size()) return std::nullopt;
+      return Var(atom);
+    };
     std::vector<Clause> result;
     for (auto& parts : clauses) {
-      for (Part& p : parts) p = trim(p);
+      const Part head = trim(parts[0]);
       if (parts.size() < 2)
-        throw ParseError(parts[0].offset, "expected '?var = pattern' in multi-pattern clause");
-      if (!Var::is_var_name(parts[0].text))
-        throw ParseError(parts[0].offset,
+        throw ParseError(head.offset, "expected '?var = pattern' in multi-pattern clause");
+      const std::optional<Var> var = clause_var(head.text);
+      if (!var)
+        throw ParseError(head.offset,
                          fmt::format("a multi-pattern clause must start with a variable, found '{}'",
-                                     parts[0].text));
-      const Var var(parts[0].text);
+                                     head.text));
       for (std::size_t k = 1; k < parts.size(); ++k) {
-        if (parts[k].text.empty()) throw ParseError(parts[k].offset, "empty pattern in multi-pattern");
+        const Part part = trim(parts[k]);
+        if (part.text.empty()) throw ParseError(part.offset, "empty pattern in multi-pattern");
         try {
-          result.emplace_back(var, parse_pattern_ast<L>(parts[k].text));
+          result.emplace_back(*var, parse_pattern_ast<L>(part.text));
         } catch (const ParseError& e) {
-          throw ParseError(parts[k].offset + e.offset(), e.reason());
+          throw ParseError(part.offset + e.offset(), e.reason());
         }
       }
     }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,9 +71,9 @@ PatternAst<L> parse_pattern_ast(std::string_view text) {
 template <class L>
 std::vector<Var> pattern_vars(const PatternAst<L>& ast) {
   std::vector<Var> vars;
+  std::set<Var> seen;  // a pattern may have thousands of variables: no linear search per node
   for (const auto& n : ast)
-    if (n.is_var() && std::find(vars.begin(), vars.end(), n.var()) == vars.end())
-      vars.push_back(n.var());
+    if (n.is_var() && seen.insert(n.var()).second) vars.push_back(n.var());
   return vars;
 }
 

@@ -14,6 +14,29 @@
 namespace tensat {
 inline namespace v0 {
 
+/// The s-expression lexer's blanks: whitespace, and `;` comments running to the end of the line.
+/// Returns the offset of the first character at or after `pos` that is not blank (or the size).
+/// Shared by every reader of s-expression text (`read_sexpr`, `MultiPattern`), so that they agree
+/// on what is a comment.
+inline std::size_t skip_sexpr_blank(std::string_view text, std::size_t pos) noexcept {
+  while (pos < text.size()) {
+    const char c = text[pos];
+    if (c == ';') {
+      while (pos < text.size() && text[pos] != '\n') ++pos;
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      ++pos;
+    } else {
+      break;
+    }
+  }
+  return pos;
+}
+
+/// Whether `c` may be part of an atom: anything but whitespace, parentheses and `;`.
+inline bool is_sexpr_atom_char(char c) noexcept {
+  return c != '(' && c != ')' && c != ';' && !std::isspace(static_cast<unsigned char>(c));
+}
+
 /// Reads one s-expression from `text` and builds a `RecExpr<N>` bottom-up, calling
 /// `build(op, children, offset)` for each atom (no children) and each list (head atom + children).
 /// `build` returns an `N` or throws `LanguageError`, which is rethrown as `ParseError` at `offset`.
@@ -37,21 +60,8 @@ RecExpr<N> read_sexpr(std::string_view text, Build&& build) {
   std::size_t pos = 0;
   bool done = false;
 
-  auto skip_space = [&] {
-    while (pos < text.size()) {
-      const char c = text[pos];
-      if (c == ';') {
-        while (pos < text.size() && text[pos] != '\n') ++pos;
-      } else if (std::isspace(static_cast<unsigned char>(c))) {
-        ++pos;
-      } else {
-        break;
-      }
-    }
-  };
-  auto is_atom_char = [](char c) {
-    return c != '(' && c != ')' && c != ';' && !std::isspace(static_cast<unsigned char>(c));
-  };
+  auto skip_space = [&] { pos = skip_sexpr_blank(text, pos); };
+  auto is_atom_char = is_sexpr_atom_char;
   auto make = [&](std::string_view op, const std::vector<Id>& children, std::size_t offset) {
     try {
       nodes.push_back(build(op, Span<const Id>(children.data(), children.size()), offset));
