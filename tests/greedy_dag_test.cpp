@@ -177,3 +177,27 @@ TEST_CASE("greedy_dag: the local search converges when costs span 18 orders of m
   }
   CHECK(solvable > 100);
 }
+
+TEST_CASE("greedy_dag: a time limit stops the greedy and the local search with a valid choice") {
+  // A chain of 75,000 classes whose tree choice takes every link: one pass of the local search
+  // would visit ~n² classes (each class's leaf swap drops the chain under it), far beyond its
+  // default budget. With no time at all, the result is the tree-optimal start.
+  const std::uint32_t n = 75'000;
+  const ExtractionGraph chain = gym::chain_graph(n, 2);
+  tensat::GreedyDagOptions options;
+  options.time_limit_seconds = 0;
+  const auto result = tensat::extract_greedy_dag(chain, options);
+  REQUIRE_FALSE(tensat::check_extraction(chain, result.choice).has_value());
+  CHECK(result.stop == tensat::ExtractionStop::TimeLimit);
+  CHECK(result.dag_cost == 100.0 + (n - 1));
+  options.local_search = false;
+  CHECK(tensat::extract_greedy_dag(chain, options).stop == tensat::ExtractionStop::TimeLimit);
+  // Without a limit the search ends on its work budget instead, and says so.
+  tensat::GreedyDagOptions budget;
+  budget.local_search_work = 1'000'000;
+  CHECK(tensat::extract_greedy_dag(chain, budget).stop == tensat::ExtractionStop::WorkLimit);
+  options.time_limit_seconds = -1;
+  CHECK_THROWS_AS(tensat::extract_greedy_dag(chain, options), tensat::Error);
+  options.time_limit_seconds = std::nan("");
+  CHECK_THROWS_AS(tensat::extract_greedy_dag(chain, options), tensat::Error);
+}

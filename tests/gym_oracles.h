@@ -86,15 +86,16 @@ inline tensat::ExtractionGraph random_graph(std::mt19937& rng, std::uint32_t cla
   return random_graph_costed(rng, classes, [&] { return std::round(cost(rng)); }, two_roots);
 }
 
-/// A chain of `n` classes, class i = {leaf of cost 100 + i, link(i − 1) of cost 1}, rooted at
-/// class n − 1: the DAG optimum is 100 + (n − 1) (the leaf of class 0 and n − 1 links), and
-/// every extractor has to go the whole depth.
-inline tensat::ExtractionGraph chain_graph(std::uint32_t n) {
+/// A chain of `n` classes, class i = {leaf of cost 100 + step·i, link(i − 1) of cost 1}, rooted
+/// at class n − 1: the DAG optimum is 100 + (n − 1) (the leaf of class 0 and n − 1 links), and
+/// every extractor has to go the whole depth. With step 1 each leaf ties with the links under
+/// it; with step 2 the links are strictly better, so the tree choice takes them all.
+inline tensat::ExtractionGraph chain_graph(std::uint32_t n, double step = 1) {
   std::vector<std::uint32_t> node_class, offsets{0}, children;
   std::vector<double> costs;
   for (std::uint32_t c = 0; c < n; ++c) {
     node_class.push_back(c);
-    costs.push_back(100.0 + c);
+    costs.push_back(100.0 + step * c);
     offsets.push_back(static_cast<std::uint32_t>(children.size()));
     if (c == 0) continue;
     node_class.push_back(c);

@@ -36,9 +36,16 @@ struct GreedyDagOptions {
   /// the greedy gives up and the local search starts from the tree-optimal choice alone. The
   /// largest extraction-gym file needs 16 million.
   std::uint64_t cost_set_work = 64'000'000;
+  /// Wall-clock budget in seconds (infinity: none). On expiry the greedy and the local search
+  /// stop where they are and the best valid choice so far is returned (`ExtractionStop::
+  /// TimeLimit`); the tree-optimal start, O(E log E), is always computed. `extract_ilp` passes
+  /// what is left of its own limit here.
+  double time_limit_seconds = std::numeric_limits<double>::infinity();
 };
 
 namespace detail {
+
+using GreedyClock = std::chrono::steady_clock;
 
 /// A change of the DAG cost summed from node costs, with what bounds its rounding error: a sum
 /// of k terms is off by at most about k·ε·Σ|term|. A move is taken only if it lowers the cost
@@ -106,9 +113,10 @@ struct DistinctChildren {
 /// a class is final at its first pop and never revisited (the FIFO variant of extraction-gym
 /// re-evaluates long chains over and over). Classes never finalized keep kNone. The sets can
 /// grow to classes × classes on deep e-graphs: once `max_work` set entries have been merged, it
-/// stops, leaving the rest kNone (the caller then starts from the tree choice).
+/// stops, leaving the rest kNone (the caller then starts from the tree choice); so it does at
+/// `deadline`.
 inline std::vector<std::uint32_t> cost_set_greedy(const ExtractionGraph& g, const DistinctChildren& dc,
-                                                  std::uint64_t max_work) {
+                                                  std::uint64_t max_work, GreedyClock::time_point deadline) {
   const auto n_nodes = static_cast<std::uint32_t>(g.num_nodes());
   const std::size_t n_classes = g.num_classes();
   ChildUsers users(n_classes, n_nodes, [&](std::size_t n, std::vector<std::uint32_t>& out) {
@@ -143,7 +151,13 @@ inline std::vector<std::uint32_t> cost_set_greedy(const ExtractionGraph& g, cons
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
   for (std::uint32_t n = 0; n < n_nodes; ++n)
     if (dc.usable[n] && users.remaining[n] == 0) queue.emplace(g.node_cost(n), n);
+  std::uint64_t pops = 0, next_clock = 0;  // the clock is read every kClockSteps pops + entries
+  constexpr std::uint64_t kClockSteps = 65'536;
   while (!queue.empty() && work <= max_work) {
+    if (++pops + work >= next_clock) {
+      if (GreedyClock::now() >= deadline) break;
+      next_clock = pops + work + kClockSteps;
+    }
     const std::uint32_t n = queue.top().second;
     queue.pop();
     const std::uint32_t c = g.node_class(n);
@@ -183,8 +197,8 @@ class DagLocalSearch {
   [[nodiscard]] double total() const noexcept { return total_; }
   [[nodiscard]] const std::vector<std::uint32_t>& choice() const noexcept { return choice_; }
 
-  /// Descends until no move improves or `work` class visits are spent, and says which
-  /// (`Finished` at a local optimum, or `WorkLimit`). Three kinds of move, each tried when the ones
+  /// Descends until no move improves, `work` class visits are spent or `deadline` passes, and
+  /// says which (`Finished` at a local optimum). Three kinds of move, each tried when the ones
   /// before are exhausted: a single swap; a compound one, a swap that makes new classes live
   /// (paying for them, so it may cost more than it saves on its own) followed by every
   /// improving swap of a class that has a node using those newly live classes, kept only if the
@@ -193,20 +207,22 @@ class DagLocalSearch {
   /// through chains of dead classes to every live class that could use it (`shared_moves`: an
   /// n-way merged product that n classes reach only through a chain of splits). A move is taken
   /// only if it `lowers` the cost (see `CostChange`).
-  ExtractionStop run(std::uint64_t work) {
-    work_left_ = work;
+  ExtractionStop run(std::uint64_t work, GreedyClock::time_point deadline = GreedyClock::time_point::max()) {
+    deadline_ = deadline;
+    timed_out_ = GreedyClock::now() >= deadline_;
+    work_left_ = timed_out_ ? 0 : work;
     for (;;) {
       recount();
       bool improved = false;
       for (std::uint32_t c = 0; c < g_.num_classes() && work_left_ > 0; ++c)
         if (ref_[c] > 0 && improve_class(c)) improved = true;
-      if (work_left_ == 0) return ExtractionStop::WorkLimit;
+      if (work_left_ == 0) return stopped();
       if (improved) continue;
       for (std::uint32_t c = 0; c < g_.num_classes() && work_left_ > 0; ++c)
         if (ref_[c] > 0 && compound_move(c)) improved = true;
-      if (work_left_ == 0) return ExtractionStop::WorkLimit;
+      if (work_left_ == 0) return stopped();
       if (improved) continue;
-      if (!shared_moves()) return work_left_ > 0 ? ExtractionStop::Finished : ExtractionStop::WorkLimit;
+      if (!shared_moves()) return work_left_ > 0 ? ExtractionStop::Finished : stopped();
     }
   }
 
@@ -302,7 +318,7 @@ class DagLocalSearch {
         const std::uint64_t left = work_left_;
         work_left_ = std::min<std::uint64_t>(left, kSharedMoveWork);
         const CostChange delta = shared_move(b, m, false);
-        work_left_ = left - (std::min<std::uint64_t>(left, kSharedMoveWork) - work_left_);
+        work_left_ = timed_out_ ? 0 : left - (std::min<std::uint64_t>(left, kSharedMoveWork) - work_left_);
         if (delta.lowers()) candidates.push_back({delta.value, b, m});
         if (work_left_ == 0) break;
       }
@@ -422,13 +438,27 @@ class DagLocalSearch {
       if (ref_[c] > 0) total_ += g_.node_cost(choice_[c]);
   }
 
+  [[nodiscard]] ExtractionStop stopped() const {
+    return timed_out_ ? ExtractionStop::TimeLimit : ExtractionStop::WorkLimit;
+  }
+
   [[nodiscard]] bool has_terms(std::uint32_t m) const {
     for (std::uint32_t k : dc_.of(m))
       if (choice_[k] == ExtractionGraph::kNone) return false;
     return true;
   }
 
-  void spend(std::uint64_t amount) { work_left_ = work_left_ > amount ? work_left_ - amount : 0; }
+  // Spends class visits; the clock is read every kClockEvery of them, and the deadline ends the
+  // search as a spent budget does.
+  void spend(std::uint64_t amount) {
+    work_left_ = work_left_ > amount ? work_left_ - amount : 0;
+    if ((spent_ += amount) >= next_clock_) read_clock();
+  }
+  void read_clock() {
+    next_clock_ = spent_ + kClockEvery;
+    if (GreedyClock::now() >= deadline_) timed_out_ = true;
+    if (timed_out_) work_left_ = 0;
+  }
 
   // Sets choice[c] = m for a live class c; returns the change of the DAG cost.
   CostChange swap(std::uint32_t c, std::uint32_t m) {
@@ -519,6 +549,10 @@ class DagLocalSearch {
   std::vector<std::uint32_t> stack_;
   double total_ = 0;
   std::uint64_t work_left_ = 0;
+  GreedyClock::time_point deadline_ = GreedyClock::time_point::max();
+  bool timed_out_ = false;
+  std::uint64_t spent_ = 0, next_clock_ = 0;
+  static constexpr std::uint64_t kClockEvery = 16'384;  // class visits between clock reads (~0.1 ms)
   bool recording_ = false;
   static constexpr std::uint32_t kNoClass = std::numeric_limits<std::uint32_t>::max();
   static constexpr std::uint32_t kNoLimit = std::numeric_limits<std::uint32_t>::max();
@@ -551,12 +585,16 @@ class DagLocalSearch {
 /// polishes the better one with one-class node swaps (`GreedyDagOptions::local_search`), each
 /// accepted only if it lowers the DAG cost beyond rounding and closes no cycle. Status
 /// Feasible: the DAG optimum is NP-hard (use `extract_ilp` for a proof); `stop` says whether
-/// the search reached a local optimum or its budget stopped it. Throws `Error` if a root has
-/// no finite term. Handles zero and negative costs (a class is paid only if a chosen node uses
-/// it).
+/// the search reached a local optimum or a budget stopped it. Throws `Error` if a root has no
+/// finite term or the time limit is negative or NaN. Handles zero and negative costs (a class
+/// is paid only if a chosen node uses it).
 inline Extraction extract_greedy_dag(const ExtractionGraph& graph, const GreedyDagOptions& options = {}) {
-  using Clock = std::chrono::steady_clock;
+  using Clock = detail::GreedyClock;
   const auto start = Clock::now();
+  if (std::isnan(options.time_limit_seconds) || options.time_limit_seconds < 0)
+    throw Error("extract_greedy_dag: the time limit must be a non-negative number of seconds");
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(std::min(options.time_limit_seconds, 1e9)));
   if (graph.roots().empty()) throw Error("extract_greedy_dag: the e-graph has no root");
   const detail::DistinctChildren dc(graph);
   std::vector<double> best;
@@ -565,7 +603,8 @@ inline Extraction extract_greedy_dag(const ExtractionGraph& graph, const GreedyD
   for (std::uint32_t root : graph.roots())
     if (tree_choice[root] == ExtractionGraph::kNone)
       throw Error(fmt::format("extract_greedy_dag: root class {} has no finite term", root));
-  std::vector<std::uint32_t> greedy_choice = detail::cost_set_greedy(graph, dc, options.cost_set_work);
+  std::vector<std::uint32_t> greedy_choice =
+      detail::cost_set_greedy(graph, dc, options.cost_set_work, deadline);
   // Classes the greedy left out keep their tree choice, so every class with a term has one and
   // the combined choice stays acyclic (a greedy node's children are all greedy-finalized).
   bool greedy_complete = true;
@@ -582,7 +621,8 @@ inline Extraction extract_greedy_dag(const ExtractionGraph& graph, const GreedyD
   detail::DagLocalSearch from_greedy(graph, dc, users, greedy_choice);
   detail::DagLocalSearch& search = greedy_complete && from_greedy.total() <= from_tree.total() ? from_greedy : from_tree;
   Extraction result;
-  if (options.local_search) result.stop = search.run(options.local_search_work);
+  if (options.local_search) result.stop = search.run(options.local_search_work, deadline);
+  else if (Clock::now() >= deadline) result.stop = ExtractionStop::TimeLimit;  // the greedy was cut
   result.choice = detail::reachable_choice(graph, search.choice());
   result.dag_cost = dag_cost(graph, result.choice);
   result.tree_cost = tree_cost(graph, result.choice);

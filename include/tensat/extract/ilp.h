@@ -34,8 +34,9 @@ enum class IlpBackend {
 
 /// Knobs of `extract_ilp`.
 struct IlpOptions {
-  /// Wall-clock budget for the whole extraction, heuristic included. On expiry the best
-  /// solution found is returned with status Feasible (never worse than the heuristic).
+  /// Wall-clock budget for the whole extraction, heuristic included (it gets at most half).
+  /// On expiry the best solution found is returned with status Feasible and stop TimeLimit
+  /// (never worse than the heuristic).
   double time_limit_seconds = 30;
   IlpBackend backend = IlpBackend::Auto;
   /// CBC: rounds of lazy cycle cuts before level variables rule out all cycles at once.
@@ -77,7 +78,14 @@ inline Extraction extract_ilp(const ExtractionGraph& graph, const IlpOptions& op
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
                   std::min(options.time_limit_seconds, 1e9)));
 
-  Extraction heuristic = extract_greedy_dag(graph, options.heuristic);
+  // The limit covers the whole extraction: the warm start gets at most half of it (cut short,
+  // it still gives a valid incumbent), the rest is for the reduction, whose work is not
+  // interruptible, and the backend.
+  GreedyDagOptions warm_start = options.heuristic;
+  warm_start.time_limit_seconds =
+      std::min(warm_start.time_limit_seconds,
+               std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count() / 2));
+  Extraction heuristic = extract_greedy_dag(graph, warm_start);
   const DagProblem problem = DagProblem::reduce(graph, heuristic);
   DagSolution solution;
   solution.choice = problem.incumbent;
@@ -116,6 +124,11 @@ inline Extraction extract_ilp(const ExtractionGraph& graph, const IlpOptions& op
   result.status = solution.optimal && result.dag_cost <= solution.cost + gap_slack ? ExtractionStatus::Optimal
                                                                                   : ExtractionStatus::Feasible;
   if (result.status == ExtractionStatus::Optimal) result.lower_bound = result.dag_cost;
+  // Unproven, the first budget that cut the search short: the warm start's, or the deadline.
+  result.stop = heuristic.stop;
+  if (result.status == ExtractionStatus::Optimal) result.stop = ExtractionStop::Finished;
+  else if (result.stop == ExtractionStop::Finished && Clock::now() >= deadline)
+    result.stop = ExtractionStop::TimeLimit;
   result.micros = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
   return result;
 }
