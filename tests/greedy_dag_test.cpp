@@ -147,3 +147,57 @@ TEST_CASE("greedy_dag: a spent cost-set budget falls back to the tree choice, st
   CHECK(full.dag_cost == 100.0 + (n - 1));  // the leaf of class 0 and n - 1 links
   CHECK(fallback.dag_cost == full.dag_cost);
 }
+
+TEST_CASE("greedy_dag: the local search converges when costs span 18 orders of magnitude around a huge negative one") {
+  // Costs 10^u, u uniform in [-6, 12], and one node of -1e12. A move's cost change is a sum in
+  // which terms of 1e12 cancel: its rounding (~1e-4) dwarfs the small costs, and a move taken
+  // on that noise alone can be followed by another for ever. Measured in class visits: the
+  // search must reach a local optimum within a budget ~100 times what it needs.
+  std::mt19937 rng(44);
+  std::uniform_real_distribution<double> exponent(-6, 12);
+  std::uniform_int_distribution<int> negative_node(0, 120);
+  tensat::GreedyDagOptions options;
+  options.local_search_work = 5'000'000;
+  std::size_t solvable = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    INFO("trial " << trial);
+    int node = 0;
+    const int negative = negative_node(rng);
+    const auto g = gym::random_graph_costed(
+        rng, 80, [&] { return node++ == negative ? -1e12 : std::pow(10.0, exponent(rng)); });
+    tensat::Extraction result;
+    try {
+      result = tensat::extract_greedy_dag(g, options);
+    } catch (const tensat::Error&) {
+      continue;  // a root without a finite term
+    }
+    ++solvable;
+    REQUIRE_FALSE(tensat::check_extraction(g, result.choice).has_value());
+    CHECK(result.stop == tensat::ExtractionStop::Finished);
+  }
+  CHECK(solvable > 100);
+}
+
+TEST_CASE("greedy_dag: a time limit stops the greedy and the local search with a valid choice") {
+  // A chain of 75,000 classes whose tree choice takes every link: one pass of the local search
+  // would visit ~n² classes (each class's leaf swap drops the chain under it), far beyond its
+  // default budget. With no time at all, the result is the tree-optimal start.
+  const std::uint32_t n = 75'000;
+  const ExtractionGraph chain = gym::chain_graph(n, 2);
+  tensat::GreedyDagOptions options;
+  options.time_limit_seconds = 0;
+  const auto result = tensat::extract_greedy_dag(chain, options);
+  REQUIRE_FALSE(tensat::check_extraction(chain, result.choice).has_value());
+  CHECK(result.stop == tensat::ExtractionStop::TimeLimit);
+  CHECK(result.dag_cost == 100.0 + (n - 1));
+  options.local_search = false;
+  CHECK(tensat::extract_greedy_dag(chain, options).stop == tensat::ExtractionStop::TimeLimit);
+  // Without a limit the search ends on its work budget instead, and says so.
+  tensat::GreedyDagOptions budget;
+  budget.local_search_work = 1'000'000;
+  CHECK(tensat::extract_greedy_dag(chain, budget).stop == tensat::ExtractionStop::WorkLimit);
+  options.time_limit_seconds = -1;
+  CHECK_THROWS_AS(tensat::extract_greedy_dag(chain, options), tensat::Error);
+  options.time_limit_seconds = std::nan("");
+  CHECK_THROWS_AS(tensat::extract_greedy_dag(chain, options), tensat::Error);
+}

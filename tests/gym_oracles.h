@@ -58,18 +58,18 @@ inline bool approx(double a, double b) { return std::abs(a - b) <= 1e-6 * std::m
 inline bool at_least(double a, double b) { return a >= b - 1e-6 * std::max(1.0, std::abs(b)); }
 
 /// A random e-graph: `classes` classes of 1..3 nodes, each with 0..2 children drawn from all
-/// classes (so cycles and self-loops occur), costs from [low, high), class 0 the root (and
-/// class 1 too when `two_roots`).
-inline tensat::ExtractionGraph random_graph(std::mt19937& rng, std::uint32_t classes, double low, double high,
+/// classes (so cycles and self-loops occur), each node's cost from `cost()` (called in node
+/// order), class 0 the root (and class 1 too when `two_roots`).
+template <class Cost>
+tensat::ExtractionGraph random_graph_costed(std::mt19937& rng, std::uint32_t classes, Cost&& cost,
                                             bool two_roots = false) {
   std::uniform_int_distribution<std::uint32_t> size(1, 3), arity(0, 2), pick(0, classes - 1);
-  std::uniform_real_distribution<double> cost(low, high);
   std::vector<std::uint32_t> node_class, offsets{0}, children;
   std::vector<double> costs;
   for (std::uint32_t c = 0; c < classes; ++c)
     for (std::uint32_t i = size(rng); i > 0; --i) {
       node_class.push_back(c);
-      costs.push_back(std::round(cost(rng)));
+      costs.push_back(cost());
       for (std::uint32_t k = arity(rng); k > 0; --k) children.push_back(pick(rng));
       offsets.push_back(static_cast<std::uint32_t>(children.size()));
     }
@@ -79,15 +79,23 @@ inline tensat::ExtractionGraph random_graph(std::mt19937& rng, std::uint32_t cla
                                  std::move(children), std::move(roots));
 }
 
-/// A chain of `n` classes, class i = {leaf of cost 100 + i, link(i − 1) of cost 1}, rooted at
-/// class n − 1: the DAG optimum is 100 + (n − 1) (the leaf of class 0 and n − 1 links), and
-/// every extractor has to go the whole depth.
-inline tensat::ExtractionGraph chain_graph(std::uint32_t n) {
+/// `random_graph_costed` with integer costs from [low, high).
+inline tensat::ExtractionGraph random_graph(std::mt19937& rng, std::uint32_t classes, double low, double high,
+                                            bool two_roots = false) {
+  std::uniform_real_distribution<double> cost(low, high);
+  return random_graph_costed(rng, classes, [&] { return std::round(cost(rng)); }, two_roots);
+}
+
+/// A chain of `n` classes, class i = {leaf of cost 100 + step·i, link(i − 1) of cost 1}, rooted
+/// at class n − 1: the DAG optimum is 100 + (n − 1) (the leaf of class 0 and n − 1 links), and
+/// every extractor has to go the whole depth. With step 1 each leaf ties with the links under
+/// it; with step 2 the links are strictly better, so the tree choice takes them all.
+inline tensat::ExtractionGraph chain_graph(std::uint32_t n, double step = 1) {
   std::vector<std::uint32_t> node_class, offsets{0}, children;
   std::vector<double> costs;
   for (std::uint32_t c = 0; c < n; ++c) {
     node_class.push_back(c);
-    costs.push_back(100.0 + c);
+    costs.push_back(100.0 + step * c);
     offsets.push_back(static_cast<std::uint32_t>(children.size()));
     if (c == 0) continue;
     node_class.push_back(c);

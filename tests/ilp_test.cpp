@@ -159,6 +159,27 @@ TEST_CASE("ilp: on a time limit, a valid extraction no worse than the heuristic 
   if (!tensat::kHaveCbc) CHECK_THROWS_AS(exact(graph, IlpBackend::Cbc), tensat::Error);
 }
 
+TEST_CASE("ilp: the time limit covers the warm start: cut at once, a valid extraction that says so") {
+  // A chain of 75,000 classes whose tree choice takes every link: one pass of the warm start's
+  // local search would visit ~n² classes (each class's leaf swap drops the chain under it), so
+  // without the deadline it stops on its own work budget (WorkLimit), long after the limit.
+  const std::uint32_t n = 75'000;
+  const ExtractionGraph chain = gym::chain_graph(n, 2);
+  for (const IlpBackend backend : backends()) {
+    INFO("backend " << tensat::to_string(backend));
+    const auto result = exact(chain, backend, 0.0);
+    REQUIRE_FALSE(tensat::check_extraction(chain, result.choice).has_value());
+    CHECK(result.status == tensat::ExtractionStatus::Feasible);
+    CHECK(result.stop == tensat::ExtractionStop::TimeLimit);
+    CHECK(result.dag_cost == 100.0 + (n - 1));  // the tree-optimal start is optimal here
+    CHECK(result.lower_bound <= result.dag_cost);
+  }
+  // With time enough, a proof, and nothing cut short.
+  const auto proven = exact(gym::chain_graph(300), IlpBackend::BuiltIn, 60);
+  CHECK(proven.status == tensat::ExtractionStatus::Optimal);
+  CHECK(proven.stop == tensat::ExtractionStop::Finished);
+}
+
 TEST_CASE("ilp: the built-in search runs as deep as the e-graph, without the call stack") {
   // A chain of 50,000 classes, class i = {leaf of cost 100 + i, link(i - 1) of cost 1}: every
   // class is decided on the way down, one level each.

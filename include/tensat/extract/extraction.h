@@ -23,6 +23,11 @@ inline namespace v0 {
 /// Whether an extractor proved its result optimal for its objective.
 enum class ExtractionStatus { Optimal, Feasible };
 
+/// Why an extractor stopped: it ran to its end (`Finished`: a proof, or a heuristic's local
+/// optimum), or a budget cut it short (`WorkLimit`, `TimeLimit`), leaving its best valid result
+/// so far.
+enum class ExtractionStop { Finished, WorkLimit, TimeLimit };
+
 /// An extraction: `choice[c]` is the chosen node of class `c`, or `ExtractionGraph::kNone` for
 /// classes that need none (unreachable from the roots).
 struct Extraction {
@@ -34,6 +39,7 @@ struct Extraction {
   /// A proven lower bound on the optimum of the extractor's objective (equal to the cost when
   /// Optimal; -infinity when the extractor proves nothing, as heuristics do).
   double lower_bound = -std::numeric_limits<double>::infinity();
+  ExtractionStop stop = ExtractionStop::Finished;  ///< the first budget that cut the search short, if any
   /// Empty, or what the caller should know about how the result came about, in one line: e.g.
   /// that an exact extractor's solver backend failed and another one took over (`extract_ilp`).
   std::string note;

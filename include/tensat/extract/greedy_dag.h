@@ -36,9 +36,52 @@ struct GreedyDagOptions {
   /// the greedy gives up and the local search starts from the tree-optimal choice alone. The
   /// largest extraction-gym file needs 16 million.
   std::uint64_t cost_set_work = 64'000'000;
+  /// Wall-clock budget in seconds (infinity: none). On expiry the greedy and the local search
+  /// stop where they are and the best valid choice so far is returned (`ExtractionStop::
+  /// TimeLimit`); the tree-optimal start, O(E log E), is always computed. `extract_ilp` passes
+  /// what is left of its own limit here.
+  double time_limit_seconds = std::numeric_limits<double>::infinity();
 };
 
 namespace detail {
+
+using GreedyClock = std::chrono::steady_clock;
+
+/// A change of the DAG cost summed from node costs, with what bounds its rounding error: a sum
+/// of k terms is off by at most about k·ε·Σ|term|. A move is taken only if it lowers the cost
+/// by more than that (and by more than 1e-9 of the magnitudes: too little to be worth a move).
+/// A margin relative to the total would not do: huge costs of opposite signs cancel in the
+/// total, not in the rounding, and a move taken on rounding noise can be followed by another
+/// on noise, for ever. With this margin every move taken lowers the exact cost, so no state
+/// comes back and the search ends.
+struct CostChange {
+  double value = 0;
+  double magnitude = 0;  // Σ |term|
+  std::uint64_t terms = 0;
+
+  void add(double cost) {
+    value += cost;
+    magnitude += std::abs(cost);
+    ++terms;
+  }
+  CostChange& operator+=(const CostChange& o) {
+    value += o.value;
+    magnitude += o.magnitude;
+    terms += o.terms + 1;
+    return *this;
+  }
+  CostChange& operator-=(const CostChange& o) {
+    value -= o.value;
+    magnitude += o.magnitude;
+    terms += o.terms + 1;
+    return *this;
+  }
+  [[nodiscard]] double margin() const {
+    return magnitude * (1e-9 + static_cast<double>(terms) * std::numeric_limits<double>::epsilon());
+  }
+  /// Whether the exact change is certainly negative, and not negligibly so.
+  [[nodiscard]] bool lowers() const { return value < -margin(); }
+};
 
 /// Distinct child classes of every node (CSR), and whether a node may be extracted at all: not
 /// subsumed and not its own child (a node that needs its own class can never be in an acyclic
@@ -70,9 +113,10 @@ struct DistinctChildren {
 /// a class is final at its first pop and never revisited (the FIFO variant of extraction-gym
 /// re-evaluates long chains over and over). Classes never finalized keep kNone. The sets can
 /// grow to classes × classes on deep e-graphs: once `max_work` set entries have been merged, it
-/// stops, leaving the rest kNone (the caller then starts from the tree choice).
+/// stops, leaving the rest kNone (the caller then starts from the tree choice); so it does at
+/// `deadline`.
 inline std::vector<std::uint32_t> cost_set_greedy(const ExtractionGraph& g, const DistinctChildren& dc,
-                                                  std::uint64_t max_work) {
+                                                  std::uint64_t max_work, GreedyClock::time_point deadline) {
   const auto n_nodes = static_cast<std::uint32_t>(g.num_nodes());
   const std::size_t n_classes = g.num_classes();
   ChildUsers users(n_classes, n_nodes, [&](std::size_t n, std::vector<std::uint32_t>& out) {
@@ -107,8 +151,13 @@ inline std::vector<std::uint32_t> cost_set_greedy(const ExtractionGraph& g, cons
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
   for (std::uint32_t n = 0; n < n_nodes; ++n)
     if (dc.usable[n] && users.remaining[n] == 0) queue.emplace(g.node_cost(n), n);
+  std::uint64_t pops = 0, next_clock = 0;  // the clock is read every kClockSteps pops + entries
+  constexpr std::uint64_t kClockSteps = 65'536;
   while (!queue.empty() && work <= max_work) {
-
+    if (++pops + work >= next_clock) {
+      if (GreedyClock::now() >= deadline) break;
+      next_clock = pops + work + kClockSteps;
+    }
     const std::uint32_t n = queue.top().second;
     queue.pop();
     const std::uint32_t c = g.node_class(n);
@@ -141,35 +190,39 @@ class DagLocalSearch {
     for (std::uint32_t root : g_.roots())
       if (ref_[root] == 0) {
         ref_[root] = 1;  // the root's own reference, never removed
-        total_ += enliven(root);
+        total_ += enliven(root).value;
       }
   }
 
   [[nodiscard]] double total() const noexcept { return total_; }
   [[nodiscard]] const std::vector<std::uint32_t>& choice() const noexcept { return choice_; }
 
-  /// Descends until no move improves or `work` class visits are spent; returns true if it ran
-  /// to a local optimum. Three kinds of move, each tried when the ones before are exhausted: a
-  /// single swap; a compound one, a swap that makes new classes live (paying for them, so it
-  /// may cost more than it saves on its own) followed by every improving swap of a class that
-  /// has a node using those newly live classes, kept only if the sum improves (choosing
-  /// `f(x, S)` over `g(x)` everywhere, where S is expensive but shared); and a shared one, a
-  /// dead class brought to life with one of its nodes and offered upward through chains of
-  /// dead classes to every live class that could use it (`shared_moves`: an n-way merged
-  /// product that n classes reach only through a chain of splits).
-  bool run(std::uint64_t work) {
-    work_left_ = work;
+  /// Descends until no move improves, `work` class visits are spent or `deadline` passes, and
+  /// says which (`Finished` at a local optimum). Three kinds of move, each tried when the ones
+  /// before are exhausted: a single swap; a compound one, a swap that makes new classes live
+  /// (paying for them, so it may cost more than it saves on its own) followed by every
+  /// improving swap of a class that has a node using those newly live classes, kept only if the
+  /// sum improves (choosing `f(x, S)` over `g(x)` everywhere, where S is expensive but shared);
+  /// and a shared one, a dead class brought to life with one of its nodes and offered upward
+  /// through chains of dead classes to every live class that could use it (`shared_moves`: an
+  /// n-way merged product that n classes reach only through a chain of splits). A move is taken
+  /// only if it `lowers` the cost (see `CostChange`).
+  ExtractionStop run(std::uint64_t work, GreedyClock::time_point deadline = GreedyClock::time_point::max()) {
+    deadline_ = deadline;
+    timed_out_ = GreedyClock::now() >= deadline_;
+    work_left_ = timed_out_ ? 0 : work;
     for (;;) {
+      recount();
       bool improved = false;
       for (std::uint32_t c = 0; c < g_.num_classes() && work_left_ > 0; ++c)
         if (ref_[c] > 0 && improve_class(c)) improved = true;
-      if (work_left_ == 0) return false;
+      if (work_left_ == 0) return stopped();
       if (improved) continue;
       for (std::uint32_t c = 0; c < g_.num_classes() && work_left_ > 0; ++c)
         if (ref_[c] > 0 && compound_move(c)) improved = true;
-      if (work_left_ == 0) return false;
+      if (work_left_ == 0) return stopped();
       if (improved) continue;
-      if (!shared_moves()) return work_left_ > 0;
+      if (!shared_moves()) return work_left_ > 0 ? ExtractionStop::Finished : stopped();
     }
   }
 
@@ -178,19 +231,19 @@ class DagLocalSearch {
   bool improve_class(std::uint32_t c) {
     const std::uint32_t original = choice_[c];
     std::uint32_t best = original;
-    double best_delta = -threshold();
+    double best_delta = 0;
     for (std::uint32_t m : g_.class_nodes(c)) {
       if (m == original || !dc_.usable[m] || !has_terms(m)) continue;
-      const double delta = swap(c, m);
+      const CostChange delta = swap(c, m);
       swap(c, original);
-      if (delta < best_delta && !reaches(m, c)) {
-        best_delta = delta;
+      if (delta.lowers() && delta.value < best_delta && !reaches(m, c)) {
+        best_delta = delta.value;
         best = m;
       }
       if (work_left_ == 0) break;
     }
     if (best == original) return false;
-    total_ += swap(c, best);
+    total_ += swap(c, best).value;
     return true;
   }
 
@@ -203,11 +256,11 @@ class DagLocalSearch {
       born_.clear();
       log_.assign(1, {c, original, true});
       recording_ = true;
-      double delta = swap(c, m);
+      CostChange delta = swap(c, m);
       recording_ = false;
       delta += adopt(c, born_, false);
-      if (delta < -threshold()) {
-        total_ += delta;
+      if (delta.lowers()) {
+        total_ += delta.value;
         return true;
       }
       undo_log();
@@ -223,19 +276,19 @@ class DagLocalSearch {
   // product). Every node of b is a candidate, not only its current choice: a dead class's
   // choice is whatever was cheapest alone, often a term over the very classes that should use
   // b (a concatenation of the parts a split would give back).
-  double shared_move(std::uint32_t b, std::uint32_t m, bool keep) {
+  CostChange shared_move(std::uint32_t b, std::uint32_t m, bool keep) {
     const std::uint32_t original = choice_[b];
     choice_[b] = m;
     born_.clear();
     log_.clear();
     ref_[b] = 1;  // held while it is offered
     recording_ = true;
-    double delta = enliven(b);
+    CostChange delta = enliven(b);
     recording_ = false;
     delta += adopt(b, {b}, true);
     if (--ref_[b] == 0) delta -= kill(b);
-    if (keep && delta < -threshold()) {
-      total_ += delta;
+    if (keep && delta.lowers()) {
+      total_ += delta.value;
       return delta;
     }
     // Undone under the hold again: a logged swap may be of a class that only the hold kept
@@ -264,9 +317,9 @@ class DagLocalSearch {
         // cost far more than it is worth to find out.
         const std::uint64_t left = work_left_;
         work_left_ = std::min<std::uint64_t>(left, kSharedMoveWork);
-        const double delta = shared_move(b, m, false);
-        work_left_ = left - (std::min<std::uint64_t>(left, kSharedMoveWork) - work_left_);
-        if (delta < -threshold()) candidates.push_back({delta, b, m});
+        const CostChange delta = shared_move(b, m, false);
+        work_left_ = timed_out_ ? 0 : left - (std::min<std::uint64_t>(left, kSharedMoveWork) - work_left_);
+        if (delta.lowers()) candidates.push_back({delta.value, b, m});
         if (work_left_ == 0) break;
       }
     }
@@ -276,7 +329,7 @@ class DagLocalSearch {
     for (const Candidate& c : candidates) {
       if (work_left_ == 0) break;
       if (!can_offer(c.cls, c.node)) continue;
-      if (shared_move(c.cls, c.node, true) < -threshold()) improved = true;
+      if (shared_move(c.cls, c.node, true).lowers()) improved = true;
     }
     return improved;
   }
@@ -288,8 +341,8 @@ class DagLocalSearch {
   // what lets a shared product reach the classes that use it through a chain of intermediate
   // classes (an n-way merged matmul, split column block by column block); one level would only
   // reach its direct users. Logs every change; returns the change of the DAG cost.
-  double adopt(std::uint32_t c, std::vector<std::uint32_t> frontier, bool shared) {
-    double delta = 0;
+  CostChange adopt(std::uint32_t c, std::vector<std::uint32_t> frontier, bool shared) {
+    CostChange delta;
     ++offer_epoch_;
     std::vector<std::uint32_t> next;
     for (int level = 0; level < kMaxClimb && !frontier.empty() && work_left_ > 0; ++level) {
@@ -305,15 +358,15 @@ class DagLocalSearch {
             if (user == before || !has_terms(user) || (shared && !small_dead_subgraph(user))) continue;
             born_.clear();
             recording_ = true;
-            const double step = swap(p, user);
+            const CostChange step = swap(p, user);
             recording_ = false;
             // The offered classes this swap brings to life are paid by the move as a whole
             // (the parts of a split that the other users take too), not by this swap.
-            double offered_cost = 0;
+            CostChange own = step;
             if (shared)
               for (std::uint32_t born : born_)
-                if (offered_[born] == offer_epoch_) offered_cost += g_.node_cost(choice_[born]);
-            if (step - offered_cost < -threshold() && !reaches(user, p)) {
+                if (offered_[born] == offer_epoch_) own.add(-g_.node_cost(choice_[born]));
+            if (own.lowers() && !reaches(user, p)) {
               delta += step;
               log_.push_back({p, before, true});
             } else {
@@ -327,9 +380,8 @@ class DagLocalSearch {
             // it costs about its own cost to bring to life), and only if that is cheaper than
             // the current choice (at least its own cost, more with children to bring along).
             if (!has_terms(user) || !ready(user)) continue;
-            const double cost = g_.node_cost(user);
-            if (!(cost < g_.node_cost(before) - threshold()) &&
-                !(small_dead_subgraph(before) && cost < bring_to_life_cost(p) - threshold()))
+            if (!cheaper(user, node_cost(before)) &&
+                !(small_dead_subgraph(before) && cheaper(user, bring_to_life_cost(p))))
               continue;
             if (!can_offer(p, user)) continue;
             choice_[p] = user;
@@ -359,15 +411,36 @@ class DagLocalSearch {
   }
 
   // What making dead class p live would cost now (its chosen node and every dead class under it).
-  double bring_to_life_cost(std::uint32_t p) {
+  CostChange bring_to_life_cost(std::uint32_t p) {
     ref_[p] = 1;
-    const double cost = enliven(p);
+    const CostChange cost = enliven(p);
     kill(p);
     ref_[p] = 0;
     return cost;
   }
 
-  [[nodiscard]] double threshold() const { return 1e-9 * std::max(1.0, std::abs(total_)); }
+  [[nodiscard]] CostChange node_cost(std::uint32_t m) const {
+    CostChange cost;
+    cost.add(g_.node_cost(m));
+    return cost;
+  }
+  // Whether node m alone costs certainly less than `than`.
+  [[nodiscard]] bool cheaper(std::uint32_t m, const CostChange& than) const {
+    CostChange difference = node_cost(m);
+    difference -= than;
+    return difference.lowers();
+  }
+
+  // The DAG cost summed afresh: the running total drifts by the rounding of every move.
+  void recount() {
+    total_ = 0;
+    for (std::uint32_t c = 0; c < g_.num_classes(); ++c)
+      if (ref_[c] > 0) total_ += g_.node_cost(choice_[c]);
+  }
+
+  [[nodiscard]] ExtractionStop stopped() const {
+    return timed_out_ ? ExtractionStop::TimeLimit : ExtractionStop::WorkLimit;
+  }
 
   [[nodiscard]] bool has_terms(std::uint32_t m) const {
     for (std::uint32_t k : dc_.of(m))
@@ -375,13 +448,25 @@ class DagLocalSearch {
     return true;
   }
 
-  void spend(std::uint64_t amount) { work_left_ = work_left_ > amount ? work_left_ - amount : 0; }
+  // Spends class visits; the clock is read every kClockEvery of them, and the deadline ends the
+  // search as a spent budget does.
+  void spend(std::uint64_t amount) {
+    work_left_ = work_left_ > amount ? work_left_ - amount : 0;
+    if ((spent_ += amount) >= next_clock_) read_clock();
+  }
+  void read_clock() {
+    next_clock_ = spent_ + kClockEvery;
+    if (GreedyClock::now() >= deadline_) timed_out_ = true;
+    if (timed_out_) work_left_ = 0;
+  }
 
   // Sets choice[c] = m for a live class c; returns the change of the DAG cost.
-  double swap(std::uint32_t c, std::uint32_t m) {
+  CostChange swap(std::uint32_t c, std::uint32_t m) {
     const std::uint32_t old = choice_[c];
     choice_[c] = m;
-    double delta = g_.node_cost(m) - g_.node_cost(old);
+    CostChange delta;
+    delta.add(g_.node_cost(m));
+    delta.add(-g_.node_cost(old));
     for (std::uint32_t k : dc_.of(m))
       if (ref_[k]++ == 0) delta += enliven(k);
     for (std::uint32_t k : dc_.of(old))
@@ -392,23 +477,23 @@ class DagLocalSearch {
   // Class c just became live (`birth`) or dead: pays for it, or refunds it, and passes the change
   // on to the children of its chosen node whose count crosses zero. Returns the cost paid or
   // refunded.
-  double cascade(std::uint32_t c, bool birth) {
-    double total = 0;
+  CostChange cascade(std::uint32_t c, bool birth) {
+    CostChange total;
     stack_.assign(1, c);
     while (!stack_.empty()) {
       const std::uint32_t k = stack_.back();
       stack_.pop_back();
       const std::uint32_t n = choice_[k];
-      total += g_.node_cost(n);
+      total.add(g_.node_cost(n));
       if (birth && recording_) born_.push_back(k);
-      spend(1);
       for (std::uint32_t child : dc_.of(n))
         if (birth ? ref_[child]++ == 0 : --ref_[child] == 0) stack_.push_back(child);
     }
+    spend(total.terms);  // a visit per class
     return total;
   }
-  double enliven(std::uint32_t c) { return cascade(c, true); }
-  double kill(std::uint32_t c) { return cascade(c, false); }
+  CostChange enliven(std::uint32_t c) { return cascade(c, true); }
+  CostChange kill(std::uint32_t c) { return cascade(c, false); }
 
   // Whether class `target` is reachable from node m's children through chosen nodes (the swap
   // to m would close a cycle).
@@ -433,18 +518,25 @@ class DagLocalSearch {
   Walk walk_under(std::uint32_t m, std::uint32_t target, bool dead_only, std::uint32_t limit) {
     ++epoch_;
     std::uint32_t visited = 0;
+    Walk result = Walk::Clear;
     stack_.assign(dc_.of(m).begin(), dc_.of(m).end());
     while (!stack_.empty()) {
       const std::uint32_t k = stack_.back();
       stack_.pop_back();
-      if (k == target) return Walk::Reaches;
+      if (k == target) {
+        result = Walk::Reaches;
+        break;
+      }
       if (seen_[k] == epoch_ || (dead_only && ref_[k] > 0)) continue;
       seen_[k] = epoch_;
-      spend(1);
-      if (++visited > limit) return Walk::TooBig;
+      if (++visited > limit) {
+        result = Walk::TooBig;
+        break;
+      }
       for (std::uint32_t child : dc_.of(choice_[k])) stack_.push_back(child);
     }
-    return Walk::Clear;
+    spend(visited);
+    return result;
   }
 
   const ExtractionGraph& g_;
@@ -457,6 +549,10 @@ class DagLocalSearch {
   std::vector<std::uint32_t> stack_;
   double total_ = 0;
   std::uint64_t work_left_ = 0;
+  GreedyClock::time_point deadline_ = GreedyClock::time_point::max();
+  bool timed_out_ = false;
+  std::uint64_t spent_ = 0, next_clock_ = 0;
+  static constexpr std::uint64_t kClockEvery = 16'384;  // class visits between clock reads (~0.1 ms)
   bool recording_ = false;
   static constexpr std::uint32_t kNoClass = std::numeric_limits<std::uint32_t>::max();
   static constexpr std::uint32_t kNoLimit = std::numeric_limits<std::uint32_t>::max();
@@ -487,11 +583,18 @@ class DagLocalSearch {
 /// A sharing-aware heuristic for the DAG cost. Computes two starting points, the cost-set greedy
 /// (see `detail::cost_set_greedy`) and the tree-optimal choice (each wins on some inputs), and
 /// polishes the better one with one-class node swaps (`GreedyDagOptions::local_search`), each
-/// accepted only if it lowers the DAG cost and closes no cycle. Status Feasible: the DAG
-/// optimum is NP-hard (use `extract_ilp` for a proof). Throws `Error` if a root has no finite
-/// term. Handles zero and negative costs (a class is paid only if a chosen node uses it).
+/// accepted only if it lowers the DAG cost beyond rounding and closes no cycle. Status
+/// Feasible: the DAG optimum is NP-hard (use `extract_ilp` for a proof); `stop` says whether
+/// the search reached a local optimum or a budget stopped it. Throws `Error` if a root has no
+/// finite term or the time limit is negative or NaN. Handles zero and negative costs (a class
+/// is paid only if a chosen node uses it).
 inline Extraction extract_greedy_dag(const ExtractionGraph& graph, const GreedyDagOptions& options = {}) {
-  const auto start = std::chrono::steady_clock::now();
+  using Clock = detail::GreedyClock;
+  const auto start = Clock::now();
+  if (std::isnan(options.time_limit_seconds) || options.time_limit_seconds < 0)
+    throw Error("extract_greedy_dag: the time limit must be a non-negative number of seconds");
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(std::min(options.time_limit_seconds, 1e9)));
   if (graph.roots().empty()) throw Error("extract_greedy_dag: the e-graph has no root");
   const detail::DistinctChildren dc(graph);
   std::vector<double> best;
@@ -500,7 +603,8 @@ inline Extraction extract_greedy_dag(const ExtractionGraph& graph, const GreedyD
   for (std::uint32_t root : graph.roots())
     if (tree_choice[root] == ExtractionGraph::kNone)
       throw Error(fmt::format("extract_greedy_dag: root class {} has no finite term", root));
-  std::vector<std::uint32_t> greedy_choice = detail::cost_set_greedy(graph, dc, options.cost_set_work);
+  std::vector<std::uint32_t> greedy_choice =
+      detail::cost_set_greedy(graph, dc, options.cost_set_work, deadline);
   // Classes the greedy left out keep their tree choice, so every class with a term has one and
   // the combined choice stays acyclic (a greedy node's children are all greedy-finalized).
   bool greedy_complete = true;
@@ -516,13 +620,14 @@ inline Extraction extract_greedy_dag(const ExtractionGraph& graph, const GreedyD
   detail::DagLocalSearch from_tree(graph, dc, users, tree_choice);
   detail::DagLocalSearch from_greedy(graph, dc, users, greedy_choice);
   detail::DagLocalSearch& search = greedy_complete && from_greedy.total() <= from_tree.total() ? from_greedy : from_tree;
-  if (options.local_search) search.run(options.local_search_work);
   Extraction result;
+  if (options.local_search) result.stop = search.run(options.local_search_work, deadline);
+  else if (Clock::now() >= deadline) result.stop = ExtractionStop::TimeLimit;  // the greedy was cut
   result.choice = detail::reachable_choice(graph, search.choice());
   result.dag_cost = dag_cost(graph, result.choice);
   result.tree_cost = tree_cost(graph, result.choice);
   result.status = ExtractionStatus::Feasible;
-  result.micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+  result.micros = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
   return result;
 }
 

@@ -36,8 +36,9 @@ enum class IlpBackend {
 
 /// Knobs of `extract_ilp`.
 struct IlpOptions {
-  /// Wall-clock budget for the whole extraction, heuristic included. On expiry the best
-  /// solution found is returned with status Feasible (never worse than the heuristic).
+  /// Wall-clock budget for the whole extraction, heuristic included (it gets at most half).
+  /// On expiry the best solution found is returned with status Feasible and stop TimeLimit
+  /// (never worse than the heuristic).
   double time_limit_seconds = 30;
   IlpBackend backend = IlpBackend::Auto;
   /// CBC: rounds of lazy cycle cuts before level variables rule out all cycles at once.
@@ -99,7 +100,14 @@ inline Extraction extract_ilp_until(const ExtractionGraph& graph, const IlpOptio
                                     std::chrono::steady_clock::time_point kill_at) {
   using Clock = std::chrono::steady_clock;
   const IlpBackend backend = options.backend;
-  Extraction heuristic = extract_greedy_dag(graph, options.heuristic);
+  // The limit covers the whole extraction: the warm start gets at most half of it (cut short,
+  // it still gives a valid incumbent), the rest is for the reduction, whose work is not
+  // interruptible, and the backend.
+  GreedyDagOptions warm_start = options.heuristic;
+  warm_start.time_limit_seconds =
+      std::min(warm_start.time_limit_seconds,
+               std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count() / 2));
+  Extraction heuristic = extract_greedy_dag(graph, warm_start);
   const DagProblem problem = DagProblem::reduce(graph, heuristic);
   DagSolution solution;
   solution.choice = problem.incumbent;
@@ -147,6 +155,11 @@ inline Extraction extract_ilp_until(const ExtractionGraph& graph, const IlpOptio
                       ? ExtractionStatus::Optimal
                       : ExtractionStatus::Feasible;
   if (result.status == ExtractionStatus::Optimal) result.lower_bound = result.dag_cost;
+  // Unproven, the first budget that cut the search short: the warm start's, or the deadline.
+  result.stop = heuristic.stop;
+  if (result.status == ExtractionStatus::Optimal) result.stop = ExtractionStop::Finished;
+  else if (result.stop == ExtractionStop::Finished && Clock::now() >= deadline)
+    result.stop = ExtractionStop::TimeLimit;
   result.note = std::move(note);
   return result;
 }
