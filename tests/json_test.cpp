@@ -153,6 +153,28 @@ TEST_CASE("json: malformed input gives JsonError with source, offset and reason"
   CHECK(dropped.dropped_roots == std::vector<std::string>{"9"});
 }
 
+TEST_CASE("json: a file that cannot be read is a JsonError saying why, without an offset") {
+  // A directory used to be read as empty text: "offset 0: parse error".
+  const fs::path dir = fs::temp_directory_path() / "tensat_json_test_dir.json";
+  fs::create_directories(dir);
+  try {
+    (void)tensat::read_egraph_json(dir.string());
+    FAIL("a directory was read");
+  } catch (const JsonError& e) {
+    CHECK(e.source() == dir.string());
+    CHECK_FALSE(e.offset());
+    CHECK_THAT(e.reason(), Catch::Contains("is a directory"));
+  }
+  fs::remove(dir);
+  try {
+    (void)tensat::read_egraph_json("/nonexistent/file.json");
+    FAIL("a missing file was read");
+  } catch (const JsonError& e) {
+    CHECK_FALSE(e.offset());
+    CHECK_THAT(e.reason(), Catch::Contains("cannot open the file"));
+  }
+}
+
 TEST_CASE("json: export of an EGraph reads back with its classes, children and costs") {
   using L = tensat::SymbolLang;
   tensat::EGraph<L> egraph;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -805,6 +806,19 @@ TEST_CASE("device_profile: malformed JSON gives ProfileError with the field and 
   DeviceProfile bad = find_profile("h100-sxm");
   bad.mem_bandwidth = -1;
   CHECK_THROWS_AS(program_time(relu_scale_shift(true, 16), bad), ProfileError);
+}
+
+TEST_CASE("device_profile: a file that cannot be read gives ProfileError saying why") {
+  // A directory: libstdc++ threw std::ios_base::failure while reading it.
+  const std::string dir = std::filesystem::temp_directory_path() / "tensat_profile_test_dir.json";
+  std::filesystem::create_directories(dir);
+  try {
+    (void)load_profile(dir);
+    FAIL("a directory was read");
+  } catch (const ProfileError& e) {
+    CHECK(std::string(e.what()).find("is a directory") != std::string::npos);
+  }
+  std::filesystem::remove(dir);
 }
 
 // ----------------------------------------------------------------------------- calibration

@@ -5,10 +5,8 @@
 
 #include <cmath>
 #include <cstddef>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -21,6 +19,7 @@
 #include "tensat/core/egraph.h"
 #include "tensat/core/error.h"
 #include "tensat/extract/graph.h"
+#include "tensat/io/file.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -203,13 +202,16 @@ inline SerializedEGraph parse_egraph_json(std::string_view text, const std::stri
   return result;
 }
 
-/// Reads an egraph-serialize file; see `parse_egraph_json`. Throws `JsonError` naming the file.
+/// Reads an egraph-serialize file; see `parse_egraph_json`. Throws `JsonError` naming the file,
+/// also when it cannot be read (missing, a directory; the reason says which, no offset).
 inline SerializedEGraph read_egraph_json(const std::string& path, UnknownRoots unknown_roots = UnknownRoots::Reject) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw JsonError(path, std::nullopt, "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_egraph_json(text.str(), path, unknown_roots);
+  std::string text;
+  try {
+    text = read_file(path);
+  } catch (const FileError& e) {
+    throw JsonError(path, std::nullopt, e.reason());
+  }
+  return parse_egraph_json(text, path, unknown_roots);
 }
 
 /// Writes egraph-serialize JSON: strict and stable — every field written, nodes in the order of

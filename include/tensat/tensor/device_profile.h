@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tensat/core/error.h"
+#include "tensat/io/file.h"
 #include "tensat/tensor/op.h"
 
 namespace tensat {
@@ -458,11 +459,15 @@ template <class Json>
   return profile_from_json_value(doc);
 }
 
-/// Reads a profile from a JSON file (`ProfileError` if it cannot be read or is malformed).
+/// Reads a profile from a JSON file (`ProfileError` if it cannot be read, e.g. is a directory,
+/// or is malformed).
 [[nodiscard]] inline DeviceProfile load_profile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ProfileError("", fmt::format("cannot open '{}'", path));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  try {
+    text = read_file(path);
+  } catch (const FileError& e) {
+    throw ProfileError("", e.what());
+  }
   return profile_from_json(text);
 }
 
