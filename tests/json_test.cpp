@@ -153,6 +153,78 @@ TEST_CASE("json: malformed input gives JsonError with source, offset and reason"
   CHECK(dropped.dropped_roots == std::vector<std::string>{"9"});
 }
 
+namespace {
+
+/// The JsonError that parsing `text` as "in.json" throws (a test failure if none).
+JsonError json_error(const std::string& text) {
+  try {
+    (void)tensat::parse_egraph_json(text, "in.json");
+  } catch (const JsonError& e) {
+    return e;
+  }
+  FAIL("expected JsonError for " << text);
+  return JsonError("", std::nullopt, "");
+}
+
+}  // namespace
+
+TEST_CASE("json: a number out of a double's range, anywhere, is a JsonError at its offset") {
+  // nlohmann throws its own out_of_range for these; the CLI would call that an internal error.
+  for (const std::string text :
+       {R"({"nodes": {"a": {"op": "x", "eclass": "1", "cost": 1e999}}})",
+        R"({"nodes": {"a": {"op": "x", "eclass": -1e999}}})",
+        R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "class_data": {"1": {"w": [2, 1E+999]}}})",
+        R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "unknown": 1e999})"}) {
+    INFO(text);
+    const JsonError e = json_error(text);
+    const auto at = text.find("e999") != std::string::npos ? text.find("e999") : text.find("E+999");
+    REQUIRE(e.offset());
+    CHECK(*e.offset() == text.find_last_of(" [", at) + 1);  // the number's first byte
+    CHECK_THAT(e.reason(), Catch::Contains("number overflow"));
+    CHECK_THAT(e.what(), Catch::StartsWith("in.json: offset "));
+  }
+}
+
+TEST_CASE("json: a key named twice in an object is a JsonError naming it, at the second one") {
+  // Two nodes "a": the DOM kept the last, and the first's class vanished ("root names no class").
+  const std::string nodes = R"({"nodes": {"a": {"op": "x", "eclass": "1"}, "a": {"op": "y", "eclass": "2"}},
+                               "root_eclasses": ["1"]})";
+  const JsonError e = json_error(nodes);
+  CHECK(e.offset() == nodes.rfind("\"a\""));
+  CHECK_THAT(e.reason(), Catch::Contains("duplicate key 'a'"));
+  // Anywhere: a node's field, the top level; a key with escaped quotes and backslashes.
+  const std::string op = R"({"nodes": {"a": {"op": "x", "eclass": "1", "op": "y"}}})";
+  CHECK(json_error(op).offset() == op.rfind("\"op\""));
+  const std::string top = R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "nodes": {}})";
+  CHECK(json_error(top).offset() == top.rfind("\"nodes\""));
+  const std::string escaped = R"({"nodes": {"\"a\\": {"op": "x", "eclass": "1"}, "\"a\\" : {"op": "x", "eclass": "1"}}})";
+  const JsonError esc = json_error(escaped);
+  CHECK(esc.offset() == escaped.rfind(R"("\"a\\")"));
+  CHECK_THAT(esc.reason(), Catch::Contains(R"(duplicate key '"a\')"));
+  // Equal keys in different objects are fine.
+  CHECK(tensat::parse_egraph_json(R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "class_data": {"a": {"a": 1}}})")
+            .nodes.size() == 1);
+}
+
+TEST_CASE("json: nesting deeper than kMaxJsonDepth is a JsonError, not a stack overflow") {
+  // Copying or dumping an nlohmann value recurses once per level: 10^5 levels crashed the reader.
+  auto with_class_data = [](std::size_t depth) {
+    return R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "class_data": {"1": )" + std::string(depth, '[') +
+           std::string(depth, ']') + "}}";
+  };
+  const std::size_t deepest = tensat::kMaxJsonDepth - 2;  // the top level and class_data are two
+  const auto ok = tensat::parse_egraph_json(with_class_data(deepest));
+  CHECK(ok.class_data.at("1").dump() == std::string(deepest, '[') + std::string(deepest, ']'));
+  const std::string too_deep = with_class_data(deepest + 1);
+  const JsonError e = json_error(too_deep);
+  CHECK(e.offset() == too_deep.rfind('['));
+  CHECK_THAT(e.reason(), Catch::Contains("deeper than 128 levels"));
+  CHECK(json_error(with_class_data(100000)).offset() == too_deep.rfind('['));
+  // Also as an id, where the error message used to dump the value.
+  const std::string id = R"({"nodes": {"a": {"op": "x", "eclass": )" + std::string(100000, '[') + "}}}";
+  CHECK_THAT(json_error(id).reason(), Catch::Contains("deeper than"));
+}
+
 TEST_CASE("json: a file that cannot be read is a JsonError saying why, without an offset") {
   // A directory used to be read as empty text: "offset 0: parse error".
   const fs::path dir = fs::temp_directory_path() / "tensat_json_test_dir.json";

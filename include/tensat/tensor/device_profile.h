@@ -23,6 +23,7 @@
 
 #include "tensat/core/error.h"
 #include "tensat/io/file.h"
+#include "tensat/io/json.h"
 #include "tensat/tensor/op.h"
 
 namespace tensat {
@@ -443,18 +444,14 @@ template <class Json>
   return p;
 }
 
-/// A profile from JSON text. Syntax errors give a `ProfileError` with the byte offset.
+/// A profile from JSON text. What `parse_json` rejects (syntax, a number out of range, a
+/// duplicate key, too deep nesting) gives a `ProfileError` with the byte offset.
 [[nodiscard]] inline DeviceProfile profile_from_json(std::string_view text) {
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string reason = e.what();
-    const auto at = reason.find("parse error");
-    if (at != std::string::npos) reason = reason.substr(at);
-    throw ProfileError("", reason, e.byte > 0 ? e.byte - 1 : 0);  // nlohmann counts from 1
-  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
-    throw ProfileError("", e.what());
+    doc = parse_json(text);
+  } catch (const JsonError& e) {
+    throw ProfileError("", e.reason(), e.offset());
   }
   return profile_from_json_value(doc);
 }
