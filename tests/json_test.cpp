@@ -185,6 +185,37 @@ TEST_CASE("json: a number out of a double's range, anywhere, is a JsonError at i
   }
 }
 
+TEST_CASE("json: integer ids are read exactly; other numbers as ids are rejected") {
+  // 2^64 - 1 used to go through long long and become "-1", merging it with class "-1": the
+  // root's only node (cost 5) was then extracted as the cheaper node of the other class.
+  const auto g = tensat::parse_egraph_json(R"({"nodes": {
+      "a": {"op": "big", "eclass": 18446744073709551615, "cost": 5},
+      "b": {"op": "neg", "eclass": "-1", "cost": 1},
+      "c": {"op": "min", "eclass": -9223372036854775808, "children": [9223372036854775808]},
+      "9223372036854775808": {"op": "leaf", "eclass": 3}},
+      "root_eclasses": [18446744073709551615, -9223372036854775808]})");
+  CHECK(g.nodes[g.find_node("a")].eclass == "18446744073709551615");
+  CHECK(g.nodes[g.find_node("b")].eclass == "-1");
+  CHECK(g.nodes[g.find_node("c")].eclass == "-9223372036854775808");
+  CHECK(g.nodes[g.find_node("c")].children == std::vector<std::string>{"9223372036854775808"});
+  CHECK(g.classes().size() == 4);
+  CHECK(g.root_eclasses == std::vector<std::string>{"18446744073709551615", "-9223372036854775808"});
+  const auto graph = tensat::to_extraction_graph(g);
+  const auto tree = tensat::extract_tree(graph);
+  CHECK(tree.tree_cost == 5 + 1 + 1);  // big; min(leaf)
+  CHECK(g.nodes[tree.choice[graph.roots()[0]]].op == "big");
+  // A fraction, an exponent or an integer beyond 64 bits would not be the id written.
+  for (const char* id : {"1.5", "1e3", "18446744073709551616", "-9223372036854775809"}) {
+    INFO(id);
+    const JsonError e = json_error(fmt::format(R"({{"nodes": {{"a": {{"op": "x", "eclass": {}}}}}}})", id));
+    CHECK_THAT(e.reason(), Catch::Contains("\"eclass\" of node 'a' must be a string or an integer id within 64 bits"));
+  }
+  CHECK_THAT(json_error(R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "root_eclasses": [1.0]})").reason(),
+             Catch::Contains("a root must be a string or an integer id"));
+  CHECK_THAT(json_error(R"({"nodes": {"a": {"op": "x", "eclass": "1", "children": [true]}}})").reason(),
+             Catch::Contains("a child of node 'a' must be a string or an integer id, got boolean"));
+}
+
 TEST_CASE("json: a key named twice in an object is a JsonError naming it, at the second one") {
   // Two nodes "a": the DOM kept the last, and the first's class vanished ("root names no class").
   const std::string nodes = R"({"nodes": {"a": {"op": "x", "eclass": "1"}, "a": {"op": "y", "eclass": "2"}},

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -219,10 +220,19 @@ class StrictJsonHandler {
   std::vector<std::unordered_set<std::string>> keys_;  ///< per open object, the keys seen
 };
 
+/// An id as text: a string as it is; an integer by its exact value (nlohmann holds [0, 2^64) as
+/// unsigned and negative integers down to -2^63 as signed). Any other number is rejected: a
+/// fraction or exponent, or an integer outside 64 bits (which nlohmann reads as an inexact
+/// double), would give an id that is not the one written.
 inline std::string json_id(const nlohmann::json& value, const std::string& source, const std::string& what) {
   if (value.is_string()) return value.get<std::string>();
-  if (value.is_number_integer()) return std::to_string(value.get<long long>());  // lenient: integer ids
-  throw JsonError(source, std::nullopt, fmt::format("{} must be a string id, got {}", what, value.dump()));
+  if (value.is_number_unsigned()) return std::to_string(value.get<std::uint64_t>());
+  if (value.is_number_integer()) return std::to_string(value.get<std::int64_t>());
+  if (value.is_number_float())
+    throw JsonError(source, std::nullopt,
+                    fmt::format("{} must be a string or an integer id within 64 bits, got the number {}", what,
+                                value.dump()));
+  throw JsonError(source, std::nullopt, fmt::format("{} must be a string or an integer id, got {}", what, value.type_name()));
 }
 
 }  // namespace detail
@@ -244,10 +254,12 @@ inline std::string json_id(const nlohmann::json& value, const std::string& sourc
 
 /// Parses egraph-serialize JSON text. Lenient where the format is: missing `cost` is 1.0,
 /// missing `children` is [], missing `subsumed` is false, missing `root_eclasses`/`class_data`
-/// are empty, integer ids are accepted, unknown keys are ignored. Strict where a wrong answer would follow: what `parse_json` rejects
+/// are empty, integer ids are accepted (read exactly: 18446744073709551615 is that id, not -1),
+/// unknown keys are ignored. Strict where a wrong answer would follow: what `parse_json` rejects
 /// (with offset: syntax, numbers out of range, duplicate keys such as a node id listed twice,
-/// too deep nesting), missing `nodes`/`op`/`eclass`, a cost that is not a finite number, a child
-/// naming no node, and roots naming no class (unless `unknown_roots` is `Drop`).
+/// too deep nesting), missing `nodes`/`op`/`eclass`, an id that is a non-integer number or an
+/// integer beyond 64 bits, a cost that is not a finite number, a child naming no node, and roots
+/// naming no class (unless `unknown_roots` is `Drop`).
 inline SerializedEGraph parse_egraph_json(std::string_view text, const std::string& source = "<string>",
                                           UnknownRoots unknown_roots = UnknownRoots::Reject) {
   const nlohmann::json doc = parse_json(text, source);
