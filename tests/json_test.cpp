@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -276,6 +277,28 @@ TEST_CASE("json: a file that cannot be read is a JsonError saying why, without a
     CHECK_FALSE(e.offset());
     CHECK_THAT(e.reason(), Catch::Contains("cannot open the file"));
   }
+}
+
+TEST_CASE("json: what JSON cannot hold is a JsonError when writing, not an nlohmann exception") {
+  SerializedEGraph g;
+  g.add_node({"a", "x", {}, "1", 1.0, false});
+  g.root_eclasses = {"1"};
+  CHECK(tensat::parse_egraph_json(tensat::to_egraph_json(g)).nodes.size() == 1);
+  // A symbol read from arbitrary bytes (parse_expr accepts any atom) is not UTF-8.
+  using L = tensat::SymbolLang;
+  tensat::EGraph<L> egraph;
+  const tensat::Id root = egraph.add_expr(tensat::parse_expr<L>("(f \xff)"));
+  egraph.rebuild();
+  try {
+    (void)tensat::to_egraph_json(tensat::serialize(egraph, {root}));
+    FAIL("invalid UTF-8 was written");
+  } catch (const JsonError& e) {
+    CHECK(e.source() == "to_egraph_json");
+    CHECK_THAT(e.reason(), Catch::Contains("not valid UTF-8"));
+  }
+  // An infinite cost would be written as null, which the reader rejects.
+  g.nodes[0].cost = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH(tensat::to_egraph_json(g), Catch::Contains("node 'a' has a cost that is not finite"));
 }
 
 TEST_CASE("json: export of an EGraph reads back with its classes, children and costs") {

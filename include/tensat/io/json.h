@@ -107,6 +107,14 @@ inline constexpr std::size_t kMaxJsonDepth = 128;
 
 namespace detail {
 
+/// An nlohmann exception's message without its "[json.exception.<kind>.<id>] " prefix.
+inline std::string json_exception_reason(const nlohmann::json::exception& e) {
+  std::string reason = e.what();
+  if (const auto end = reason.find("] "); reason.rfind("[json.exception.", 0) == 0 && end != std::string::npos)
+    reason.erase(0, end + 2);
+  return reason;
+}
+
 /// A byte iterator over the text that records how far nlohmann's parser has read it, so that
 /// the SAX events below can name a byte offset (nlohmann passes one to syntax errors only).
 class CountingCharIterator {
@@ -181,9 +189,7 @@ class StrictJsonHandler {
   /// Syntax errors (nlohmann's parse_error, `position` counting the failing byte) and numbers
   /// out of a double's range (out_of_range 406, `position` at the end of `token`).
   bool parse_error(std::size_t position, const std::string& token, const nlohmann::json::exception& e) {
-    std::string reason = e.what();
-    if (const auto end = reason.find("] "); reason.rfind("[json.exception.", 0) == 0 && end != std::string::npos)
-      reason.erase(0, end + 2);
+    const std::string reason = json_exception_reason(e);
     const bool syntax = e.id >= 100 && e.id < 200;
     std::size_t offset = 0;
     if (syntax) offset = position > 0 ? position - 1 : 0;
@@ -356,11 +362,17 @@ inline SerializedEGraph read_egraph_json(const std::string& path, UnknownRoots u
 
 /// Writes egraph-serialize JSON: strict and stable — every field written, nodes in the order of
 /// `egraph.nodes`, 2-space indentation (`indent` < 0: one line), costs as shortest round-tripping
-/// numbers. Reading the output back gives the same nodes, roots and class data.
+/// numbers. Reading the output back gives the same nodes, roots and class data. Throws
+/// `JsonError` (source "to_egraph_json") for what JSON cannot hold: a cost that is not finite
+/// (it would be written as null), a string that is not valid UTF-8 (e.g. a symbol read from
+/// arbitrary bytes).
 inline std::string to_egraph_json(const SerializedEGraph& egraph, int indent = 2) {
+  const std::string source = "to_egraph_json";
   // ordered_json keeps insertion order (writing only: its lookups are linear).
   nlohmann::ordered_json nodes = nlohmann::ordered_json::object();
   for (const auto& n : egraph.nodes) {
+    if (!std::isfinite(n.cost))
+      throw JsonError(source, std::nullopt, fmt::format("node '{}' has a cost that is not finite ({})", n.id, n.cost));
     nlohmann::ordered_json node;
     node["op"] = n.op;
     node["children"] = n.children;
@@ -372,10 +384,14 @@ inline std::string to_egraph_json(const SerializedEGraph& egraph, int indent = 2
   nlohmann::ordered_json doc;
   doc["nodes"] = std::move(nodes);
   doc["root_eclasses"] = egraph.root_eclasses;
-  nlohmann::ordered_json data = nlohmann::ordered_json::object();
-  for (const auto& [id, value] : egraph.class_data) data[id] = nlohmann::ordered_json::parse(value.dump());
-  doc["class_data"] = std::move(data);
-  return doc.dump(indent);
+  try {
+    nlohmann::ordered_json data = nlohmann::ordered_json::object();
+    for (const auto& [id, value] : egraph.class_data) data[id] = nlohmann::ordered_json::parse(value.dump());
+    doc["class_data"] = std::move(data);
+    return doc.dump(indent);
+  } catch (const nlohmann::json::type_error& e) {  // 316: a string that is not UTF-8
+    throw JsonError(source, std::nullopt, fmt::format("a string is not valid UTF-8: {}", detail::json_exception_reason(e)));
+  }
 }
 
 /// The extraction view of a serialized e-graph: classes numbered in order of first appearance,
