@@ -117,43 +117,6 @@ TEST_CASE("json: children named by class id are read as that class (lenient inpu
   CHECK(back.nodes[back.find_node("2")].children == f.children);
 }
 
-TEST_CASE("json: malformed input gives JsonError with source, offset and reason") {
-  auto error = [](const std::string& text) -> JsonError {
-    try {
-      (void)tensat::parse_egraph_json(text, "in.json");
-    } catch (const JsonError& e) {
-      return e;
-    }
-    FAIL("expected JsonError for " << text);
-    return JsonError("", std::nullopt, "");
-  };
-  const JsonError syntax = error(R"({"nodes": {"a": {"op": "x", "eclass": "1",}}})");
-  CHECK(syntax.source() == "in.json");
-  CHECK(syntax.offset() == 42);
-  CHECK_THAT(syntax.what(), Catch::Contains("in.json: offset 42"));
-  CHECK_FALSE(error(R"({"nodes": {"a": {"op": "f", "children": ["zz"], "eclass": "1"}}})").offset());
-  CHECK_THAT(error(R"({"nodes": {"a": {"op": "f", "children": ["zz"], "eclass": "1"}}})").reason(),
-             Catch::Contains("dangling child 'zz'"));
-  CHECK_THAT(error(R"({"nodes": {"a": {"op": "f", "children": ["1"], "eclass": "2"}}})").reason(),
-             Catch::Contains("dangling child '1'"));  // names neither a node nor a class
-  CHECK_THAT(error(R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "root_eclasses": ["9"]})").reason(),
-             Catch::Contains("root '9' names no class"));
-  CHECK_THAT(error(R"({"nodes": {"a": {"op": "x", "eclass": "1", "cost": "NaN"}}})").reason(),
-             Catch::Contains("must be a number"));
-  CHECK(error(R"({"nodes": {"a": {"op": "x", "eclass": "1", "cost": NaN}}})").offset() == 51u);  // at the N: not JSON
-  CHECK_THAT(error(R"({"nodes": {"a": {"op": "x"}}})").reason(), Catch::Contains("no \"eclass\""));
-  CHECK_THAT(error(R"({"nodes": {"a": {"eclass": "1"}}})").reason(), Catch::Contains("no string \"op\""));
-  CHECK_THAT(error(R"([1, 2])").reason(), Catch::Contains("top level"));
-  CHECK_THAT(error(R"({"roots": []})").reason(), Catch::Contains("missing \"nodes\""));
-  CHECK_THAT(error("").what(), Catch::Contains("in.json"));
-  CHECK_THROWS_AS(tensat::read_egraph_json("/nonexistent/file.json"), JsonError);
-  // Drop keeps the known roots and reports the others.
-  const auto dropped = tensat::parse_egraph_json(
-      R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "root_eclasses": ["1", "9"]})", "in.json", UnknownRoots::Drop);
-  CHECK(dropped.root_eclasses == std::vector<std::string>{"1"});
-  CHECK(dropped.dropped_roots == std::vector<std::string>{"9"});
-}
-
 namespace {
 
 /// The JsonError that parsing `text` as "in.json" throws (a test failure if none).
@@ -168,6 +131,34 @@ JsonError json_error(const std::string& text) {
 }
 
 }  // namespace
+
+TEST_CASE("json: malformed input gives JsonError with source, offset and reason") {
+  const JsonError syntax = json_error(R"({"nodes": {"a": {"op": "x", "eclass": "1",}}})");
+  CHECK(syntax.source() == "in.json");
+  CHECK(syntax.offset() == 42);
+  CHECK_THAT(syntax.what(), Catch::Contains("in.json: offset 42"));
+  CHECK_FALSE(json_error(R"({"nodes": {"a": {"op": "f", "children": ["zz"], "eclass": "1"}}})").offset());
+  CHECK_THAT(json_error(R"({"nodes": {"a": {"op": "f", "children": ["zz"], "eclass": "1"}}})").reason(),
+             Catch::Contains("dangling child 'zz'"));
+  CHECK_THAT(json_error(R"({"nodes": {"a": {"op": "f", "children": ["1"], "eclass": "2"}}})").reason(),
+             Catch::Contains("dangling child '1'"));  // names neither a node nor a class
+  CHECK_THAT(json_error(R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "root_eclasses": ["9"]})").reason(),
+             Catch::Contains("root '9' names no class"));
+  CHECK_THAT(json_error(R"({"nodes": {"a": {"op": "x", "eclass": "1", "cost": "NaN"}}})").reason(),
+             Catch::Contains("must be a number"));
+  CHECK(json_error(R"({"nodes": {"a": {"op": "x", "eclass": "1", "cost": NaN}}})").offset() == 51u);  // at the N: not JSON
+  CHECK_THAT(json_error(R"({"nodes": {"a": {"op": "x"}}})").reason(), Catch::Contains("no \"eclass\""));
+  CHECK_THAT(json_error(R"({"nodes": {"a": {"eclass": "1"}}})").reason(), Catch::Contains("no string \"op\""));
+  CHECK_THAT(json_error(R"([1, 2])").reason(), Catch::Contains("top level"));
+  CHECK_THAT(json_error(R"({"roots": []})").reason(), Catch::Contains("missing \"nodes\""));
+  CHECK_THAT(json_error("").what(), Catch::Contains("in.json"));
+  CHECK_THROWS_AS(tensat::read_egraph_json("/nonexistent/file.json"), JsonError);
+  // Drop keeps the known roots and reports the others.
+  const auto dropped = tensat::parse_egraph_json(
+      R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "root_eclasses": ["1", "9"]})", "in.json", UnknownRoots::Drop);
+  CHECK(dropped.root_eclasses == std::vector<std::string>{"1"});
+  CHECK(dropped.dropped_roots == std::vector<std::string>{"9"});
+}
 
 TEST_CASE("json: a number out of a double's range, anywhere, is a JsonError at its offset") {
   // nlohmann throws its own out_of_range for these; the CLI would call that an internal error.
