@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -805,6 +806,40 @@ TEST_CASE("device_profile: malformed JSON gives ProfileError with the field and 
   DeviceProfile bad = find_profile("h100-sxm");
   bad.mem_bandwidth = -1;
   CHECK_THROWS_AS(program_time(relu_scale_shift(true, 16), bad), ProfileError);
+}
+
+TEST_CASE("device_profile: a duplicate key or a number out of range gives ProfileError with its offset") {
+  const std::string profile = profile_to_json(find_profile("h100-sxm"), -1);
+  // A key given twice: nlohmann kept the last one silently.
+  const std::string twice = profile.substr(0, profile.size() - 1) + R"(,"eta_c":0.5})";
+  try {
+    (void)profile_from_json(twice);
+    FAIL("a duplicate key was accepted");
+  } catch (const ProfileError& e) {
+    CHECK(e.offset() == twice.rfind("\"eta_c\""));
+    CHECK(e.reason().find("duplicate key 'eta_c'") != std::string::npos);
+  }
+  // A number out of range: the offset of the number.
+  try {
+    (void)profile_from_json(R"({"name": 1e400})");
+    FAIL("1e400 was read");
+  } catch (const ProfileError& e) {
+    CHECK(e.offset() == 9u);
+    CHECK(e.reason().find("number overflow") != std::string::npos);
+  }
+}
+
+TEST_CASE("device_profile: a file that cannot be read gives ProfileError saying why") {
+  // A directory: libstdc++ threw std::ios_base::failure while reading it.
+  const std::string dir = std::filesystem::temp_directory_path() / "tensat_profile_test_dir.json";
+  std::filesystem::create_directories(dir);
+  try {
+    (void)load_profile(dir);
+    FAIL("a directory was read");
+  } catch (const ProfileError& e) {
+    CHECK(std::string(e.what()).find("is a directory") != std::string::npos);
+  }
+  std::filesystem::remove(dir);
 }
 
 // ----------------------------------------------------------------------------- calibration

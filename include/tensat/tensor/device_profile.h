@@ -22,6 +22,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tensat/core/error.h"
+#include "tensat/io/file.h"
+#include "tensat/io/json.h"
 #include "tensat/tensor/op.h"
 
 namespace tensat {
@@ -480,27 +482,27 @@ template <class Json>
   return p;
 }
 
-/// A profile from JSON text. Syntax errors give a `ProfileError` with the byte offset.
+/// A profile from JSON text. What `parse_json` rejects (syntax, a number out of range, a
+/// duplicate key, too deep nesting) gives a `ProfileError` with the byte offset.
 [[nodiscard]] inline DeviceProfile profile_from_json(std::string_view text) {
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string reason = e.what();
-    const auto at = reason.find("parse error");
-    if (at != std::string::npos) reason = reason.substr(at);
-    throw ProfileError("", reason, e.byte > 0 ? e.byte - 1 : 0);  // nlohmann counts from 1
-  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
-    throw ProfileError("", e.what());
+    doc = parse_json(text);
+  } catch (const JsonError& e) {
+    throw ProfileError("", e.reason(), e.offset());
   }
   return profile_from_json_value(doc);
 }
 
-/// Reads a profile from a JSON file (`ProfileError` if it cannot be read or is malformed).
+/// Reads a profile from a JSON file (`ProfileError` if it cannot be read, e.g. is a directory,
+/// or is malformed).
 [[nodiscard]] inline DeviceProfile load_profile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ProfileError("", fmt::format("cannot open '{}'", path));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  try {
+    text = read_file(path);
+  } catch (const FileError& e) {
+    throw ProfileError("", e.what());
+  }
   return profile_from_json(text);
 }
 
