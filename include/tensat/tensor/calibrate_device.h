@@ -104,12 +104,12 @@ struct ContractionCurve {
 /// are measured; 0 otherwise), each by `fit_contraction_curve` (eta_c = eta_m = 1: the
 /// measured rates are what is reached, and the kept peaks are scaled by base's eta_c so they
 /// stay what base predicted), `window_flops` from the depthwise convolution, and
-/// `gemm_half_rows` through the grouped convolution's rate against the convolutions' curve at
-/// its flops (each rate with the fixed kernel cost taken off; 0 when the sample is absent or
-/// not slower than the curve). `fusion_overlap`
-/// is false: the CUDA executor runs a fused node's elementwise region as a kernel of its own
-/// after the contraction, reading the product back. Throws `ProfileError` when a measurement is
-/// missing or not positive.
+/// `gemm_half_rows` through the grouped convolution's rate against `conv_flops` (each rate with
+/// the fixed kernel cost taken off; 0 when the sample is absent or not slower). `split_copies`
+/// is true and `fusion_overlap` false, as the CUDA executor runs them: a split is two slice
+/// kernels, and a fused node's elementwise region is a kernel of its own after the
+/// contraction, reading the product back. Throws `ProfileError` when a measurement is missing
+/// or not positive.
 [[nodiscard]] inline DeviceProfile device_profile_from(const DeviceProfile& base, const DeviceMeasurements& m) {
   using detail::check_profile_number;
   check_profile_number("measurements.kernel_seconds", m.kernel_seconds, true);
@@ -141,11 +141,13 @@ struct ContractionCurve {
   };
   p.window_flops = rate(m.depthwise);
   p.gemm_half_rows = 0;
-  const double conv_rate = conv.peak > 0 ? conv.peak * p.convolution_fill(m.grouped.flops)
-                                        : curve.peak * p.contraction_fill(m.grouped.flops);
+  // The rate the grouped convolution would have with one group: conv_flops (the fill does not
+  // apply to grouped convolutions, `op_work`), or the products' curve without a conv curve.
+  const double conv_rate = conv.peak > 0 ? conv.peak : curve.peak * p.contraction_fill(m.grouped.flops);
   if (rate(m.grouped) > 0 && m.grouped_rows > 0)
     p.gemm_half_rows = fit_gemm_half_rows(conv_rate, rate(m.grouped), m.grouped_rows);
   p.fusion_overlap = false;
+  p.split_copies = true;
   p.description = fmt::format(
       "{} measured by calibrate_cuda over {}: {:.2f} us a kernel, {:.0f} GB/s (ewadd), f32 products "
       "{:.1f} TFLOP/s at size with a fixed {:.1f} us (gemm_half_flops {:.3g}), 3x3 convolutions {:.1f} TFLOP/s "

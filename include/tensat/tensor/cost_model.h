@@ -174,8 +174,9 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// W is the result's bytes for every kernel. Where the profile has `gemm_half_flops`, a
 /// contraction (matmul, conv2d but a depthwise one, conv_transpose) of F flops computes at its
 /// rate · F / (F + gemm_half_flops) (`DeviceProfile::contraction_fill`); where it has
-/// `conv_flops`, a conv2d of one group or more with a window larger than 1x1 computes at
-/// conv_flops (times the group curve) · F / (F + conv_half_flops) instead.
+/// `conv_flops`, a conv2d of one group with a window larger than 1x1 computes at
+/// conv_flops · F / (F + conv_half_flops) instead, and a grouped one at conv_flops · Og / (Og +
+/// gemm_half_rows).
 [[nodiscard]] inline OpWork op_work(const TensorNode& node, const TensorInfo& out, Span<const TensorInfo* const> children,
                                     const DeviceProfile& profile, Span<const double> read_bytes = {}) {
   OpWork work;
@@ -241,12 +242,17 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       }
       if (work.unit == profile.gemm_unit(out.dtype) && !(wd[1] == 1 && x[1] > 1) &&
           (profile.gemm_half_flops > 0 || profile.conv_flops > 0)) {
-        // A product's rate at this size (gemm_half_flops); a windowed convolution on its own curve.
+        // A product's rate at this size (gemm_half_flops); a windowed convolution on its own curve,
+        // and a windowed grouped one on conv_flops and the rows curve alone (gemm_half_rows is
+        // fitted so; the fill, fitted to one-group convolutions, does not carry over to them).
         const bool windowed = wd[2] * wd[3] > 1 && profile.conv_flops > 0;
+        const bool grouped = x.size() == 4 && wd[1] > 0 && x[1] / wd[1] > 1;
         const double peak = profile.peak(out.dtype, work.unit);
-        const double rate = work.compute_rate > 0 ? work.compute_rate : peak;
-        work.compute_rate = (windowed ? rate * profile.conv_flops / peak : rate) *
-                            (windowed ? profile.convolution_fill(work.flops) : profile.contraction_fill(work.flops));
+        double rate = work.compute_rate > 0 ? work.compute_rate : peak;
+        if (windowed) rate *= profile.conv_flops / peak;
+        if (!(windowed && grouped))
+          rate *= windowed ? profile.convolution_fill(work.flops) : profile.contraction_fill(work.flops);
+        work.compute_rate = rate;
       }
       if (children[4]->layout != profile.native_conv_layout(out.dtype))
         work.relayout_bytes = 2.0 * static_cast<double>(children[4]->bytes() + out.bytes());
