@@ -16,8 +16,8 @@
 //   R = 1: only the 27 rules that have no condition in egg (the 9 conditional rules dropped);
 //   no collapse, and no constant-fold pruning either, so the e-graph grows much faster than the
 //   ConstantFold one: I = 4 gives about the stress e-graph's size (9,244 nodes), I = 5 stops
-//   at the node limit with 3.4M nodes (one rule's apply overshoots the 1M limit; only with
-//   TENSAT_BENCH_LARGE set).
+//   at the node limit (only with TENSAT_BENCH_LARGE set; 3.4M nodes before the runner checked
+//   its limits inside a rule's application, about 1M since).
 //
 // Counters (one measurement; the run is deterministic, so there is nothing to average):
 // * bytes_per_node = EGraph::memory_usage() / total_number_of_nodes() (the requested figure;

@@ -148,3 +148,15 @@ TEST_CASE("optimize: the optimized program is laid out in the original's order a
     CHECK(order_inversions(ordered, program) == 0);
   }
 }
+
+TEST_CASE("optimize: a memory limit stops saturation and the result is still valid") {
+  // Issue 31: OptimizeOptions::memory_limit reaches the runner (no limit before).
+  const RecExpr<TensorNode> program = models::build_model("nasrnn").program();
+  OptimizeOptions options;
+  options.memory_limit = 400'000;
+  const OptimizeResult result = optimize(program, options, all_rules());
+  REQUIRE(result.stop_reason.kind == StopReason::Kind::MemoryLimit);
+  CHECK(result.report.iterations < 15);  // without the limit: IterationLimit(15)
+  CHECK(describe(check_program(result.optimized).back()) == describe(check_program(program).back()));
+  CHECK(result.cost_after <= result.cost_before * (1 + 1e-12));
+}

@@ -67,7 +67,7 @@ namespace tt = tensat::tensor;
 constexpr const char* kUsageLine =
     "usage: tensat-opt --model bert|nasrnn|resnext50|nasneta|inceptionv3|squeezenet|vgg19 | MODEL.onnx "
     "[--input NAME=d0,d1,...] [--out FILE.onnx] "
-    "[--node-limit N] [--iter-limit K] [--k-multi M] [--time-limit S] [--extractor greedy-dag|ilp] "
+    "[--node-limit N] [--iter-limit K] [--k-multi M] [--time-limit S] [--memory-limit BYTES] [--extractor greedy-dag|ilp] "
     "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--layouts auto|on|off] [--kernels] [--verify] [--measure N] [--warm-runs K] [--json]\n";
 
 constexpr const char* kHelp =
@@ -86,6 +86,7 @@ constexpr const char* kHelp =
     "  --iter-limit K        iteration limit (default 15)\n"
     "  --k-multi M           iterations in which the multi-pattern rules run (default 1)\n"
     "  --time-limit S        saturation time limit in seconds (default 3600)\n"
+    "  --memory-limit BYTES  e-graph memory limit (e-graph and match lists; default none)\n"
     "  --extractor NAME      greedy-dag (default) or ilp\n"
     "  --ilp-time-limit S    seconds for the ilp extractor (default 30)\n"
     "  --profile P           cost with the roofline model on device profile P: a built-in name\n"
@@ -215,7 +216,8 @@ Options parse_args(int argc, char** argv) {
     }
     if (name != "--model" && name != "--node-limit" && name != "--iter-limit" && name != "--k-multi" &&
         name != "--time-limit" && name != "--extractor" && name != "--ilp-time-limit" && name != "--profile" &&
-        name != "--measure" && name != "--warm-runs" && name != "--input" && name != "--out" && name != "--layouts")
+        name != "--measure" && name != "--warm-runs" && name != "--input" && name != "--out" && name != "--layouts" &&
+        name != "--memory-limit")
       throw BadInput{"unknown option '" + name + "'"};
     if (!inline_value) {
       if (i + 1 >= argc) throw BadInput{"option " + name + " needs a value"};
@@ -249,6 +251,8 @@ Options parse_args(int argc, char** argv) {
       options.out = value;
     } else if (name == "--node-limit") {
       options.optimize.node_limit = parse_count(name, value);
+    } else if (name == "--memory-limit") {
+      options.optimize.memory_limit = parse_count(name, value);
     } else if (name == "--iter-limit") {
       options.optimize.iter_limit = parse_count(name, value);
     } else if (name == "--k-multi") {

@@ -419,6 +419,41 @@ class EGraph {
   /// Total bytes held by the e-graph's structures: what the runner's memory limit checks.
   [[nodiscard]] std::size_t memory_usage() const noexcept { return memory_breakdown().total(); }
 
+  /// Makes room for new e-nodes within a byte budget and returns how many: adding up to that
+  /// many nodes keeps `memory_usage()` within `budget` (up to the estimate below), with no array
+  /// growing by doubling on the way. Spare capacity is used first; when the arrays indexed by
+  /// node or class id are full, they grow to twice their size if that fits the budget, else by
+  /// exactly what fits, or not at all (returns 0) when what fits is under 1/16 of the nodes held
+  /// (so the caller stops within about 5 % of the budget instead of creeping towards it).
+  /// Exact for those arrays; a new node's entries in class lists and the by-operator index are
+  /// estimated at twice the current average (lists grow by doubling). O(classes).
+  std::size_t reserve_within(std::size_t budget) {
+    const MemoryUsage m = memory_breakdown();
+    const std::size_t used = m.total();
+    if (used >= budget) return 0;
+    const std::size_t free_bytes = budget - used;
+    const std::size_t ids = nodes_.size();
+    const std::size_t list_bytes = std::max<std::size_t>(
+        16, 2 * (m.class_lists + m.by_op + node_heap_bytes_) / std::max<std::size_t>(ids, 1));
+    const std::size_t memo_cap = memo_.capacity_for_entries();
+    const std::size_t memo_room = memo_cap > memo_.size() ? memo_cap - memo_.size() : 0;
+    const std::size_t spare = std::min({nodes_.capacity() - ids, uf_.capacity() - ids, memo_room,
+                                        classes_.capacity() - classes_.size()});
+    if (spare > 0) return std::min(spare, free_bytes / list_bytes);
+    // Per new id: arena slot, union-find entry, class record, hashcons slots at 3/4 load, the
+    // four flag/scratch bit vectors (a byte covers them even as they double), its list entries.
+    const std::size_t per_id = sizeof(L) + sizeof(std::uint32_t) + sizeof(EClass) + 11 + 1 + list_bytes;
+    const std::size_t grow = std::min(std::max<std::size_t>(ids, 64), free_bytes / per_id);
+    if (grow == 0 || grow < ids / 16) return 0;
+    nodes_.reserve(ids + grow);
+    dead_.reserve(ids + grow);
+    pruned_.reserve(ids + grow);
+    uf_.reserve(ids + grow);
+    memo_.reserve_exact(memo_.size() + grow);
+    classes_.reserve(classes_.size() + grow);
+    return grow;
+  }
+
   /// A human-readable listing of every class and its nodes, sorted by class id.
   [[nodiscard]] std::string dump() const {
     std::vector<const EClass*> sorted;

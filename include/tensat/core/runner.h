@@ -2,6 +2,7 @@
 #ifndef TENSAT_CORE_RUNNER_H
 #define TENSAT_CORE_RUNNER_H
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -212,25 +213,42 @@ class Runner {
     return std::chrono::duration<double>(Clock::now() - t).count();
   }
 
-  /// `full`: also the clock and the memory limit, which cost a system clock read and an
-  /// O(classes) sum; the per-rule checks do those only every few rules or after much work.
-  std::optional<StopReason> check_limits(bool full = true) const {
-    if (full) {
-      const auto elapsed = Clock::now() - start_;
-      if (elapsed > time_limit_) {
-        const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count();
-        return StopReason{StopReason::Kind::TimeLimit, static_cast<std::size_t>(micros), {}};
-      }
-    }
-    if (egraph_.total_size() > node_limit_)
-      return StopReason{StopReason::Kind::NodeLimit, egraph_.total_size(), {}};
-    if (full && memory_limit_ != kUnlimited) {
+  /// The limits checked between iterations (all of them).
+  std::optional<StopReason> check_limits() {
+    if (auto stop = check_clock()) return stop;
+    if (auto stop = check_nodes()) return stop;
+    if (memory_limit_ != kUnlimited) {
       const std::size_t bytes = egraph_.memory_usage();
       if (bytes > memory_limit_) return StopReason{StopReason::Kind::MemoryLimit, bytes, {}};
     }
     if (iterations_.size() >= iter_limit_)
       return StopReason{StopReason::Kind::IterationLimit, iterations_.size(), {}};
     return std::nullopt;
+  }
+
+  std::optional<StopReason> check_nodes() const {
+    if (egraph_.total_size() > node_limit_)
+      return StopReason{StopReason::Kind::NodeLimit, egraph_.total_size(), {}};
+    return std::nullopt;
+  }
+
+  /// Reads the clock (and restarts the count of work done since).
+  std::optional<StopReason> check_clock() {
+    unclocked_work_ = 0;
+    unclocked_rules_ = 0;
+    const auto elapsed = Clock::now() - start_;
+    if (elapsed > time_limit_) {
+      const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count();
+      return StopReason{StopReason::Kind::TimeLimit, static_cast<std::size_t>(micros), {}};
+    }
+    return std::nullopt;
+  }
+
+  /// Whether `work` more matches or applications, after those done since the clock was last
+  /// read, call for reading it first: every 8th rule, or every 256 matches or applications
+  /// (a clock read per rule would cost the small runs of the math suite several percent).
+  [[nodiscard]] bool clock_due(std::size_t work) const noexcept {
+    return unclocked_rules_ >= 8 || unclocked_work_ + work >= 256;
   }
 
   Iteration run_one(const std::vector<Rewrite<L, A>>& rules) {
@@ -254,30 +272,51 @@ class Runner {
     it.hook_time = seconds_since(hook_start);
 
     const auto search_start = Clock::now();
-    std::vector<std::vector<SearchMatches>> matches;
+    rates_.resize(rules.size());
+    std::vector<std::vector<SearchMatches>> matches(rules.size());
+    match_bytes_.assign(rules.size(), 0);
+    std::size_t held = 0;  // bytes of the match lists held
     if (!result) {
-      matches.reserve(rules.size());
-      std::size_t work = 0;
-      for (std::size_t r = 0; r < rules.size(); ++r) {
-        if (held_back(rules[r], i)) {
-          matches.emplace_back();
-          continue;
+      // Searching does not change the e-graph, so its size is read once.
+      const std::size_t graph_bytes = memory_limit_ != kUnlimited ? egraph_.memory_usage() : 0;
+      for (std::size_t r = 0; r < rules.size() && !result; ++r) {
+        if (held_back(rules[r], i)) continue;
+        std::size_t budget = kUnlimited;
+        if (memory_limit_ != kUnlimited) {
+          const std::size_t used = graph_bytes + held;
+          budget = used < memory_limit_ ? (memory_limit_ - used) / kBytesPerMatch : 0;
+          if (budget == 0) {
+            result = StopReason{StopReason::Kind::MemoryLimit, used, {}};
+            break;
+          }
         }
-        matches.push_back(scheduler_->search_rewrite(i, egraph_, rules[r]));
-        for (const auto& m : matches.back()) work += m.substs.size();
-        if ((result = check_limits(full_check_due(r, rules.size(), work)))) break;
+        matches[r] = search_within(i, rules[r], budget);
+        const std::size_t found = count_substs(matches[r]);
+        if (budget != kUnlimited) {
+          match_bytes_[r] = bytes_of(matches[r]);
+          held += match_bytes_[r];
+          if (found >= budget || graph_bytes + held > memory_limit_) {
+            result = StopReason{StopReason::Kind::MemoryLimit, graph_bytes + held, {}};
+            break;
+          }
+        }
+        ++unclocked_rules_;
+        if (clock_due(found))
+          result = check_clock();
+        else
+          unclocked_work_ += found;
       }
     }
     it.search_time = seconds_since(search_start);
 
     const auto apply_start = Clock::now();
     if (!result) {
-      std::size_t work = 0;
-      for (std::size_t r = 0; r < rules.size(); ++r) {
-        const std::size_t n = scheduler_->apply_rewrite(i, egraph_, rules[r], matches[r]);
+      room_ = 0;  // the rebuild since the last iteration changed the e-graph's size
+      for (std::size_t r = 0; r < rules.size() && !result; ++r) {
+        const std::size_t n = apply_bounded(i, rules[r], rates_[r], matches[r], held, result);
         if (n > 0) add_applied(it.applied, rules[r].name(), n);
-        for (const auto& m : matches[r]) work += m.substs.size();
-        if ((result = check_limits(full_check_due(r, rules.size(), work)))) break;
+        held -= match_bytes_[r];
+        std::vector<SearchMatches>().swap(matches[r]);
       }
     }
     it.apply_time = seconds_since(apply_start);
@@ -300,12 +339,148 @@ class Runner {
     return it;
   }
 
-  /// Whether the check after rule `r` should read the clock: every 8th rule, after the last,
-  /// or once the matches handled since the last full check reach 256 (a slow rule).
-  static bool full_check_due(std::size_t r, std::size_t n_rules, std::size_t& work) {
-    if ((r & 7) != 7 && r + 1 != n_rules && work < 256) return false;
-    work = 0;
-    return true;
+  /// Searches `rule` for at most `budget` matches (the bytes left over `kBytesPerMatch`, a
+  /// bound). When that many are found, the bytes they actually take (usually well under the
+  /// bound) tell a `budget` that fits the same bytes with a quarter to spare: the search is
+  /// redone once with it, so the budget is used rather than stopped at half. Sets `budget` to
+  /// the one searched with last.
+  std::vector<SearchMatches> search_within(std::size_t i, const Rewrite<L, A>& rule, std::size_t& budget) {
+    scheduler_->set_match_budget(budget);
+    std::vector<SearchMatches> found = scheduler_->search_rewrite(i, egraph_, rule);
+    const std::size_t n = count_substs(found);
+    if (budget != kUnlimited && n >= budget) {
+      const double per_match = static_cast<double>(bytes_of(found)) / static_cast<double>(n);
+      const double wider = static_cast<double>(budget) * kBytesPerMatch / (1.25 * per_match);
+      if (wider > 1.25 * static_cast<double>(budget)) {
+        found = {};
+        budget = static_cast<std::size_t>(wider);
+        scheduler_->set_match_budget(budget);
+        found = scheduler_->search_rewrite(i, egraph_, rule);
+      }
+    }
+    scheduler_->set_match_budget(kUnlimited);
+    return found;
+  }
+
+  /// What one application of a rule was seen to cost at most (per chunk, averaged over it).
+  struct ApplyRate {
+    double ids = 0;      ///< node ids added
+    double seconds = 0;  ///< time taken
+    bool known = false;
+  };
+
+  /// Applies `matches` of `rule` (through the scheduler) in chunks small enough that no limit
+  /// is overshot by much: before each chunk the limits are checked, and the chunk is sized from
+  /// the rule's observed cost per application so that it uses at most half the node room, half
+  /// the memory room (`EGraph::reserve_within`, the match lists still `held` counted) and
+  /// 1/20 of the time limit. A rule's first chunk is a probe of at most `kProbe` applications.
+  /// Applies everything in one call when everything fits. Returns the changing applications;
+  /// sets `stop` when a limit was hit.
+  std::size_t apply_bounded(std::size_t i, const Rewrite<L, A>& rule, ApplyRate& rate,
+                            std::vector<SearchMatches>& matches, std::size_t held,
+                            std::optional<StopReason>& stop) {
+    std::size_t remaining = count_substs(matches);
+    if (remaining == 0) return scheduler_->apply_rewrite(i, egraph_, rule, matches);
+    ++unclocked_rules_;
+    std::size_t applied = 0;
+    std::size_t at = 0, offset = 0;  // next match: matches[at].substs[offset]
+    while (remaining > 0) {
+      if ((stop = check_nodes())) break;
+      // The applications that fit half of `room`, each costing `cost`.
+      auto fit = [&](double room, double cost) {
+        const double n = room / (2 * cost);
+        if (!(n >= 1)) return std::size_t{1};  // also a room gone negative (time)
+        return n >= static_cast<double>(remaining) ? remaining : static_cast<std::size_t>(n);
+      };
+      const double per_app = std::max(rate.ids, 1.0);
+      std::size_t k = fit(static_cast<double>(node_limit_ - egraph_.total_size()) + 1, per_app);
+      if (memory_limit_ != kUnlimited) {
+        const std::size_t room = memory_room(held);
+        if (room == 0) {
+          stop = StopReason{StopReason::Kind::MemoryLimit, egraph_.memory_usage() + held, {}};
+          break;
+        }
+        k = std::min(k, fit(static_cast<double>(room), per_app));
+      }
+      if (!rate.known) k = std::min(k, kProbe);
+      // Large or slow chunks, and a rule's first chunk when more follow, are timed (and sized
+      // by the time left); small quick ones share clock reads.
+      const bool clocked =
+          clock_due(k) || (rate.seconds == 0 && k < remaining) || rate.seconds * static_cast<double>(k) > 1e-3;
+      Clock::time_point chunk_start{};
+      if (clocked) {
+        if ((stop = check_clock())) break;
+        if (rate.seconds > 0) {
+          const double left = time_limit_.count() - seconds_since(start_);
+          k = std::min(k, fit(std::min(left, 0.1 * time_limit_.count()), rate.seconds));
+        }
+        chunk_start = Clock::now();
+      }
+
+      const std::size_t ids_before = egraph_.number_of_node_ids();
+      if (k == remaining && at == 0 && offset == 0) {
+        applied += scheduler_->apply_rewrite(i, egraph_, rule, matches);
+      } else {
+        const std::vector<SearchMatches> chunk = take(matches, at, offset, k);
+        applied += scheduler_->apply_rewrite(i, egraph_, rule, chunk);
+      }
+      remaining -= k;
+      const double n = static_cast<double>(k);
+      rate.ids = std::max(rate.ids, static_cast<double>(egraph_.number_of_node_ids() - ids_before) / n);
+      rate.known = true;
+      if (clocked) rate.seconds = std::max(rate.seconds, seconds_since(chunk_start) / n);
+      else unclocked_work_ += k;
+    }
+    return applied;
+  }
+
+  /// New node ids that fit the memory limit, `held` bytes of match lists counted. Computed by
+  /// `EGraph::reserve_within` (O(classes)) and reused until half of it is used up.
+  std::size_t memory_room(std::size_t held) {
+    const std::size_t ids = egraph_.number_of_node_ids();
+    const std::size_t used = ids - room_ids_;
+    if (room_ == 0 || held > room_held_ || used * 2 > room_) {
+      room_ = memory_limit_ > held ? egraph_.reserve_within(memory_limit_ - held) : 0;
+      room_ids_ = ids;
+      room_held_ = held;
+      return room_;
+    }
+    return room_ - used;
+  }
+
+  /// Moves the next `k` substitutions of `matches` (from `matches[at].substs[offset]`) into a
+  /// list of their own, copying only where a class's substitutions are split.
+  static std::vector<SearchMatches> take(std::vector<SearchMatches>& matches, std::size_t& at,
+                                         std::size_t& offset, std::size_t k) {
+    std::vector<SearchMatches> chunk;
+    while (k > 0 && at < matches.size()) {
+      SearchMatches& m = matches[at];
+      const std::size_t available = m.substs.size() - offset;
+      if (offset == 0 && available <= k) {
+        chunk.push_back(std::move(m));
+      } else {
+        const std::size_t n = std::min(available, k);
+        const auto first = m.substs.begin() + static_cast<std::ptrdiff_t>(offset);
+        chunk.push_back(SearchMatches{m.eclass, std::vector<Subst>(first, first + static_cast<std::ptrdiff_t>(n))});
+        offset += n;
+        if (offset < m.substs.size()) return chunk;  // k is used up inside this class
+      }
+      k -= std::min(available, k);
+      ++at;
+      offset = 0;
+    }
+    return chunk;
+  }
+
+  static std::size_t count_substs(const std::vector<SearchMatches>& matches) {
+    std::size_t n = 0;
+    for (const auto& m : matches) n += m.substs.size();
+    return n;
+  }
+  static std::size_t bytes_of(const std::vector<SearchMatches>& matches) {
+    std::size_t bytes = matches.capacity() * sizeof(SearchMatches);
+    for (const auto& m : matches) bytes += m.substs.capacity() * sizeof(Subst);
+    return bytes;
   }
 
   /// Whether a label iteration limit keeps `rule` out of iteration `i`.
@@ -326,6 +501,11 @@ class Runner {
   }
 
   static constexpr std::size_t kUnlimited = std::numeric_limits<std::size_t>::max();
+  /// Bytes a held substitution may take: its record and its class's, each at most doubled by
+  /// vector growth.
+  static constexpr std::size_t kBytesPerMatch = 2 * (sizeof(Subst) + sizeof(SearchMatches));
+  /// Applications in a rule's first chunk, before its cost per application is known.
+  static constexpr std::size_t kProbe = 64;
 
   EGraph<L, A> egraph_;
   std::unique_ptr<Scheduler<L, A>> scheduler_;
@@ -339,6 +519,10 @@ class Runner {
   std::chrono::duration<double> time_limit_{5.0};
   std::size_t memory_limit_ = kUnlimited;
   Clock::time_point start_{};
+  std::vector<ApplyRate> rates_;         // by rule index
+  std::vector<std::size_t> match_bytes_; // by rule index: bytes of its held match list
+  std::size_t unclocked_work_ = 0, unclocked_rules_ = 0;  // since the clock was last read
+  std::size_t room_ = 0, room_ids_ = 0, room_held_ = 0;  // memory_room's cache
 };
 
 }  // namespace v0

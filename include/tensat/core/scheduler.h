@@ -25,16 +25,26 @@ class Scheduler {
   /// May the runner report saturation at `iteration`? Return false to get another iteration
   /// (a scheduler that held rules back must let them run before the e-graph counts as saturated).
   virtual bool can_stop(std::size_t /*iteration*/) { return true; }
-  /// The matches of `rule` this iteration.
+  /// The matches of `rule` this iteration, at most `match_budget()` substitutions.
   virtual std::vector<SearchMatches> search_rewrite(std::size_t /*iteration*/, const EGraph<L, A>& egraph,
                                                     const Rewrite<L, A>& rule) {
-    return rule.search(egraph);
+    return rule.search_with_limit(egraph, match_budget_);
   }
   /// Applies `matches`; returns how many applications changed the e-graph.
   virtual std::size_t apply_rewrite(std::size_t /*iteration*/, EGraph<L, A>& egraph, const Rewrite<L, A>& rule,
                                     const std::vector<SearchMatches>& matches) {
     return rule.apply(egraph, matches).size();
   }
+
+  /// The most substitutions the runner can hold for the search it is about to ask for (set
+  /// from its memory limit, unlimited otherwise). A `search_rewrite` override should search
+  /// with `rule.search_with_limit(egraph, match_budget())`; the runner stops with
+  /// `MemoryLimit` when a search returns that many.
+  [[nodiscard]] std::size_t match_budget() const noexcept { return match_budget_; }
+  void set_match_budget(std::size_t budget) noexcept { match_budget_ = budget; }
+
+ private:
+  std::size_t match_budget_ = std::numeric_limits<std::size_t>::max();
 };
 
 /// Searches every rule fully every iteration (egg's `SimpleScheduler`).
@@ -95,7 +105,8 @@ class BackoffScheduler final : public Scheduler<L, A> {
     RuleStats& s = stats(rule.name());
     if (iteration < s.banned_until) return {};
     const std::size_t threshold = shifted(s.match_limit, s.times_banned);
-    auto matches = rule.search_with_limit(egraph, threshold == kNeverBan ? threshold : threshold + 1);
+    const std::size_t limit = threshold == kNeverBan ? threshold : threshold + 1;
+    auto matches = rule.search_with_limit(egraph, std::min(limit, this->match_budget()));
     std::size_t total = 0;
     for (const auto& m : matches) total += m.substs.size();
     if (total > threshold) {

@@ -32,6 +32,8 @@ class UnionFind {
 
   /// Sizes the storage for `count` ids without growing later.
   void reserve(std::size_t count) { entries_.reserve(count); }
+  /// Ids the storage holds before it grows.
+  [[nodiscard]] std::size_t capacity() const noexcept { return entries_.capacity(); }
 
   [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
 

@@ -36,6 +36,8 @@ class NodeTable {
  public:
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] std::size_t memory_bytes() const noexcept { return slots_.capacity() * sizeof(Slot); }
+  /// Entries the table holds before its next growth.
+  [[nodiscard]] std::size_t capacity_for_entries() const noexcept { return slots_.size() * 3 / 4; }
 
   /// The id of a stored node equal to the probe (`equals(id)` decides), or kInvalidId.
   template <class Equals>
@@ -83,6 +85,13 @@ class NodeTable {
   void reserve(std::size_t count) {
     std::size_t capacity = 64;
     while (capacity * 3 < count * 4) capacity *= 2;
+    if (capacity > slots_.size()) rehash(capacity);
+  }
+
+  /// Sizes the table for exactly `count` entries at the growth load (3/4), for callers that
+  /// budget memory: no doubling, so the table holds no more slots than asked for.
+  void reserve_exact(std::size_t count) {
+    const std::size_t capacity = std::max<std::size_t>(64, count + count / 3 + 1);
     if (capacity > slots_.size()) rehash(capacity);
   }
 

@@ -69,6 +69,9 @@ struct OptimizeOptions {
   /// Iterations in which the `multi`-labelled rules run (TENSAT's k_multi).
   std::size_t k_multi = 1;
   double time_limit_seconds = 3600;
+  /// Bytes for each runner (saturation, fusion): `Runner::with_memory_limit`, the e-graph's
+  /// `memory_usage()` plus the match lists held. None by default.
+  std::size_t memory_limit = std::numeric_limits<std::size_t>::max();
   TensorExtractor extractor = TensorExtractor::GreedyDag;
   /// The ILP extractor's options; CBC on one thread: with several, CBC 2.10 (Debian's, built
   /// with assertions) aborts in Clp on tensor e-graphs with n-way merges (`lowerValue <=
@@ -140,6 +143,7 @@ inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const Optimiz
   runner.with_node_limit(options.node_limit)
       .with_iter_limit(options.iter_limit)
       .with_time_limit(std::chrono::duration<double>(options.time_limit_seconds))
+      .with_memory_limit(options.memory_limit)
       .with_label_iteration_limit(std::string(kMultiLabel), options.k_multi)
       .with_expr(program);
   if (options.filter_cycles) runner.with_hook(cycle_filter_hook<TensorNode, TensorAnalysis>(&result.cycle_nodes_pruned));
@@ -178,6 +182,7 @@ inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const Optimiz
         .with_iter_limit(options.fusion_iterations)
         .with_node_limit(options.fusion_node_limit)
         .with_time_limit(std::chrono::duration<double>(options.time_limit_seconds))
+        .with_memory_limit(options.memory_limit)
         .run(fusion_rules());
     egraph = std::move(fusion.egraph());
     if (options.filter_cycles) result.cycle_nodes_pruned += remove_cycles(egraph, Span<const Id>(&root, 1));

@@ -1,0 +1,103 @@
+// Issue 31: how closely the runner's node and memory limits hold on a blow-up workload.
+//
+// Workload: egg's math rules (`math::rules()`, ConstantFold) on the 7 expressions of egg's
+// math_ematching_bench, SimpleScheduler (every rule applied to all its matches, so one rule's
+// application can multiply the e-graph), no iteration or time limit in the way. For each limit
+// it prints one table row: what the limit was, why the run stopped, and what it reached —
+// hashcons nodes (`total_size()`, what the node limit counts), the e-graph's own bytes
+// (`memory_usage()`, what the memory limit counts) and the peak RSS growth of the run.
+//
+// Each run happens in a forked child, so that peak RSS is its own: the child returns freed heap
+// to the system (malloc_trim), resets the high-water mark (/proc/self/clear_refs, 5), runs,
+// and reports VmHWM minus the VmRSS it started with.
+//
+// Usage: limits_bench [--backoff]   (BackoffScheduler, egg's default, instead of SimpleScheduler)
+#include <malloc.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <tensat/tensat.h>
+
+#include "math/math_suite.h"
+
+namespace {
+
+// A field of /proc/self/status in bytes (the kernel prints kB).
+std::size_t status_bytes(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  const std::size_t n = std::strlen(field);
+  while (std::getline(in, line))
+    if (line.compare(0, n, field) == 0) return std::stoull(line.substr(n + 1)) * 1024;
+  return 0;
+}
+
+struct Limit {
+  const char* kind;  // "nodes" or "bytes"
+  std::size_t value;
+};
+
+void run_one(const Limit& limit, bool backoff) {
+  malloc_trim(0);
+  { std::ofstream("/proc/self/clear_refs") << "5"; }
+  const std::size_t rss_before = status_bytes("VmRSS:");
+  const auto start = std::chrono::steady_clock::now();
+
+  tensat::Runner<math::Math, math::ConstantFold> runner;
+  if (!backoff) runner.with_scheduler(tensat::SimpleScheduler<math::Math, math::ConstantFold>{});
+  runner.with_iter_limit(1000).with_time_limit(std::chrono::duration<double>(600.0));
+  runner.with_node_limit(std::strcmp(limit.kind, "nodes") == 0 ? limit.value : 100'000'000);
+  if (std::strcmp(limit.kind, "bytes") == 0) runner.with_memory_limit(limit.value);
+  for (const std::string& e : math::ematching_bench_exprs()) runner.with_expr(tensat::parse_expr<math::Math>(e));
+  runner.run(math::rules());
+
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::size_t peak = status_bytes("VmHWM:");
+  const auto& g = runner.egraph();
+  const std::size_t nodes = g.total_size();
+  const std::size_t bytes = g.memory_usage();
+  const std::size_t reached = std::strcmp(limit.kind, "nodes") == 0 ? nodes : bytes;
+  std::printf("| %s | %zu | %s | %zu | %zu | %.2f | %zu | %.2f | %.2f | %.2f |\n", limit.kind, limit.value,
+              runner.stop_reason()->to_string().c_str(), runner.iterations().size(), reached,
+              static_cast<double>(reached) / static_cast<double>(limit.value), nodes,
+              static_cast<double>(bytes) / 1048576.0, static_cast<double>(peak - rss_before) / 1048576.0, seconds);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool backoff = argc > 1 && std::strcmp(argv[1], "--backoff") == 0;
+  // Backoff grows the e-graph slowly (hundreds of iterations to a million nodes): its list
+  // stops where a run still takes seconds.
+  std::vector<Limit> limits = {{"nodes", 10'000}, {"nodes", 50'000}, {"nodes", 200'000}};
+  if (!backoff) limits.push_back({"nodes", 1'000'000});
+  for (std::size_t mib : {1, 4, 16}) limits.push_back({"bytes", mib << 20});
+  if (!backoff) limits.push_back({"bytes", std::size_t(64) << 20});
+  std::printf("scheduler: %s\n\n", backoff ? "BackoffScheduler" : "SimpleScheduler");
+  std::printf("| limit | value | stop | iterations | reached | reached / limit | nodes | e-graph MiB | "
+              "peak RSS growth MiB | seconds |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  std::fflush(stdout);
+  for (const Limit& limit : limits) {
+    const pid_t pid = fork();
+    if (pid < 0) return 1;
+    if (pid == 0) {
+      run_one(limit, backoff);
+      std::fflush(stdout);
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::printf("| %s | %zu | child failed |\n", limit.kind, limit.value);
+      return 1;
+    }
+  }
+  return 0;
+}
