@@ -176,3 +176,18 @@ TEST_CASE("json: export of an EGraph reads back with its classes, children and c
   CHECK(mul_cost == 4.0);
   CHECK(classes_of_mul_and_shift.size() == 1);  // united
 }
+
+TEST_CASE("json: export writes names that are not UTF-8 with U+FFFD instead of throwing") {
+  // Op names can come from files that hold any bytes (an ONNX model's tensor names).
+  using L = tensat::SymbolLang;
+  tensat::EGraph<L> egraph;
+  const tensat::Id root = egraph.add_expr(tensat::parse_expr<L>("(+ a b\xff)"));
+  egraph.rebuild();
+  const auto g = tensat::serialize(egraph, {root}, [](const L&) { return 1.0; });
+  std::string text;
+  REQUIRE_NOTHROW(text = tensat::to_egraph_json(g, -1));
+  const auto back = tensat::parse_egraph_json(text);
+  std::set<std::string> ops;
+  for (const auto& n : back.nodes) ops.insert(n.op);
+  CHECK(ops.count("b\xEF\xBF\xBD") == 1);
+}

@@ -518,7 +518,7 @@ int run(const Options& options) {
       line["measured_optimized_ms"] = measured_after;
       line["measured_speedup_percent"] = number(gain_percent(measured_before, measured_after));
     }
-    std::cout << line.dump() << '\n' << std::flush;
+    std::cout << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n' << std::flush;
     return exit_code;
   }
 

@@ -231,9 +231,9 @@ inline std::string to_egraph_json(const SerializedEGraph& egraph, int indent = 2
   doc["nodes"] = std::move(nodes);
   doc["root_eclasses"] = egraph.root_eclasses;
   nlohmann::ordered_json data = nlohmann::ordered_json::object();
-  for (const auto& [id, value] : egraph.class_data) data[id] = nlohmann::ordered_json::parse(value.dump());
+  for (const auto& [id, value] : egraph.class_data) data[id] = nlohmann::ordered_json::parse(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   doc["class_data"] = std::move(data);
-  return doc.dump(indent);
+  return doc.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 /// The extraction view of a serialized e-graph: classes numbered in order of first appearance,
