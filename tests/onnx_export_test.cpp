@@ -306,6 +306,11 @@ TEST_CASE("onnx export: errors name the problem") {
   CHECK(check_program(m.program).back().dims == Dims{5});
   CHECK_THROWS_WITH(tonnx::export_model(m.program, m.weights, tonnx::export_options_for(m)),
                     Catch::Contains("differs in opset 13"));
+  // An operator of the default domain that ONNX does not know (imported opaque) is refused.
+  const tonnx::ImportedModel fancy = tonnx::import(kData + "unknown_op.onnx");
+  CHECK(fancy.opaque_ops == std::vector<std::string>{"FancyOp"});
+  CHECK_THROWS_WITH(tonnx::export_model(fancy.program, fancy.weights, tonnx::export_options_for(fancy)),
+                    Catch::Contains("'FancyOp' is not an ONNX operator"));
   // A Sign of opset 9 only gained element types by opset 13: it is written.
   n->set_op_type("Sign");
   n->clear_attribute();

@@ -12,14 +12,17 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -746,6 +749,15 @@ class Exporter {
     throw ExportError(where(i), "cannot be written as an ONNX operator here");
   }
 
+  /// An operator of the default domain must be one ONNX defines at the opset written (the
+  /// importer keeps any operator it does not know opaque, ONNX's or not).
+  void require_known(std::size_t i, const std::string& op_type) const {
+    if (!::onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(options_.opset)))
+      throw ExportError(where(i), fmt::format("'{}' is not an ONNX operator (default domain, opset {}): it cannot be "
+                                              "written",
+                                              op_type, options_.opset));
+  }
+
   /// An opaque node as the ONNX node it was imported from.
   std::string opaque(std::size_t i, Body* body, const std::string& name) {
     const TensorNode& n = p_[Id(i)];
@@ -753,10 +765,14 @@ class Exporter {
     std::vector<std::string> operands;
     for (std::size_t k = 3; k < n.children().size(); ++k) operands.push_back(tensor_of(n.children()[k], body));
     const auto it = options_.opaque.find(type);
-    if (it == options_.opaque.end()) return op(type, operands, name);
+    if (it == options_.opaque.end()) {
+      require_known(i, type);
+      return op(type, operands, name);
+    }
     const OpaqueOp& record = it->second;
     const std::string domain = record.node.domain() == "ai.onnx" ? std::string() : record.node.domain();
     if (domain.empty()) {
+      require_known(i, record.node.op_type());
       // Written as it was read: its schema must be the same in both opsets.
       const std::int64_t from = options_.source_opset > 0 ? options_.source_opset : options_.opset;
       const auto* a = ::onnx::OpSchemaRegistry::Schema(record.node.op_type(), static_cast<int>(from));
@@ -823,12 +839,30 @@ class Exporter {
 }
 
 /// Writes `model` to `path` (binary protobuf); `ExportError` with `where() == "file"` on failure.
+/// The bytes go to a new temporary file in the same folder, renamed to `path` once complete: a
+/// failure never leaves a partial file at `path` (an existing one is kept), nor the temporary.
 inline void save_model(const ::onnx::ModelProto& model, const std::string& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw ExportError("file", fmt::format("cannot open '{}' for writing", path));
-  if (!model.SerializeToOstream(&out)) throw ExportError("file", fmt::format("cannot write '{}'", path));
-  out.close();
-  if (!out) throw ExportError("file", fmt::format("cannot write '{}'", path));
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw ExportError("file", fmt::format("cannot write '{}': it is a folder", path));
+  std::random_device random;
+  fs::path temp;
+  do {
+    temp = fs::path(path + fmt::format(".tmp{:08x}", random()));
+  } while (fs::exists(temp, ec));
+  const auto fail = [&](const std::string& reason) {
+    fs::remove(temp, ec);
+    throw ExportError("file", reason);
+  };
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) fail(fmt::format("cannot open '{}' for writing", path));
+    if (!model.SerializeToOstream(&out)) fail(fmt::format("cannot write '{}'", path));
+    out.close();
+    if (!out) fail(fmt::format("cannot write '{}'", path));
+  }
+  fs::rename(temp, path, ec);
+  if (ec) fail(fmt::format("cannot write '{}': {}", path, ec.message()));
 }
 
 /// `export_model`, then `save_model` to `path`.
