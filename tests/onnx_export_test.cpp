@@ -191,7 +191,7 @@ TEST_CASE("onnx export: every operator of the dialect is written and read back t
   Graph g;
   const Tensor img = g.input("img", {1, 4, 7, 7});
   const Tensor w = g.weight("w", {8, 2, 3, 3});
-  const Tensor merged = g.merge(w, 2, 2);  // weight-only: precomputed, or written with Tile
+  const Tensor merged = g.merge(w, 2, 2);  // weight-only, twice the size of w: written with Tile
   const Tensor c1 = g.conv2d(img, w, 2, 2, Padding::Same, Activation::Relu);   // groups 2
   const Tensor c2 = g.conv2d(g.input("img4", {1, 4, 7, 7}), merged, 1, 1, Padding::Valid, Activation::Tanh);
   // Physical layouts: relayouts are Identity in ONNX, a channels_last input its logical shape.
@@ -232,7 +232,10 @@ TEST_CASE("onnx export: every operator of the dialect is written and read back t
     CHECK_NOTHROW(::onnx::checker::check_model(exported));
     std::set<std::string> types;
     for (const auto& n : exported.graph().node()) types.insert(n.op_type());
-    CHECK(types.count("Tile") == (precompute ? 0u : 1u));  // merge written, or precomputed
+    CHECK(types.count("Tile") == 1);  // the merged weight is larger than its weight: never precomputed
+    std::size_t pads = 0;  // the pad, and the enlarged kernel unless precomputed (no larger than k1 and k3)
+    for (const auto& n : exported.graph().node()) pads += n.op_type() == "Pad";
+    CHECK(pads == (precompute ? 1u : 2u));
     CHECK(types.count("Expand") == 0);  // broadcasts left to ONNX's broadcasting
     std::size_t identities = 0;  // the two relayouts
     for (const auto& n : exported.graph().node()) identities += n.op_type() == "Identity";
@@ -303,6 +306,11 @@ TEST_CASE("onnx export: errors name the problem") {
   CHECK(check_program(m.program).back().dims == Dims{5});
   CHECK_THROWS_WITH(tonnx::export_model(m.program, m.weights, tonnx::export_options_for(m)),
                     Catch::Contains("differs in opset 13"));
+  // An operator of the default domain that ONNX does not know (imported opaque) is refused.
+  const tonnx::ImportedModel fancy = tonnx::import(kData + "unknown_op.onnx");
+  CHECK(fancy.opaque_ops == std::vector<std::string>{"FancyOp"});
+  CHECK_THROWS_WITH(tonnx::export_model(fancy.program, fancy.weights, tonnx::export_options_for(fancy)),
+                    Catch::Contains("'FancyOp' is not an ONNX operator"));
   // A Sign of opset 9 only gained element types by opset 13: it is written.
   n->set_op_type("Sign");
   n->clear_attribute();
@@ -311,4 +319,33 @@ TEST_CASE("onnx export: errors name the problem") {
   const ::onnx::ModelProto written = tonnx::export_model(sign.program, sign.weights, tonnx::export_options_for(sign));
   CHECK(written.opset_import(0).version() == 13);
   CHECK(written.graph().node(0).op_type() == "Sign");
+}
+
+TEST_CASE("onnx export: weight-only values larger than their weights are written as operators") {
+  // A detection CNN as PaddleOCR exports it: Constant-node weights, biases added by broadcasting.
+  // The rewrites combine broadcast biases into weight-only tensors of an activation's shape;
+  // precomputed, each would be an initializer of [1, 16, 48, 48] from a few floats.
+  const tonnx::ImportedModel m = tonnx::import(kData + "det_bias_broadcast.onnx");
+  std::size_t weight_bytes = 0;
+  for (const auto& [name, t] : m.weights) weight_bytes += t.data.size() * sizeof(float);
+  const Bindings inputs = bind_inputs(m, {{"x", random_bindings(m.program, 7).at(m.input_symbols.at(0))}});
+  const std::vector<HostTensor> want = execute(m.program, inputs);
+  for (const char* profile : {"", "h100-sxm"}) {
+    INFO("profile '" << profile << "'");
+    OptimizeOptions opt;
+    opt.node_limit = 20000;
+    if (*profile) opt.profile = find_profile(profile);
+    opt.fusion = opt.profile.has_value();
+    const OptimizeResult r = optimize(m.program, opt);
+    const ::onnx::ModelProto exported = tonnx::export_model(r.optimized, m.weights, tonnx::export_options_for(m));
+    std::size_t initializer_bytes = 0;
+    for (const auto& t : exported.graph().initializer())
+      initializer_bytes += t.raw_data().size() + sizeof(float) * static_cast<std::size_t>(t.float_data_size()) +
+                           sizeof(std::int64_t) * static_cast<std::size_t>(t.int64_data_size());
+    INFO("weights " << weight_bytes << " bytes, initializers " << initializer_bytes << " bytes");
+    CHECK(static_cast<double>(initializer_bytes) <= 1.1 * static_cast<double>(weight_bytes));
+    const tonnx::ImportedModel again = reimport(exported);
+    require_outputs_close(execute(again.program, bind_inputs(again, {{"x", inputs.at(m.input_symbols.at(0))}})), want,
+                          "exported vs original");
+  }
 }

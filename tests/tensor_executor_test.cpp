@@ -765,6 +765,22 @@ TEST_CASE("executor: precompute_weights removes weight-only subgraphs") {
   CHECK(want[0].data == got[0].data);
 }
 
+TEST_CASE("executor: precompute_weights keeps a precomputed weight's layout") {
+  // A bias relayouted to channels_last to be added to a channels_last activation (what the
+  // layout rules make of conv + bias): the precomputed weight must stay channels_last.
+  Graph g;
+  auto x = g.input("x", {1, 4, 5, 5}, DType::F32, Layout::ChannelsLast);
+  auto b = g.relayout(g.ewmul(g.weight("b", {1, 4, 5, 5}), g.weight("s", {1, 4, 5, 5})), Layout::ChannelsLast);
+  g.output(g.relu(g.ewadd(x, b)));
+  const auto p = g.program();
+  const Bindings bindings = random_bindings(p, 3);
+  const PrecomputedProgram pre = precompute_weights(p, bindings);
+  REQUIRE_NOTHROW(check_program(pre.program));
+  CHECK(op_histogram(pre.program)[static_cast<std::size_t>(Op::Relayout)] == 0);
+  const auto want = execute(p, bindings), got = execute(pre.program, pre.bindings);
+  CHECK(want[0].data == got[0].data);
+}
+
 TEST_CASE("executor: precompute_pair binds what both programs read once") {
   // The same structure over two weights of one shape: both precompute a merged weight under
   // the same __pre<i> name, with other values.

@@ -233,7 +233,7 @@ int run(const Options& options) {
       if (n == tensat::ExtractionGraph::kNone) continue;
       choices[egraph.nodes[n].eclass] = egraph.nodes[n].id;
     }
-    write_file(options.out_path, choices.dump(2) + "\n");
+    write_file(options.out_path, choices.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   if (!options.dot_path.empty()) {
     std::vector<std::string> labels;
@@ -252,7 +252,7 @@ int run(const Options& options) {
   line["lower_bound"] = number_or_null(result.lower_bound);
   if (options.extractor == "ilp") line["backend"] = tensat::to_string(options.backend);
   if (!result.note.empty()) line["note"] = result.note;
-  std::cout << line.dump() << '\n' << std::flush;
+  std::cout << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n' << std::flush;
   return 0;
 }
 

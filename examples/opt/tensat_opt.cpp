@@ -37,11 +37,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -116,7 +118,7 @@ constexpr const char* kHelp =
     "\n"
     "Without --json, prints one progress line per iteration, then a before/after table.\n"
     "Exit status: 0 success, 2 bad arguments or a model that cannot be read (or verified: opaque\n"
-    "operators), 1 internal error or --verify mismatch.\n";
+    "operators; or exported: --out then writes nothing), 1 internal error or --verify mismatch.\n";
 
 using cli::BadInput;
 using cli::one_line;
@@ -342,8 +344,13 @@ Loaded load(const Options& options) {
     throw BadInput{std::string(options.verify ? "--verify" : "--measure") + ": the executor cannot run " +
                    options.onnx_path + ": it has opaque operators (" + types + ")"};
   }
-  if (!options.out.empty() && !std::ofstream(options.out, std::ios::app))
-    throw BadInput{"--out: cannot write '" + options.out + "'"};
+  // Checked before optimizing, without creating the file: it is written only once complete.
+  if (!options.out.empty()) {
+    std::error_code ec;
+    const std::filesystem::path folder = std::filesystem::path(options.out).parent_path();
+    if (!std::filesystem::is_directory(folder.empty() ? "." : folder, ec) || std::filesystem::is_directory(options.out, ec))
+      throw BadInput{"--out: cannot write '" + options.out + "'"};
+  }
 #endif
   return loaded;
 }
@@ -387,8 +394,8 @@ int run(const Options& options) {
       tensat::onnx::export_to_file(result.optimized, loaded.imported.weights, options.out,
                                    tensat::onnx::export_options_for(loaded.imported));
     } catch (const tensat::onnx::ExportError& e) {
-      if (e.where() == "file") throw BadInput{std::string("--out: ") + e.what()};
-      throw;
+      // A file that cannot be written, or a model ONNX cannot hold (an operator it does not know).
+      throw BadInput{std::string("--out: ") + e.what()};
     }
   }
 #endif
@@ -522,7 +529,7 @@ int run(const Options& options) {
       line["measured_optimized_ms"] = measured_after;
       line["measured_speedup_percent"] = number(gain_percent(measured_before, measured_after));
     }
-    std::cout << line.dump() << '\n' << std::flush;
+    std::cout << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n' << std::flush;
     return exit_code;
   }
 

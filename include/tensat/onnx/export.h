@@ -1,7 +1,8 @@
 // ONNX export: a tensor-dialect program plus the bindings of its weights -> an ONNX model (opset
 // 13 to 17) that onnx::checker accepts. Fused kernels are written as their bodies' plain ONNX
-// operators, weight-only subgraphs as initializers, opaque nodes as the ONNX nodes they were
-// imported from. Needs Debian's libonnx-dev: link `tensat::onnx` (see import.h).
+// operators, weight-only subgraphs no larger than their weights as initializers, opaque nodes
+// as the ONNX nodes they were imported from. Needs Debian's libonnx-dev: link `tensat::onnx`
+// (see import.h).
 #ifndef TENSAT_ONNX_EXPORT_H
 #define TENSAT_ONNX_EXPORT_H
 
@@ -11,13 +12,17 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -68,8 +73,10 @@ struct ExportOptions {
   /// Opsets of other domains the opaque nodes need (domain, version).
   std::vector<std::pair<std::string, std::int64_t>> other_opsets;
   /// Compute weight-only subgraphs (TASO's precomputable ones: concatenated, transposed, merged
-  /// weights) once and write them as initializers; a `broadcast` of a weight is written as an
-  /// Expand (or left to ONNX's broadcasting), never materialized.
+  /// weights) once and write them as initializers, each only when its value has no more
+  /// elements than the distinct weights it reads (otherwise it is written as operators on
+  /// them), so that the file stays about the size of the weights; a `broadcast` of a weight is
+  /// written as an Expand (or left to ONNX's broadcasting), never materialized.
   bool precompute_weights = true;
   /// Run onnx::checker::check_model on the result (an `ExportError` when it fails).
   bool check = true;
@@ -206,8 +213,10 @@ class Exporter {
 
   /// Which nodes are written and which weight-only nodes become initializers (`frontier_`):
   /// each weight-only computed tensor read by a node that is not weight-only, or that is an
-  /// output; a `broadcast` passes its mark to its operand (a broadcast weight is written as an
-  /// Expand of the small tensor, never materialized).
+  /// output, when it is no larger than the weights it reads (`weight_elements`); a larger one is
+  /// written as operators and the mark passes to its operands. A `broadcast` passes its mark to
+  /// its operand (a broadcast weight is written as an Expand of the small tensor, or left to
+  /// ONNX's broadcasting, never materialized).
   void plan() {
     const std::size_t n = p_.size();
     frontier_.assign(n, false);
@@ -217,9 +226,22 @@ class Exporter {
       return options_.precompute_weights && infos_[i].kind == tensor::Kind::Tensor && infos_[i].weight_only &&
              !infos_[i].symbolic && op != Op::Input && op != Op::Weight;
     };
-    const auto mark = [&](std::size_t c) {
-      while (p_[Id(c)].op() == Op::Broadcast && foldable(c)) c = p_[Id(c)].children()[1].index();
-      if (foldable(c)) frontier_[c] = true;
+    const std::vector<std::int64_t> budget = weight_elements();
+    std::vector<bool> marked(n, false);
+    const auto mark = [&](std::size_t start) {
+      std::vector<std::size_t> stack{start};
+      while (!stack.empty()) {
+        std::size_t c = stack.back();
+        stack.pop_back();
+        while (p_[Id(c)].op() == Op::Broadcast && foldable(c)) c = p_[Id(c)].children()[1].index();
+        if (!foldable(c) || marked[c]) continue;
+        marked[c] = true;
+        if (infos_[c].elements() <= budget[c]) {
+          frontier_[c] = true;
+        } else {
+          for (Id g : p_[Id(c)].children()) stack.push_back(g.index());
+        }
+      }
     };
     for (std::size_t i = 0; i < n; ++i) {
       if (infos_[i].weight_only && infos_[i].kind == tensor::Kind::Tensor) continue;
@@ -261,6 +283,30 @@ class Exporter {
         throw ExportError("model", fmt::format("weight '{}' has no value", e.name()));
       }
     }
+  }
+
+  /// Per weight-only node, the elements of the distinct `weight` leaves it reads (0 for any
+  /// other node): a precomputed value larger than that would make the file larger than the
+  /// weights it replaces (a bias broadcast to an activation's shape: megabytes for a few floats).
+  [[nodiscard]] std::vector<std::int64_t> weight_elements() const {
+    const std::size_t n = p_.size();
+    std::vector<std::vector<std::size_t>> leaves(n);  // sorted, distinct
+    std::vector<std::int64_t> out(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!infos_[i].weight_only || infos_[i].symbolic) continue;
+      if (p_[Id(i)].op() == Op::Weight) {
+        leaves[i] = {i};
+      } else {
+        for (Id c : p_[Id(i)].children()) {
+          std::vector<std::size_t> merged;
+          std::set_union(leaves[i].begin(), leaves[i].end(), leaves[c.index()].begin(), leaves[c.index()].end(),
+                         std::back_inserter(merged));
+          leaves[i] = std::move(merged);
+        }
+      }
+      for (std::size_t w : leaves[i]) out[i] += infos_[w].elements();
+    }
+    return out;
   }
 
   /// A top-level `broadcast` that is written as an Expand only when something needs it.
@@ -703,6 +749,15 @@ class Exporter {
     throw ExportError(where(i), "cannot be written as an ONNX operator here");
   }
 
+  /// An operator of the default domain must be one ONNX defines at the opset written (the
+  /// importer keeps any operator it does not know opaque, ONNX's or not).
+  void require_known(std::size_t i, const std::string& op_type) const {
+    if (!::onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(options_.opset)))
+      throw ExportError(where(i), fmt::format("'{}' is not an ONNX operator (default domain, opset {}): it cannot be "
+                                              "written",
+                                              op_type, options_.opset));
+  }
+
   /// An opaque node as the ONNX node it was imported from.
   std::string opaque(std::size_t i, Body* body, const std::string& name) {
     const TensorNode& n = p_[Id(i)];
@@ -710,10 +765,14 @@ class Exporter {
     std::vector<std::string> operands;
     for (std::size_t k = 3; k < n.children().size(); ++k) operands.push_back(tensor_of(n.children()[k], body));
     const auto it = options_.opaque.find(type);
-    if (it == options_.opaque.end()) return op(type, operands, name);
+    if (it == options_.opaque.end()) {
+      require_known(i, type);
+      return op(type, operands, name);
+    }
     const OpaqueOp& record = it->second;
     const std::string domain = record.node.domain() == "ai.onnx" ? std::string() : record.node.domain();
     if (domain.empty()) {
+      require_known(i, record.node.op_type());
       // Written as it was read: its schema must be the same in both opsets.
       const std::int64_t from = options_.source_opset > 0 ? options_.source_opset : options_.opset;
       const auto* a = ::onnx::OpSchemaRegistry::Schema(record.node.op_type(), static_cast<int>(from));
@@ -780,12 +839,30 @@ class Exporter {
 }
 
 /// Writes `model` to `path` (binary protobuf); `ExportError` with `where() == "file"` on failure.
+/// The bytes go to a new temporary file in the same folder, renamed to `path` once complete: a
+/// failure never leaves a partial file at `path` (an existing one is kept), nor the temporary.
 inline void save_model(const ::onnx::ModelProto& model, const std::string& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw ExportError("file", fmt::format("cannot open '{}' for writing", path));
-  if (!model.SerializeToOstream(&out)) throw ExportError("file", fmt::format("cannot write '{}'", path));
-  out.close();
-  if (!out) throw ExportError("file", fmt::format("cannot write '{}'", path));
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw ExportError("file", fmt::format("cannot write '{}': it is a folder", path));
+  std::random_device random;
+  fs::path temp;
+  do {
+    temp = fs::path(path + fmt::format(".tmp{:08x}", random()));
+  } while (fs::exists(temp, ec));
+  const auto fail = [&](const std::string& reason) {
+    fs::remove(temp, ec);
+    throw ExportError("file", reason);
+  };
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) fail(fmt::format("cannot open '{}' for writing", path));
+    if (!model.SerializeToOstream(&out)) fail(fmt::format("cannot write '{}'", path));
+    out.close();
+    if (!out) fail(fmt::format("cannot write '{}'", path));
+  }
+  fs::rename(temp, path, ec);
+  if (ec) fail(fmt::format("cannot write '{}': {}", path, ec.message()));
 }
 
 /// `export_model`, then `save_model` to `path`.

@@ -358,7 +358,7 @@ inline void validate(const DeviceProfile& p) {
 
 /// The profile as JSON text (`indent` < 0: one line).
 [[nodiscard]] inline std::string profile_to_json(const DeviceProfile& p, int indent = 2) {
-  return profile_to_json_value(p).dump(indent);
+  return profile_to_json_value(p).dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 namespace detail {

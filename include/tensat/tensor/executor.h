@@ -1897,7 +1897,8 @@ struct PrecomputedProgram {
 
 /// Evaluates the weight-only subgraphs of `program` once: every weight-only, computed tensor
 /// read by a node that is not weight-only (or that is the root) becomes a `weight` leaf bound to
-/// its value. Executing the result computes the same outputs without the weight transforms.
+/// its value, stored in the layout of the node it replaces. Executing the result computes the
+/// same outputs without the weight transforms.
 [[nodiscard]] inline PrecomputedProgram precompute_weights(const RecExpr<TensorNode>& program, const Bindings& bindings) {
   const std::vector<TensorInfo> infos = check_program(program);
   const std::size_t n = program.size();
@@ -1932,7 +1933,12 @@ struct PrecomputedProgram {
       std::vector<Id> dims;
       for (std::int64_t d : infos[i].dims) dims.push_back(out.program.add(TensorNode::num(d)));
       const Id ints = out.program.add(TensorNode(Op::Ints, Span<const Id>(dims.data(), dims.size())));
-      map[i] = out.program.add(TensorNode(Op::Weight, {name_id, dtype_id, ints}));
+      // The new weight is stored as the node it replaces is (a channels_last relayout of a
+      // weight stays channels_last: its readers require their operands' layouts to agree).
+      map[i] = infos[i].layout == Layout::Contiguous
+                   ? out.program.add(TensorNode(Op::Weight, {name_id, dtype_id, ints}))
+                   : out.program.add(TensorNode(Op::Weight, {name_id, dtype_id, ints,
+                                                             out.program.add(TensorNode::sym(layout_name(infos[i].layout)))}));
       out.bindings.emplace(name, *ev.value(i).t);
       continue;
     }

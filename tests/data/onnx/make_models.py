@@ -43,6 +43,14 @@ Models:
                         attributes, Softmax (opset 9's axis).
   layernorm_opset17     opset 17, x [2, 5, 8]: LayerNormalization over the last axis (eps 1e-5),
                         MatMul, LayerNormalization over the last two axes (eps 1e-3), Relu.
+  det_bias_broadcast    x [1, 3, 48, 48]: a PaddleOCR-style detection CNN, Constant-node weights,
+                        each Conv's bias added by a broadcasting Add of a [1, C, 1, 1] Constant,
+                        an inference BatchNorm as Mul + Add; no reference (its tests compare with
+                        the imported program).
+  unknown_op            x [2, 4]: Relu -> FancyOp (default domain, not an ONNX operator) -> Add;
+                        written without the checker. No reference.
+  invalid_utf8_names    x [2, 4]: Relu -> Add, names holding bytes that are not UTF-8 (patched in
+                        the serialized model). No reference.
 
 Bad models, in bad/ (no references; the command line's tests expect a one-line error and exit
 status 2 for each): truncated.onnx (the first 200 bytes of cnn_constant_weights.onnx),
@@ -527,6 +535,83 @@ def layernorm_opset17(rng):
     write_reference("layernorm_opset17", {"x": x}, {"y": y})
 
 
+def det_bias_broadcast(rng):
+    """A text-detection CNN as PaddleOCR's exporter writes it: Constant-node weights, each Conv
+    without a bias input and its bias added by a broadcasting Add of a [1, C, 1, 1] Constant."""
+    w1 = rng.uniform(-0.5, 0.5, (16, 3, 3, 3)).astype(np.float32)
+    b1 = rng.uniform(-0.1, 0.1, (1, 16, 1, 1)).astype(np.float32)
+    s1 = rng.uniform(0.5, 1.5, (1, 16, 1, 1)).astype(np.float32)
+    t1 = rng.uniform(-0.2, 0.2, (1, 16, 1, 1)).astype(np.float32)
+    w2 = rng.uniform(-0.2, 0.2, (16, 16, 3, 3)).astype(np.float32)
+    b2 = rng.uniform(-0.1, 0.1, (1, 16, 1, 1)).astype(np.float32)
+    w3 = rng.uniform(-0.3, 0.3, (1, 16, 1, 1)).astype(np.float32)
+    b3 = rng.uniform(-0.1, 0.1, (1, 1, 1, 1)).astype(np.float32)
+    nodes = []
+    def c(name, value):
+        node, out = const(name, value)
+        nodes.append(node)
+        return out
+
+    cw1, cb1, cs1, ct1 = c("conv1_w", w1), c("conv1_b", b1), c("bn1_scale", s1), c("bn1_shift", t1)
+    cw2, cb2, cw3, cb3 = c("conv2_w", w2), c("conv2_b", b2), c("head_w", w3), c("head_b", b3)
+    nodes += [
+        helper.make_node("Conv", ["x", cw1], ["c1"], name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c1", cb1], ["c1b"], name="conv1_bias"),
+        helper.make_node("Mul", ["c1b", cs1], ["bn1"], name="bn1_mul"),
+        helper.make_node("Add", ["bn1", ct1], ["bn1b"], name="bn1_add"),
+        helper.make_node("Relu", ["bn1b"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", cw2], ["c2"], name="conv2", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c2", cb2], ["c2b"], name="conv2_bias"),
+        helper.make_node("Relu", ["c2b"], ["r2"], name="relu2"),
+        helper.make_node("Conv", ["r2", cw3], ["c3"], name="head", kernel_shape=[1, 1]),
+        helper.make_node("Add", ["c3", cb3], ["c3b"], name="head_bias"),
+        helper.make_node("Sigmoid", ["c3b"], ["y"], name="sigmoid"),
+    ]
+    graph = helper.make_graph(
+        nodes, "det_bias_broadcast",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 48, 48])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 48, 48])])
+    save(graph, "det_bias_broadcast")  # no reference: its tests compare with the imported program
+
+
+def unknown_op():
+    """x [2, 4]: Relu -> FancyOp (an operator of the default domain that ONNX does not know; the
+    output shape declared in value_info) -> Add. Written without the checker, which rejects it."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("FancyOp", ["r"], ["f"], name="fancy"),
+        helper.make_node("Add", ["f", "c"], ["y"], name="add"),
+    ]
+    graph = helper.make_graph(nodes, "unknown_op", [x], [y], initializer=[init("c", np.ones(4, dtype=np.float32))],
+                              value_info=[helper.make_tensor_value_info("f", TensorProto.FLOAT, [2, 4])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name=PRODUCER),
+              os.path.join(OUT, "unknown_op.onnx"))
+
+
+def invalid_utf8_names():
+    """x [2, 4]: Relu -> Add, its input, node, intermediate and output names holding bytes that are
+    not UTF-8 (0xff, 0xfe: a protobuf string of ONNX's proto2 schema holds any bytes). Built with
+    ASCII placeholders of the same length, then patched in the serialized bytes."""
+    names = {"in_UTF8": b"in_\xff\xfe\xc3(", "relu_UTF8": b"relu_\xff\x80\x80!", "mid_UTF8": b"mid_\xfe\xff\xed!",
+             "out_UTF8": b"out_\xc0\xaf\xff!"}
+    x = helper.make_tensor_value_info("in_UTF8", TensorProto.FLOAT, [2, 4])
+    y = helper.make_tensor_value_info("out_UTF8", TensorProto.FLOAT, [2, 4])
+    nodes = [helper.make_node("Relu", ["in_UTF8"], ["mid_UTF8"], name="relu_UTF8"),
+             helper.make_node("Add", ["mid_UTF8", "c"], ["out_UTF8"], name="add")]
+    graph = helper.make_graph(nodes, "invalid_utf8_names", [x], [y],
+                              initializer=[init("c", np.ones(4, dtype=np.float32))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name=PRODUCER)
+    onnx.checker.check_model(model, full_check=True)
+    data = model.SerializeToString()
+    for placeholder, raw in names.items():
+        assert len(placeholder) == len(raw) and placeholder.encode() in data
+        data = data.replace(placeholder.encode(), raw)
+    with open(os.path.join(OUT, "invalid_utf8_names.onnx"), "wb") as f:
+        f.write(data)
+
+
 def bad_models():
     bad = os.path.join(OUT, "bad")
     os.makedirs(bad, exist_ok=True)
@@ -563,6 +648,9 @@ def main():
     pytorch_opset9(np.random.default_rng(20261129))
     layernorm_opset17(np.random.default_rng(20261130))
     gelu_erf(np.random.default_rng(20261201))
+    det_bias_broadcast(np.random.default_rng(20261202))
+    unknown_op()
+    invalid_utf8_names()
     bad_models()
 
 
