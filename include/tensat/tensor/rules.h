@@ -297,12 +297,13 @@ struct FoldedBatchNorm {
   /// `t` (channels on axis 1) times k per channel.
   Ref scaled(RightHandSide& rhs, Ref t) const { return rhs.op(Op::BatchNorm, {t, s, zeros, zeros, v}); }
 
-  /// `y` (channels on axis 1) plus the shift b − m·k, broadcast from [1, C, 1, ...].
+  /// `y` (channels on axis 1) plus the shift b − m·k, broadcast from [1, C, 1, ...] (a `y`
+  /// of rank < 2 has no channel axis: the batchnorm of the shift is then ill-typed).
   Ref shifted(RightHandSide& rhs, Ref y) const {
-    if (!rhs.ok() || rhs.info(y).rank() < 2) return y;
+    if (!rhs.ok()) return y;
     const Dims out = rhs.info(y).dims;
     Dims one(out.size(), 1);
-    one[1] = out[1];
+    if (out.size() >= 2) one[1] = out[1];
     const Ref shift = rhs.op(Op::BatchNorm, {rhs.op(Op::Reshape, {rhs.ints(one), zeros}), s, b, m, v});
     return rhs.op(Op::EwAdd, {y, rhs.op(Op::Broadcast, {rhs.ints(out), shift})});
   }
