@@ -92,7 +92,10 @@ TEST_CASE("onnx import: a CNN with Constant-held weights and a Shape-chain resha
   CHECK(histogram[static_cast<std::size_t>(Op::Conv2d)] == 2);
   CHECK(histogram[static_cast<std::size_t>(Op::Reshape)] == 1);
 
-  // Optimized, it still computes the same thing.
+  CHECK(histogram[static_cast<std::size_t>(Op::BatchNorm)] == 1);
+
+  // Optimized, it still computes the same thing, with the batchnorm folded into conv1's weights
+  // and bias (the `fold` rules): none runs once the weight-only terms are precomputed.
   OptimizeOptions opt;
   opt.node_limit = 20000;
   const OptimizeResult r = optimize(m.program, opt);
@@ -101,6 +104,7 @@ TEST_CASE("onnx import: a CNN with Constant-held weights and a Shape-chain resha
   const VerifyResult v = verify(m.program, r.optimized, b);
   INFO(v.message);
   CHECK(v.ok);
+  CHECK(op_histogram(precompute_weights(r.optimized, b).program)[static_cast<std::size_t>(Op::BatchNorm)] == 0);
 }
 
 TEST_CASE("onnx import: the transformer block (LayerNorm written out) equals numpy") {

@@ -665,6 +665,21 @@ TEST_CASE("cost_model: RooflineCost reads a class holding a broadcast at the sou
   CHECK(cost.time(egraph.node(egraph[sum].nodes[0]), egraph[sum]).bound == Bound::Memory);
 }
 
+TEST_CASE("simple_cost: a broadcast is a view, read at its source's size, in a program and in an e-graph") {
+  // y + b for a per-channel b broadcast to y's [1, 8, 16, 16]: the add reads y and 8 values.
+  const std::string y = "(input y f32 (ints 1 8 16 16))";
+  const std::string b = "(broadcast (ints 1 8 16 16) (input b f32 (ints 8 1 1)))";
+  const double n = 8 * 16 * 16;
+  const double want = (n + 4 * n + 4 * n + 4 * 8) * 1e-6;  // flops, result, y, b's source
+  CHECK(simple_program_cost(parse_program("(ewadd " + y + " " + b + ")")) == Approx(want));
+  CHECK(is_free_op(Op::Broadcast));
+  TensorEGraph egraph;
+  const Id sum = egraph.add_expr(parse_program("(ewadd " + y + " " + b + ")"));
+  egraph.rebuild();
+  const SimpleCost cost(egraph);
+  CHECK(cost(egraph.node(egraph[sum].nodes[0]), egraph[sum]) == Approx(want));
+}
+
 TEST_CASE("cost_model: format_breakdown") {
   const ProgramTime t = program_breakdown(relu_scale_shift(true), note_h100());
   const std::string text = format_breakdown(t);

@@ -90,7 +90,7 @@ TEST_CASE("rules: at least 100, uniquely named, each labelled with its family") 
   CHECK(multi == multi_pattern_rules().size());
   CHECK(multi >= 4);
   for (const char* family : {"ewise-algebra", "scalar", "transpose", "matmul", "activation-fusion", "concat",
-                             "matmul-concat", "conv-concat", "gconv", "transformer", "multi-matmul", "multi-conv"})
+                             "matmul-concat", "conv-concat", "gconv", "transformer", "fold", "multi-matmul", "multi-conv"})
     CHECK(families.count(family) == 1);
   // The layout rules and the Winograd rule are sets of their own, with names of their own.
   for (const auto& r : layout_rules()) {

@@ -28,6 +28,7 @@
 #include "tensat/tensor/node.h"
 #include "tensat/tensor/op.h"
 #include "tensat/tensor/shape.h"
+#include "tensat/tensor/simple_cost.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -556,17 +557,7 @@ class RooflineCost {
 
  private:
   /// Bytes a consumer reads for `cls`: its size, or the smallest source of a `broadcast` in it.
-  double read_bytes(const TensorEGraph::EClass& cls) const {
-    double bytes = static_cast<double>(cls.data.bytes());
-    if (cls.data.kind != Kind::Tensor) return bytes;
-    for (Id nid : cls.nodes) {
-      const TensorNode& n = egraph_->node(nid);
-      if (n.op() != Op::Broadcast) continue;
-      const TensorInfo& source = (*egraph_)[n.children()[1]].data;
-      bytes = std::min(bytes, static_cast<double>(source.bytes()));
-    }
-    return bytes;
-  }
+  double read_bytes(const TensorEGraph::EClass& cls) const { return class_read_bytes(*egraph_, cls); }
 
   const TensorEGraph* egraph_;
   DeviceProfile profile_;

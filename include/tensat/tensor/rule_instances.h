@@ -88,13 +88,22 @@ inline std::vector<std::string> candidates_for(Op parent, std::size_t child) {
       if (child == 0) return {"contiguous", "channels_last"};
       break;
     case Op::BatchNorm:  // per-channel parameters, for the channel counts of the image worlds
-      if (child >= 1) return {"(weight g4 f32 (ints 4))", "(weight g8 f32 (ints 8))", "(weight g32 f32 (ints 32))"};
+      if (child >= 1) {
+        // One name per parameter, so that an instance tells scale, bias, mean and var apart; 4
+        // channels (the most tensors of the worlds have) thrice as often, so that the four agree
+        // with the normalized tensor often enough.
+        const char* const role[] = {"", "scale", "bias", "mean", "var"};
+        std::vector<std::string> out;
+        for (int c : {4, 4, 4, 8, 32}) out.push_back(fmt::format("(weight bn_{}{} f32 (ints {}))", role[child], c, c));
+        return out;
+      }
       break;
     case Op::Transpose:
     case Op::Reshape:
-    case Op::Broadcast:
+    case Op::Broadcast:  // permutations (identities too) and shapes, of the worlds' ranks
       if (child == 0)
-        return {"(ints 1 0)", "(ints 0 2 1)", "(ints 1 0 2)", "(ints 16)", "(ints 2 8)", "(ints 4 4)", "(ints 2 4 4)"};
+        return {"(ints 1 0)", "(ints 0 2 1)", "(ints 1 0 2)", "(ints 16)",  "(ints 2 8)",
+                "(ints 4 4)", "(ints 2 4 4)", "(ints 0 1)",   "(ints 0 1 2)"};
       break;
     default: break;
   }

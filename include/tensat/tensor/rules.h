@@ -277,6 +277,38 @@ class SharedOperandsSumMerge final : public GroupedMerge {
   }
 };
 
+/// Whether every class bound to `vars` is weight-only (known before the run, so that what a
+/// rule computes from them alone is precomputed and costs nothing).
+inline bool all_weight_only(const TensorEGraph& g, const Subst& s, std::initializer_list<const char*> vars) {
+  return std::all_of(vars.begin(), vars.end(), [&](const char* v) { return info_of(g, s, Var(v)).weight_only; });
+}
+
+/// Inference-mode batchnorm parameters `?s ?b ?m ?v` (scale, bias, mean, var), to fold into
+/// the linear op before it: with k = s / sqrt(v + eps), batchnorm(y) = y·k + (b − m·k) per
+/// channel. Both parts are computed by `batchnorm` itself on weight-only operands, so that eps
+/// and the rounding are the batchnorm's own: zeros z = m − m, batchnorm(t, s, z, z, v) = t·k.
+struct FoldedBatchNorm {
+  Ref s, b, m, v, zeros;
+
+  FoldedBatchNorm(RightHandSide& rhs, const Subst& subst)
+      : s(rhs.cls(subst[Var("?s")])), b(rhs.cls(subst[Var("?b")])), m(rhs.cls(subst[Var("?m")])),
+        v(rhs.cls(subst[Var("?v")])), zeros(rhs.op(Op::EwSub, {m, m})) {}
+
+  /// `t` (channels on axis 1) times k per channel.
+  Ref scaled(RightHandSide& rhs, Ref t) const { return rhs.op(Op::BatchNorm, {t, s, zeros, zeros, v}); }
+
+  /// `y` (channels on axis 1) plus the shift b − m·k, broadcast from [1, C, 1, ...] (a `y`
+  /// of rank < 2 has no channel axis: the batchnorm of the shift is then ill-typed).
+  Ref shifted(RightHandSide& rhs, Ref y) const {
+    if (!rhs.ok()) return y;
+    const Dims out = rhs.info(y).dims;
+    Dims one(out.size(), 1);
+    if (out.size() >= 2) one[1] = out[1];
+    const Ref shift = rhs.op(Op::BatchNorm, {rhs.op(Op::Reshape, {rhs.ints(one), zeros}), s, b, m, v});
+    return rhs.op(Op::EwAdd, {y, rhs.op(Op::Broadcast, {rhs.ints(out), shift})});
+  }
+};
+
 }  // namespace internal
 
 /// Single-pattern rules: elementwise algebra, scalar multiplication, transposes, matmul algebra,
@@ -312,6 +344,13 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
   for (const char* act : {"relu", "tanh", "sigmoid"})
     both(r, fmt::format("transpose-{}", act), "transpose", fmt::format("(transpose ?p ({} ?x))", act),
          fmt::format("({} (transpose ?p ?x))", act));
+  r.push_back(tensor_rewrite("transpose-identity", "transpose", "(transpose ?p ?x)", "?x",
+                             [p = Var("?p")](const TensorEGraph& g, const Subst& s) {
+                               const Dims& perm = info_of(g, s, p).dims;
+                               for (std::size_t i = 0; i < perm.size(); ++i)
+                                 if (perm[i] != static_cast<std::int64_t>(i)) return false;
+                               return true;
+                             }));
   both(r, "transpose-matmul", "transpose", "(transpose (ints 1 0) (matmul 0 ?x ?y))",
        "(matmul 0 (transpose (ints 1 0) ?y) (transpose (ints 1 0) ?x))");
   both(r, "transpose-batch-matmul", "transpose", "(transpose (ints 0 2 1) (matmul 0 ?x ?y))",
@@ -459,6 +498,47 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
           return rhs.op(Op::Conv2d, {rhs.cls(s[sh]), rhs.cls(s[sw]), rhs.cls(s[p]), rhs.cls(s[a]), rhs.cls(s[x]), merged});
         },
         {Var("?sh"), Var("?sw"), Var("?p"), Var("?a"), Var("?x"), Var("?w")}));
+
+  // Inference folding: a batchnorm after a convolution or a product (no fused activation: a
+  // batchnorm after relu is not linear in the product) becomes the product of scaled weights
+  // plus a per-channel shift, and one through a weight-only addend (a conv's or a Gemm's bias)
+  // reaches that product. Every new weight term is weight-only, so precomputed (the deployer's
+  // Conv+BN folding).
+  {
+    r.push_back(tensor_rewrite(
+        "fold-batchnorm-conv", "fold", "(batchnorm (conv2d ?sh ?sw ?p 0 ?x ?w) ?s ?b ?m ?v)",
+        [](RightHandSide& rhs, const TensorEGraph& g, const Subst& s) -> std::optional<Ref> {
+          if (!internal::all_weight_only(g, s, {"?w", "?s", "?b", "?m", "?v"})) return std::nullopt;
+          const Dims w = info_of(g, s, Var("?w")).dims;
+          if (w.size() != 4) return std::nullopt;
+          const internal::FoldedBatchNorm bn(rhs, s);
+          // The kernel as [1, C_out, C_in/g·kh·kw]: its output channels on axis 1.
+          const Ref rows = rhs.op(Op::Reshape, {rhs.ints({1, w[0], w[1] * w[2] * w[3]}), rhs.cls(s[Var("?w")])});
+          const Ref kernel = rhs.op(Op::Reshape, {rhs.ints(w), bn.scaled(rhs, rows)});
+          const Ref conv = rhs.op(Op::Conv2d, {rhs.cls(s[Var("?sh")]), rhs.cls(s[Var("?sw")]), rhs.cls(s[Var("?p")]),
+                                               rhs.num(0), rhs.cls(s[Var("?x")]), kernel});
+          return bn.shifted(rhs, conv);
+        },
+        {Var("?sh"), Var("?sw"), Var("?p"), Var("?x"), Var("?w"), Var("?s"), Var("?b"), Var("?m"), Var("?v")}));
+    // A product [M, K] x [K, N]: the batchnorm's channels are the N output features, the
+    // weight's columns (axis 1 of both).
+    r.push_back(tensor_rewrite(
+        "fold-batchnorm-matmul", "fold", "(batchnorm (matmul 0 ?x ?w) ?s ?b ?m ?v)",
+        [](RightHandSide& rhs, const TensorEGraph& g, const Subst& s) -> std::optional<Ref> {
+          if (!internal::all_weight_only(g, s, {"?w", "?s", "?b", "?m", "?v"})) return std::nullopt;
+          if (info_of(g, s, Var("?x")).rank() != 2 || info_of(g, s, Var("?w")).rank() != 2) return std::nullopt;
+          const internal::FoldedBatchNorm bn(rhs, s);
+          const Ref product =
+              rhs.op(Op::MatMul, {rhs.num(0), rhs.cls(s[Var("?x")]), bn.scaled(rhs, rhs.cls(s[Var("?w")]))});
+          return bn.shifted(rhs, product);
+        },
+        {Var("?x"), Var("?w"), Var("?s"), Var("?b"), Var("?m"), Var("?v")}));
+    r.push_back(tensor_rewrite("fold-batchnorm-ewadd", "fold", "(batchnorm (ewadd ?y ?z) ?s ?b ?m ?v)",
+                               "(ewadd (batchnorm ?y ?s ?b ?m ?v) (batchnorm ?z ?s (ewsub ?m ?m) (ewsub ?m ?m) ?v))",
+                               [](const TensorEGraph& g, const Subst& s) {
+                                 return internal::all_weight_only(g, s, {"?z", "?s", "?b", "?m", "?v"});
+                               }));
+  }
 
   // Transformer extension.
   r.push_back(tensor_rewrite("reshape-reshape", "transformer", "(reshape ?s (reshape ?t ?x))", "(reshape ?s ?x)"));

@@ -3,7 +3,9 @@
 #ifndef TENSAT_TENSOR_SIMPLE_COST_H
 #define TENSAT_TENSOR_SIMPLE_COST_H
 
+#include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -60,11 +62,12 @@ namespace tensor {
 }
 
 /// True for ops that move no data at run time: attributes, sources, `noop`, `split` and its
-/// outputs (views of the input), `reshape` (a view of a contiguous tensor).
+/// outputs (views of the input), `reshape` (a view of a contiguous tensor), `broadcast` (a
+/// stride-0 view: its consumers read the source, see `simple_node_cost`).
 [[nodiscard]] constexpr bool is_free_op(Op op) noexcept {
   switch (op) {
     case Op::Num: case Op::Sym: case Op::Ints: case Op::Input: case Op::Weight: case Op::Noop:
-    case Op::Split: case Op::Split0: case Op::Split1: case Op::Reshape: case Op::Arg: return true;
+    case Op::Split: case Op::Split0: case Op::Split1: case Op::Reshape: case Op::Broadcast: case Op::Arg: return true;
     default: return false;
   }
 }
@@ -72,14 +75,28 @@ namespace tensor {
 /// Cost of one node: flops + bytes read and written, in millions; zero for free ops, for
 /// weight-only nodes (precomputed once, as TASO does) and for the terms of fused bodies. A
 /// `fused` node costs its inputs' and output's bytes only: this placeholder cost does not look
-/// into bodies (the roofline model, cost_model.h, does).
+/// into bodies (the roofline model, cost_model.h, does). `read_bytes`, when not empty, gives per
+/// child the bytes reading it costs (a broadcast child: its source's), as in `op_work`.
 [[nodiscard]] inline double simple_node_cost(const TensorNode& node, const TensorInfo& out,
-                                             Span<const TensorInfo* const> children) {
+                                             Span<const TensorInfo* const> children, Span<const double> read_bytes = {}) {
   if (is_free_op(node.op()) || out.weight_only || out.symbolic || out.kind != Kind::Tensor) return 0;
   double bytes = static_cast<double>(out.bytes());
-  for (const TensorInfo* c : children)
-    if (c->kind == Kind::Tensor && !c->symbolic) bytes += static_cast<double>(c->bytes());
+  for (std::size_t i = 0; i < children.size(); ++i)
+    if (children[i]->kind == Kind::Tensor && !children[i]->symbolic)
+      bytes += read_bytes.empty() ? static_cast<double>(children[i]->bytes()) : read_bytes[i];
   return (node_flops(node, out, children) + bytes) * 1e-6;
+}
+
+/// Bytes a consumer reads for e-class `cls`: its size, or the smallest source of a `broadcast`
+/// in it (a stride-0 view reads its source).
+[[nodiscard]] inline double class_read_bytes(const TensorEGraph& egraph, const TensorEGraph::EClass& cls) {
+  double bytes = static_cast<double>(cls.data.bytes());
+  if (cls.data.kind != Kind::Tensor) return bytes;
+  for (Id nid : cls.nodes) {
+    const TensorNode& n = egraph.node(nid);
+    if (n.op() == Op::Broadcast) bytes = std::min(bytes, static_cast<double>(egraph[n.children()[1]].data.bytes()));
+  }
+  return bytes;
 }
 
 /// `simple_node_cost` as an extraction cost `(node, eclass)` over a `TensorEGraph`.
@@ -88,8 +105,12 @@ class SimpleCost {
   explicit SimpleCost(const TensorEGraph& egraph) : egraph_(&egraph) {}
   double operator()(const TensorNode& node, const TensorEGraph::EClass& cls) const {
     SmallVector<const TensorInfo*, 8> children;
-    for (Id c : node.children()) children.push_back(&(*egraph_)[c].data);
-    return simple_node_cost(node, cls.data, children);
+    SmallVector<double, 8> reads;
+    for (Id c : node.children()) {
+      children.push_back(&(*egraph_)[c].data);
+      reads.push_back(class_read_bytes(*egraph_, (*egraph_)[c]));
+    }
+    return simple_node_cost(node, cls.data, children, reads);
   }
 
  private:
@@ -97,7 +118,9 @@ class SimpleCost {
 };
 
 /// The cost of a program: `node_cost(node, info, children)` summed over its nodes, each shared
-/// node once (the DAG cost). Throws `ShapeError` for an ill-typed program.
+/// node once (the DAG cost); a `node_cost` that also takes a `Span<const double>` gets per child
+/// the bytes reading it costs (a broadcast's: its source's). Throws `ShapeError` for an
+/// ill-typed program.
 template <class NodeCost>
 [[nodiscard]] double program_cost(const RecExpr<TensorNode>& program, NodeCost&& node_cost) {
   const std::vector<TensorInfo> infos = check_program(program);
@@ -107,16 +130,30 @@ template <class NodeCost>
   };
   std::unordered_map<TensorNode, Id, Hash> seen;
   std::vector<Id> canonical(program.size());
+  std::vector<double> read_cost(program.size());  // what reading node i costs a consumer
   double total = 0;
   std::vector<const TensorInfo*> children;
+  std::vector<double> reads;
   for (std::size_t i = 0; i < program.size(); ++i) {
-    const TensorNode node = map_children(program[Id(i)], [&](Id c) { return canonical[c.index()]; });
+    const TensorNode& original = program[Id(i)];
+    const TensorNode node = map_children(original, [&](Id c) { return canonical[c.index()]; });
     auto [it, inserted] = seen.emplace(node, Id(i));
     canonical[i] = it->second;
+    read_cost[i] = original.op() == Op::Broadcast ? read_cost[canonical[original.children()[1].index()].index()]
+                                                  : static_cast<double>(infos[i].bytes());
     if (!inserted) continue;
     children.clear();
-    for (Id c : program[Id(i)].children()) children.push_back(&infos[c.index()]);
-    total += node_cost(program[Id(i)], infos[i], Span<const TensorInfo* const>(children.data(), children.size()));
+    reads.clear();
+    for (Id c : original.children()) {
+      children.push_back(&infos[c.index()]);
+      reads.push_back(read_cost[c.index()]);
+    }
+    const Span<const TensorInfo* const> kids(children.data(), children.size());
+    if constexpr (std::is_invocable_v<NodeCost&, const TensorNode&, const TensorInfo&, Span<const TensorInfo* const>,
+                                      Span<const double>>)
+      total += node_cost(original, infos[i], kids, Span<const double>(reads.data(), reads.size()));
+    else
+      total += node_cost(original, infos[i], kids);
   }
   return total;
 }
