@@ -231,23 +231,23 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
                    n * detail::activation_weight(children[3]->value, w);
       work.unit = profile.gemm_unit(out.dtype);
       const Dims& x = children[4]->dims;
-      if (wd[1] == 1 && x.size() == 4 && x[1] > 1) {
+      const bool depthwise = wd[1] == 1 && x.size() == 4 && x[1] > 1;
+      const bool grouped = x.size() == 4 && wd[1] > 0 && x[1] / wd[1] > 1;
+      if (depthwise) {
         // Depthwise: no reduction over channels, so no product for a GEMM or a matrix unit to run.
         work.unit = Unit::Vector;
         work.compute_rate = profile.window_rate(out.dtype);
-      } else if (profile.gemm_half_rows > 0 && x.size() == 4 && wd[1] > 0 && x[1] / wd[1] > 1) {
+      } else if (profile.gemm_half_rows > 0 && grouped) {
         // Grouped: one product per group, of Og = C_out / groups rows (see
         // DeviceProfile::gemm_half_rows for why one group keeps the peak).
         const double rows = static_cast<double>(wd[0]) / static_cast<double>(x[1] / wd[1]);
         work.compute_rate = profile.gemm_rows_rate(out.dtype, work.unit, rows);
       }
-      if (work.unit == profile.gemm_unit(out.dtype) && !(wd[1] == 1 && x[1] > 1) &&
-          (profile.gemm_half_flops > 0 || profile.conv_flops > 0)) {
+      if (!depthwise && (profile.gemm_half_flops > 0 || profile.conv_flops > 0)) {
         // A product's rate at this size (gemm_half_flops); a windowed convolution on its own curve,
         // and a windowed grouped one on conv_flops and the rows curve alone (gemm_half_rows is
         // fitted so; the fill, fitted to one-group convolutions, does not carry over to them).
         const bool windowed = wd[2] * wd[3] > 1 && profile.conv_flops > 0;
-        const bool grouped = x.size() == 4 && wd[1] > 0 && x[1] / wd[1] > 1;
         const double peak = profile.peak(out.dtype, work.unit);
         double rate = work.compute_rate > 0 ? work.compute_rate : peak;
         if (windowed) rate *= profile.conv_flops / peak;
