@@ -1,6 +1,7 @@
 // Measures this machine for the roofline cost model: STREAM-triad bandwidth, Eigen GEMM FLOP/s,
 // the exp/tanh/divide/rsqrt weights, the executor's fixed cost per node and its matrix-vector,
-// add and depthwise-convolution rates, and writes a DeviceProfile named "host" as JSON.
+// add and depthwise-convolution rates, and writes a DeviceProfile named "host" as JSON, with the
+// model's own error per kernel class from the residuals of probe programs (measure_uncertainty).
 // A plain program (one measurement each, best of N runs), not Google Benchmark.
 //
 //   calibrate_host [--quick] [--repetitions N] [--gemm N] [PROFILE.json]
@@ -12,6 +13,7 @@
 #include <exception>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <tensat/tensor/calibrate.h>
 
@@ -34,6 +36,7 @@ int main(int argc, char** argv) {
       options.cache_passes = 4;
       options.window_passes = 2;
       options.grouped_passes = 1;
+      options.probe_passes = 1;
     } else if ((arg == "--repetitions" || arg == "--gemm") && i + 1 < argc) {
       const int value = std::atoi(argv[++i]);
       if (value <= 0) {
@@ -71,7 +74,18 @@ int main(int argc, char** argv) {
                  static_cast<long long>(options.window_size), m.grouped_flops * 1e-9, m.grouped_rows,
                  static_cast<long long>(options.grouped_channels), static_cast<long long>(options.grouped_size),
                  static_cast<long long>(options.grouped_size));
-    const DeviceProfile profile = host_profile(m);
+    DeviceProfile profile = host_profile(m);
+    const std::vector<Residual> residuals = measure_uncertainty(profile, options);
+    std::fprintf(stderr, "model error (measured / predicted on the probes, after the time scales):\n");
+    for (const Residual& r : residuals)
+      std::fprintf(stderr, "  %-12s %-44s %9.1f us / %9.1f us = %.2f\n", std::string(cost_class_name(r.cls)).c_str(),
+                   r.name.c_str(), r.measured * 1e6, r.predicted * 1e6, r.measured / r.predicted);
+    for (std::size_t k = 0; k < kNumTimeScales; ++k)
+      if (profile.time_scale[k] != 1.0)
+        std::fprintf(stderr, "  time scale   %-20s x%.2f\n", std::string(time_scale_name(k)).c_str(), profile.time_scale[k]);
+    for (std::size_t c = 0; c < kNumCostClasses; ++c)
+      std::fprintf(stderr, "  %-12s systematic x%.2f, scatter x%.2f\n", std::string(kCostClassNames[c]).c_str(),
+                   profile.systematic_error[c], profile.scatter_error[c]);
     if (path.empty()) {
       std::printf("%s\n", profile_to_json(profile).c_str());
     } else {

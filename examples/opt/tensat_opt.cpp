@@ -70,7 +70,7 @@ constexpr const char* kUsageLine =
     "usage: tensat-opt --model bert|nasrnn|resnext50|nasneta|inceptionv3|squeezenet|vgg19 | MODEL.onnx "
     "[--input NAME=d0,d1,...] [--out FILE.onnx] "
     "[--node-limit N] [--iter-limit K] [--k-multi M] [--time-limit S] [--memory-limit BYTES] [--extractor greedy-dag|ilp] "
-    "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--layouts auto|on|off] [--kernels] [--verify] [--measure N] [--warm-runs K] [--json]\n";
+    "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--no-guard] [--layouts auto|on|off] [--kernels] [--verify] [--measure N] [--warm-runs K] [--json]\n";
 
 constexpr const char* kHelp =
     "\n"
@@ -96,6 +96,9 @@ constexpr const char* kHelp =
     "                        xla-cpu-default) or a profile JSON file; adds fusion and prints the\n"
     "                        predicted time by op kind before and after (default: simple cost)\n"
     "  --no-fusion           with --profile: no fusion phase\n"
+    "  --no-guard            with --profile: keep every predicted gain, even one inside the profile's\n"
+    "                        own error (by default a profile that knows its error, as calibrate_host\n"
+    "                        writes, keeps only the changes whose gain survives it: do no harm)\n"
     "  --layouts W           auto (default), on or off: whether saturation also runs the physical-\n"
     "                        layout rules (channels_last convolutions); auto: when --profile's native\n"
     "                        convolution layout differs from a convolution's input's\n"
@@ -192,6 +195,10 @@ Options parse_args(int argc, char** argv) {
     }
     if (arg == "--no-fusion") {
       options.no_fusion = true;
+      continue;
+    }
+    if (arg == "--no-guard") {
+      options.optimize.do_no_harm = false;
       continue;
     }
     if (arg == "--verify") {
@@ -291,6 +298,7 @@ Options parse_args(int argc, char** argv) {
     throw BadInput{"this tensat-opt was built without ONNX support (libonnx-dev, CMake option TENSAT_WITH_ONNX)"};
 #endif
   if (options.no_fusion && !options.optimize.profile) throw BadInput{"--no-fusion needs --profile"};
+  if (!options.optimize.do_no_harm && !options.optimize.profile) throw BadInput{"--no-guard needs --profile"};
   if (options.warm_runs_given && !options.measure) throw BadInput{"--warm-runs needs --measure"};
   if (options.kernels && !options.optimize.profile) throw BadInput{"--kernels needs --profile"};
   options.optimize.fusion = options.optimize.profile.has_value() && !options.no_fusion;
@@ -360,6 +368,7 @@ int run(const Options& options) {
   const tensat::RecExpr<tt::TensorNode>& program = loaded.program;
 
   tt::OptimizeOptions opts = options.optimize;
+  if (opts.profile) opts.profile = tt::profile_for(*opts.profile, program);  // as optimize prices it
   double elapsed = 0;
   bool any_reported = false;
   std::size_t last_reported = 0;
@@ -486,6 +495,10 @@ int run(const Options& options) {
       line["layout_rules"] = result.layout_rules;
       line["winograd_rules"] = result.winograd_rules;
       line["cost_unit"] = "us";
+      line["guard"] = opts.do_no_harm && opts.profile->knows_its_error();
+      line["predicted_gain_us"] = number(result.gain.predicted_us);
+      line["worst_case_gain_us"] = number(result.gain.worst_case_us);
+      line["inside_error_band"] = result.inside_error_band;
       const auto kinds = [&](const tt::ProgramTime& t) {
         nlohmann::ordered_json by = nlohmann::ordered_json::object();
         for (const tt::OpKindTime& k : t.by_op)
@@ -578,8 +591,13 @@ int run(const Options& options) {
   out += fmt::format("e-graph             {} nodes, {} classes\n", result.report.egraph_nodes,
                      result.report.egraph_classes);
   out += fmt::format("cycle nodes pruned  {}\n", result.cycle_nodes_pruned);
-  if (result.kept_original)
+  if (result.inside_error_band)
+    out += "note                no change gains anything within the profile's own error; the input was kept\n";
+  else if (result.kept_original)
     out += "note                the extracted program cost more than the input; the input was kept\n";
+  else if (opts.profile && opts.profile->knows_its_error())
+    out += fmt::format("gain at worst       {:.1f} us of {:.1f} us predicted (the profile's own error counted{})\n",
+                       result.gain.worst_case_us, result.gain.predicted_us, opts.do_no_harm ? "" : "; --no-guard");
   if (options.measure)
     out += fmt::format(
         "measured: original {:.3f} ms, optimized {:.3f} ms, speedup {:.2f}% (paired {:.2f}%, optimized / original "

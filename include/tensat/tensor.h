@@ -18,6 +18,7 @@
 #include "tensat/tensor/optimize.h"
 #include "tensat/tensor/device_profile.h"
 #include "tensat/tensor/cost_model.h"
+#include "tensat/tensor/uncertainty.h"
 #include "tensat/tensor/models.h"
 
 #endif  // TENSAT_TENSOR_H

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,8 @@
 #include "tensat/tensor/device_profile.h"
 #include "tensat/tensor/executor.h"
 #include "tensat/tensor/graph.h"
+#include "tensat/tensor/optimize.h"
+#include "tensat/tensor/uncertainty.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -73,6 +76,15 @@ struct CalibrationOptions {
   std::int64_t grouped_size = 28;
   std::int64_t grouped_rows = 8;
   std::size_t grouped_passes = 4;
+  /// Passes of each probe program whose residual measures the model's own error
+  /// (`measure_uncertainty`).
+  std::size_t probe_passes = 8;
+  /// The least scatter factor recorded for a class: repeated timings of one program differ by a
+  /// few percent, which a handful of probes cannot tell from the model's own error.
+  double min_scatter = 1.05;
+  /// How closely the probes of one kind of kernel must agree for `measure_uncertainty` to set
+  /// that kind's `time_scale` (their ratios within this factor of their geometric mean).
+  double scale_agreement = 1.5;
 };
 
 /// What `measure_host` found.
@@ -428,9 +440,208 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   return p;
 }
 
-/// Measures this machine and returns its profile, named "host" (`host_profile(measure_host())`).
+
+/// One probe of `measure_uncertainty`: a program of kernels of one kind (the `time_scale` index
+/// `scale`, in class `cls`).
+struct Probe {
+  std::string name;
+  CostClass cls = CostClass::Elementwise;
+  std::size_t scale = 0;
+  RecExpr<TensorNode> program;
+};
+
+/// A probe's outcome: its predicted (with the fitted `time_scale`) and measured seconds a run.
+struct Residual {
+  std::string name;
+  CostClass cls = CostClass::Elementwise;
+  std::size_t scale = 0;
+  double predicted = 0;
+  double measured = 0;
+  /// ln(measured / predicted): > 0 where the model is optimistic.
+  [[nodiscard]] double log_ratio() const { return std::log(measured / predicted); }
+};
+
+/// The probes of `measure_uncertainty`: for each kind of kernel real models run, two or three
+/// sizes (a squeeze-excite vector and a 64x56x56 map, a 20-microsecond product and a
+/// milliseconds one, a transformer's softmax and layernorm at 64 and 196 tokens), each a chain of
+/// the same op where the shape allows (so that one call's fixed cost is shared); the fused
+/// probes are what `optimize` fuses on `profile` (an elementwise chain, a product with its bias
+/// and activation).
+[[nodiscard]] inline std::vector<Probe> uncertainty_probes(const DeviceProfile& profile) {
+  std::vector<Probe> probes;
+  const auto add = [&](std::string name, CostClass cls, std::size_t scale, const RecExpr<TensorNode>& program) {
+    probes.push_back(Probe{std::move(name), cls, scale, program});
+  };
+  const auto index = [](Op op) { return static_cast<std::size_t>(op); };
+  const auto chain = [](Graph& g, Tensor x, int n, auto&& op) {
+    for (int i = 0; i < n; ++i) x = op(g, x, i);
+    g.output(x);
+    return g.program();
+  };
+  for (std::int64_t rows : {1, 64, 196}) {  // a matrix-vector product, a batch, a ViT's tokens
+    Graph g;
+    add(fmt::format("matmul [{}, 384] x [384, 384]", rows), CostClass::Contraction, index(Op::MatMul),
+        chain(g, g.input("x", {rows, 384}), 4,
+              [](Graph& h, Tensor x, int i) { return h.matmul(x, h.weight(fmt::format("w{}", i), {384, 384})); }));
+  }
+  for (auto [c, size, k] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{32, 56, 3}, {128, 14, 3}, {256, 14, 1}}) {
+    Graph g;
+    add(fmt::format("conv2d {}x{} [1, {}, {}, {}]", k, k, c, size, size), CostClass::Contraction, index(Op::Conv2d),
+        chain(g, g.input("x", {1, c, size, size}), 4, [c = c, k = k](Graph& h, Tensor x, int i) {
+          return h.conv2d(x, h.weight(fmt::format("w{}", i), {c, c, k, k}), 1, 1, Padding::Same);
+        }));
+  }
+  for (auto [c, size] : {std::pair<std::int64_t, std::int64_t>{96, 28}, {384, 7}}) {
+    Graph g;
+    add(fmt::format("depthwise 3x3 [1, {}, {}, {}]", c, size, size), CostClass::Window, kDepthwiseScale,
+        chain(g, g.input("x", {1, c, size, size}), 4, [c = c](Graph& h, Tensor x, int i) {
+          return h.conv2d(x, h.weight(fmt::format("w{}", i), {c, 1, 3, 3}), 1, 1, Padding::Same);
+        }));
+  }
+  for (auto [c, size] : {std::pair<std::int64_t, std::int64_t>{512, 7}, {96, 56}}) {
+    Graph g;
+    g.output(g.poolavg(g.input("x", {1, c, size, size}), size, size, 1, 1, Padding::Valid));
+    add(fmt::format("global average pool [1, {}, {}, {}]", c, size, size), CostClass::Window, index(Op::PoolAvg),
+        g.program());
+  }
+  for (std::int64_t n : {4096, 200704}) {
+    const auto unary = [&](Op op, auto&& f) {
+      Graph g;
+      add(fmt::format("{} [1, {}]", op_name(op), n), CostClass::Elementwise, index(op),
+          chain(g, g.input("x", {1, n}), 4, [&](Graph& h, Tensor x, int) { return f(h, x); }));
+    };
+    unary(Op::Relu, [](Graph& h, Tensor x) { return h.relu(x); });
+    unary(Op::Sigmoid, [](Graph& h, Tensor x) { return h.sigmoid(x); });
+    unary(Op::Tanh, [](Graph& h, Tensor x) { return h.tanh(x); });
+    unary(Op::Erf, [](Graph& h, Tensor x) { return h.erf(x); });
+    unary(Op::Sqrt, [](Graph& h, Tensor x) { return h.sqrt(h.relu(x)); });
+    const auto binary = [&](Op op, auto&& f) {
+      Graph g;
+      const Tensor y = g.input("y", {1, n});
+      add(fmt::format("{} [1, {}]", op_name(op), n), CostClass::Elementwise, index(op),
+          chain(g, g.input("x", {1, n}), 4, [&](Graph& h, Tensor x, int) { return f(h, x, y); }));
+    };
+    binary(Op::EwAdd, [](Graph& h, Tensor x, Tensor y) { return h.ewadd(x, y); });
+    binary(Op::EwMul, [](Graph& h, Tensor x, Tensor y) { return h.ewmul(x, y); });
+    binary(Op::EwDiv, [](Graph& h, Tensor x, Tensor y) { return h.ewdiv(x, y); });
+  }
+  for (std::int64_t n : {64, 196}) {
+    Graph t;
+    add(fmt::format("transpose [{}, {}]", n, n), CostClass::Movement, index(Op::Transpose),
+        chain(t, t.input("x", {n, n}), 4, [](Graph& h, Tensor x, int) { return h.transpose(x, {1, 0}); }));
+    Graph c;
+    const Tensor x = c.input("x", {1, n, 28, 28});
+    c.output(c.concat(1, {x, c.input("y", {1, n, 28, 28})}));
+    add(fmt::format("concat 2 x [1, {}, 28, 28]", n), CostClass::Movement, index(Op::Concat), c.program());
+  }
+  for (std::int64_t tokens : {64, 196}) {
+    Graph g;
+    add(fmt::format("softmax [8, {}, {}]", tokens, tokens), CostClass::Reduction, index(Op::Softmax),
+        chain(g, g.input("x", {8, tokens, tokens}), 4, [](Graph& h, Tensor x, int) { return h.softmax(x, 2); }));
+    Graph n;
+    add(fmt::format("layernorm [{}, 384]", tokens), CostClass::Reduction, index(Op::LayerNorm),
+        chain(n, n.input("x", {tokens, 384}), 4, [](Graph& h, Tensor x, int i) {
+          return h.layernorm(x, h.weight(fmt::format("g{}", i), {384}), h.weight(fmt::format("b{}", i), {384}));
+        }));
+    Graph r;
+    r.output(r.reduce_mean(r.input("x", {tokens, 384}), 1));
+    add(fmt::format("reduce_mean [{}, 384]", tokens), CostClass::Reduction, index(Op::ReduceMean), r.program());
+  }
+  // Fused kernels: what the fusion phase makes of an elementwise chain and of a product's
+  // epilogue, on this profile.
+  OptimizeOptions fuse;
+  fuse.profile = profile;
+  fuse.profile->systematic_error.fill(1.0);
+  fuse.profile->scatter_error.fill(1.0);
+  fuse.fusion = true;
+  fuse.node_limit = 2'000;
+  fuse.iter_limit = 2;
+  fuse.layouts = LayoutSearch::Off;
+  for (std::int64_t n : {4096, 200704}) {
+    Graph g;
+    const Tensor x = g.input("x", {1, n});
+    g.output(g.ewmul(g.sigmoid(g.ewadd(x, g.input("y", {1, n}))), g.relu(x)));
+    add(fmt::format("fused elementwise chain [1, {}]", n), CostClass::Fused, index(Op::Fused),
+        optimize(g.program(), fuse).optimized);
+  }
+  for (std::int64_t rows : {1, 196}) {
+    Graph g;
+    const Tensor y = g.matmul(g.input("x", {rows, 384}), g.weight("w", {384, 384}));
+    g.output(g.relu(g.ewadd(y, g.weight("b", {rows, 384}))));
+    add(fmt::format("fused matmul + bias + relu [{}, 384]", rows), CostClass::Fused, kFusedContractionScale,
+        optimize(g.program(), fuse).optimized);
+  }
+  return probes;
+}
+
+/// Calibrates `profile`'s corrections and error factors on the reference executor: times every
+/// probe of `uncertainty_probes` (`probe_passes` runs in a row, best of `repetitions`) against
+/// the roofline's prediction (with every `time_scale` 1). Each kind whose probes agree to within
+/// `scale_agreement` (every ln(measured / predicted) within ln(scale_agreement) of their mean)
+/// gets `time_scale` = exp(that mean); a kind whose probes disagree (a matrix-vector product
+/// and a batch, say) keeps 1, and its disagreement shows as error. Then, with the corrected
+/// predictions, per class: `systematic_error` = exp(|mean ln(measured / predicted)|),
+/// `scatter_error` = exp(max |ln(measured / predicted) − mean|), at least `min_scatter`. A fused
+/// probe that `optimize` did not fuse is left out; a class with no probe keeps its factors.
+/// Returns the residuals, against the corrected predictions.
+inline std::vector<Residual> measure_uncertainty(DeviceProfile& profile, const CalibrationOptions& options = {}) {
+  DeviceProfile base = profile;
+  base.systematic_error.fill(1.0);
+  base.scatter_error.fill(1.0);
+  base.time_scale.fill(1.0);
+  std::vector<Probe> probes;
+  std::vector<Residual> residuals;
+  for (Probe& probe : uncertainty_probes(base)) {
+    const bool fused =
+        std::any_of(probe.program.begin(), probe.program.end(), [](const TensorNode& n) { return n.op() == Op::Fused; });
+    if (probe.cls == CostClass::Fused && !fused) continue;
+    const std::size_t passes = std::max<std::size_t>(options.probe_passes, 1);
+    Residual r;
+    r.name = probe.name;
+    r.cls = probe.cls;
+    r.scale = probe.scale;
+    r.predicted = program_time(probe.program, profile_for(base, probe.program)) * 1e-6;
+    r.measured = detail::seconds_of_passes(probe.program, passes, options.repetitions) / static_cast<double>(passes);
+    if (!(r.predicted > 0 && r.measured > 0)) continue;
+    residuals.push_back(std::move(r));
+    probes.push_back(std::move(probe));
+  }
+  const auto mean_and_spread = [](const std::vector<double>& logs) {
+    double mean = 0, spread = 0;
+    for (double l : logs) mean += l / static_cast<double>(logs.size());
+    for (double l : logs) spread = std::max(spread, std::abs(l - mean));
+    return std::pair{mean, spread};
+  };
+  for (std::size_t k = 0; k < kNumTimeScales; ++k) {
+    std::vector<double> logs;
+    for (const Residual& r : residuals)
+      if (r.scale == k) logs.push_back(r.log_ratio());
+    if (logs.size() < 2) continue;  // one probe cannot tell a kind's factor from one size's
+    const auto [mean, spread] = mean_and_spread(logs);
+    if (spread <= std::log(std::max(options.scale_agreement, 1.0))) base.time_scale[k] = std::exp(mean);
+  }
+  for (std::size_t i = 0; i < probes.size(); ++i)
+    residuals[i].predicted = program_time(probes[i].program, profile_for(base, probes[i].program)) * 1e-6;
+  for (std::size_t c = 0; c < kNumCostClasses; ++c) {
+    std::vector<double> logs;
+    for (const Residual& r : residuals)
+      if (static_cast<std::size_t>(r.cls) == c) logs.push_back(r.log_ratio());
+    if (logs.empty()) continue;
+    const auto [mean, spread] = mean_and_spread(logs);
+    base.systematic_error[c] = std::exp(std::abs(mean));
+    base.scatter_error[c] = std::max(std::exp(spread), std::max(options.min_scatter, 1.0));
+  }
+  validate(base);
+  profile = base;
+  return residuals;
+}
+
+/// Measures this machine and returns its profile, named "host": `host_profile(measure_host())`
+/// with its error factors from `measure_uncertainty`.
 [[nodiscard]] inline DeviceProfile calibrate_host(const CalibrationOptions& options = {}) {
-  return host_profile(measure_host(options));
+  DeviceProfile profile = host_profile(measure_host(options));
+  (void)measure_uncertainty(profile, options);
+  return profile;
 }
 
 }  // namespace tensor

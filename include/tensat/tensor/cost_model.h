@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -114,6 +115,15 @@ struct KernelTime {
   t.launch_us = p.launch_overhead * 1e6;
   t.total_us = t.launch_us + t.compute_us + t.memory_us - p.alpha * std::min(t.compute_us, t.memory_us);
   t.bound = t.compute_us > t.memory_us ? Bound::Compute : Bound::Memory;
+  return t;
+}
+
+/// `t` with every part multiplied by `factor` (a `DeviceProfile::time_scale` correction).
+[[nodiscard]] inline KernelTime scaled(KernelTime t, double factor) noexcept {
+  t.compute_us *= factor;
+  t.memory_us *= factor;
+  t.launch_us *= factor;
+  t.total_us *= factor;
   return t;
 }
 
@@ -219,7 +229,8 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       const double k = static_cast<double>(children[1]->dims.back());
       work.flops = 2 * n * k + n * detail::activation_weight(children[0]->value, w);
       work.unit = profile.gemm_unit(out.dtype);
-      if (profile.gemv_bandwidth > 0 && out.dims.size() >= 2 && out.dims[out.dims.size() - 2] == 1)
+      if (profile.gemv_bandwidth > 0 && !profile.weights_cached && out.dims.size() >= 2 &&
+          out.dims[out.dims.size() - 2] == 1)
         work.bandwidth = profile.gemv_rate(static_cast<double>(out.dims.back()));  // a matrix-vector product
       if (profile.gemm_half_flops > 0)
         work.compute_rate = profile.peak(out.dtype, work.unit) * profile.contraction_fill(work.flops);
@@ -368,6 +379,9 @@ struct FusedGroup {
   /// for a contraction, then read back by it (`prologue_bytes`). The contraction starts only
   /// once its operand is complete, so this traffic does not overlap the group's compute.
   double staged_bytes = 0;
+  /// A member is a contraction (its time takes `DeviceProfile::time_scale`'s
+  /// "fused_contraction" factor rather than "fused").
+  bool has_contraction = false;
 };
 
 /// Index of the group's primary member (see `FusedGroup::primary`); `members.size()` when no
@@ -491,8 +505,12 @@ class RooflineCost {
   /// The kernel time of `node` in class `cls` (for a `fused` node: its group's time, the body
   /// read through each body class's first member).
   [[nodiscard]] KernelTime time(const TensorNode& node, const TensorEGraph::EClass& cls) const {
-    if (node.op() == Op::Fused && !cls.data.weight_only) return fused_time(group(node, cls), profile_);
-    return kernel_time(work(node, cls), profile_);
+    if (node.op() == Op::Fused && !cls.data.weight_only) {
+      const FusedGroup g = group(node, cls);
+      return scaled(fused_time(g, profile_), profile_.time_scale_of(Op::Fused, false, g.has_contraction));
+    }
+    const OpWork w = work(node, cls);
+    return scaled(kernel_time(w, profile_), profile_.time_scale_of(node.op(), w.compute_rate > 0, false));
   }
   /// The group of a `fused` node.
   [[nodiscard]] FusedGroup group(const TensorNode& node, const TensorEGraph::EClass& cls) const {
@@ -547,6 +565,7 @@ class RooflineCost {
     if (has_contraction && !profile_.fusion_overlap)
       for (std::size_t k = 0; k < inputs.size(); ++k)
         if (!contraction_reads[k]) g.staged_bytes += input_bytes[k];
+    g.has_contraction = has_contraction;
     return g;
   }
   /// The cost: `time(node, cls).total_us`.
@@ -669,7 +688,7 @@ struct ProgramTime {
       if (has_contraction && !profile.fusion_overlap)
         for (std::size_t k = 0; k < inputs.size(); ++k)
           if (!contraction_reads[k]) group.staged_bytes += read_cost[inputs[k].index()];
-      time = fused_time(group, profile);
+      time = scaled(fused_time(group, profile), profile.time_scale_of(Op::Fused, false, has_contraction));
       work = OpWork{};
       work.kernel = time.total_us > 0;
       work.bytes_read = group.bytes_read;
@@ -681,7 +700,7 @@ struct ProgramTime {
         work.unit = group.members[primary].unit;
       }
     } else {
-      time = kernel_time(work, profile);
+      time = scaled(kernel_time(work, profile), profile.time_scale_of(original.op(), work.compute_rate > 0, false));
     }
     if (!work.kernel) continue;
     result.total_us += time.total_us;
@@ -699,6 +718,25 @@ struct ProgramTime {
   std::stable_sort(result.by_op.begin(), result.by_op.end(),
                    [](const OpKindTime& a, const OpKindTime& b) { return a.time_us > b.time_us; });
   return result;
+}
+
+/// `profile` as `program` runs on it: `weights_cached` set when the program's weights (each
+/// distinct `weight` source once) fit in half of the profile's `cache_bytes`. Throws
+/// `ShapeError` for an ill-typed program.
+[[nodiscard]] inline DeviceProfile profile_for(DeviceProfile profile, const RecExpr<TensorNode>& program) {
+  const std::vector<TensorInfo> infos = check_program(program);
+  struct Hash {
+    std::size_t operator()(const TensorNode& n) const noexcept { return static_cast<std::size_t>(n.hash()); }
+  };
+  std::unordered_set<TensorNode, Hash> names;  // a weight's name node (a `sym`): each weight once
+  double bytes = 0;
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    const TensorNode& n = program[Id(i)];
+    if (n.op() == Op::Weight && names.insert(program[n.children()[0]]).second)
+      bytes += static_cast<double>(infos[i].bytes());
+  }
+  profile.weights_cached = profile.cache_bytes > 0 && bytes <= profile.cache_bytes / 2;
+  return profile;
 }
 
 /// The time of `program` on `profile` in microseconds (`program_breakdown(...).total_us`).

@@ -86,6 +86,38 @@ struct OpWeights {
   friend bool operator!=(const OpWeights& a, const OpWeights& b) noexcept { return !(a == b); }
 };
 
+/// The kinds of kernel whose predicted times share an error (`DeviceProfile::uncertainty`):
+/// products and convolutions with a product (`Contraction`), kernels sliding a window without one
+/// (depthwise convolutions, pooling: `Window`), elementwise ops and batchnorm (`Elementwise`),
+/// copies and layout changes (`Movement`: transpose, concat, split, slice, pad, resize,
+/// relayout, ...), reductions and normalizations (`Reduction`: softmax, layernorm, reduce_*), and
+/// the fusion phase's kernels (`Fused`).
+enum class CostClass : std::uint8_t { Contraction, Window, Elementwise, Movement, Reduction, Fused };
+
+inline constexpr std::size_t kNumCostClasses = 6;
+
+/// The JSON key of each `CostClass`, in enum order.
+inline constexpr std::array<std::string_view, kNumCostClasses> kCostClassNames{
+    "contraction", "window", "elementwise", "movement", "reduction", "fused"};
+
+[[nodiscard]] constexpr std::string_view cost_class_name(CostClass c) noexcept {
+  return kCostClassNames[static_cast<std::size_t>(c)];
+}
+
+/// Indices of `DeviceProfile::time_scale`: one per `Op` (the op's index), then a depthwise
+/// convolution (computed at the window rate) and a fused kernel with a contraction in it (`Op::Fused`'s
+/// own index is a fused kernel without one).
+inline constexpr std::size_t kDepthwiseScale = kNumOps;
+inline constexpr std::size_t kFusedContractionScale = kNumOps + 1;
+inline constexpr std::size_t kNumTimeScales = kNumOps + 2;
+
+/// The JSON key of a `time_scale` index: the op's name, "depthwise_conv2d" or "fused_contraction".
+[[nodiscard]] constexpr std::string_view time_scale_name(std::size_t i) noexcept {
+  return i == kDepthwiseScale ? std::string_view("depthwise_conv2d")
+         : i == kFusedContractionScale ? std::string_view("fused_contraction")
+                                       : op_name(static_cast<Op>(i));
+}
+
 /// What the roofline model knows about a machine. Units are SI: FLOP/s, bytes/s, bytes, seconds.
 /// Peaks are dense (datasheets' "with sparsity" figures are twice these).
 struct DeviceProfile {
@@ -184,7 +216,55 @@ struct DeviceProfile {
   /// convolutions. JSON "conv_layout" {"f32": ..., "f16": ..., "bf16": ...}, optional (all
   /// contiguous when absent).
   std::array<Layout, 3> conv_layout{Layout::Contiguous, Layout::Contiguous, Layout::Contiguous};
+  /// The model's own error, by `CostClass`, as two factors (each >= 1): `systematic`, one factor
+  /// common to every kernel of the class (the class priced too high or too low on the whole:
+  /// the geometric mean of calibration's residuals), and `scatter`, each kernel's own error
+  /// beyond it (the residuals' spread about that mean). A kernel predicted at t takes between
+  /// t / (s · k) and t · s · k. Measured by `calibrate_host` from probe kernels; `optimize` keeps
+  /// only the changes whose gain survives them (`gain_band`, `OptimizeOptions::do_no_harm`).
+  /// 1: exact (what a datasheet profile claims). JSON "uncertainty" {"systematic": {"contraction":
+  /// s, ...}, "scatter": {...}}, optional (every factor 1 when absent).
+  std::array<double, kNumCostClasses> systematic_error{1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+  std::array<double, kNumCostClasses> scatter_error{1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+  /// Measured corrections: a kernel's roofline time is multiplied by the factor of its kind
+  /// (indexed as `kDepthwiseScale` and `kFusedContractionScale` say). The roofline counts
+  /// flops and bytes; how a particular runtime computes an op can be far from that count (the
+  /// reference executor's softmax loops over each row three times in scalar code, its sigmoid
+  /// calls std::exp per element): `measure_uncertainty` sets the factor of each kind whose probe
+  /// kernels agree on one, so that the model prices ops as the runtime runs them. 1: the
+  /// roofline alone. JSON "time_scale" {"softmax": 8.8, ...}, optional (1 for any kind absent).
+  std::array<double, kNumTimeScales> time_scale = [] {
+    std::array<double, kNumTimeScales> ones{};
+    ones.fill(1.0);
+    return ones;
+  }();
 
+  /// Whether the program being priced finds its weights in the cache (`profile_for` sets it when
+  /// they fit in half of `cache_bytes`: after the first run, each run finds them where the last
+  /// one left them). Then a matrix-vector product reads its matrix through the cache tiers
+  /// (`memory_seconds`) instead of streaming it at `gemv_rate`, which is measured from memory.
+  /// A property of a program on the device, not of the device: not in JSON, not compared.
+  bool weights_cached = false;
+
+  /// The factor of a kernel of `op` (`time_scale`): `windowed` for a convolution computed at the
+  /// window rate, `with_contraction` for a fused kernel with a product in it.
+  [[nodiscard]] double time_scale_of(Op op, bool windowed, bool with_contraction) const noexcept {
+    if (op == Op::Conv2d && windowed) return time_scale[kDepthwiseScale];
+    if (op == Op::Fused && with_contraction) return time_scale[kFusedContractionScale];
+    return time_scale[static_cast<std::size_t>(op)];
+  }
+
+  /// Both error factors of class `c`, multiplied: the bound on one kernel's error.
+  [[nodiscard]] double uncertainty_of(CostClass c) const noexcept {
+    const auto i = static_cast<std::size_t>(c);
+    return systematic_error[i] * scatter_error[i];
+  }
+  /// Whether some class has an error factor above 1.
+  [[nodiscard]] bool knows_its_error() const noexcept {
+    const auto above = [](double f) { return f > 1.0; };
+    return std::any_of(systematic_error.begin(), systematic_error.end(), above) ||
+           std::any_of(scatter_error.begin(), scatter_error.end(), above);
+  }
   /// The layout conv2d of `dtype` reads natively (`conv_layout`).
   [[nodiscard]] Layout native_conv_layout(DType dtype) const noexcept {
     return conv_layout[static_cast<std::size_t>(dtype)];
@@ -251,7 +331,9 @@ struct DeviceProfile {
            a.cache_resident_bytes == b.cache_resident_bytes && a.window_flops == b.window_flops &&
            a.gemm_half_rows == b.gemm_half_rows &&
            a.gemm_half_flops == b.gemm_half_flops && a.conv_flops == b.conv_flops &&
-           a.conv_half_flops == b.conv_half_flops && a.conv_layout == b.conv_layout;
+           a.conv_half_flops == b.conv_half_flops && a.conv_layout == b.conv_layout &&
+           a.systematic_error == b.systematic_error && a.scatter_error == b.scatter_error &&
+           a.time_scale == b.time_scale;
   }
   friend bool operator!=(const DeviceProfile& a, const DeviceProfile& b) noexcept { return !(a == b); }
 };
@@ -312,6 +394,15 @@ inline void validate(const DeviceProfile& p) {
   detail::for_each_weight(p.weights, [](std::string_view key, double v) {
     detail::check_profile_number(fmt::format("op_weights.{}", key), v, false);
   });
+  for (std::size_t i = 0; i < kNumTimeScales; ++i)
+    check_profile_number(fmt::format("time_scale.{}", time_scale_name(i)), p.time_scale[i], true);
+  for (const auto& [kind, factors] : {std::pair{"systematic", &p.systematic_error}, std::pair{"scatter", &p.scatter_error}})
+    for (std::size_t i = 0; i < kNumCostClasses; ++i) {
+      const std::string field = fmt::format("uncertainty.{}.{}", kind, kCostClassNames[i]);
+      const double f = (*factors)[i];
+      check_profile_number(field, f, true);
+      if (f < 1.0) throw ProfileError(field, fmt::format("must be at least 1, got {}", f));
+    }
 }
 
 /// The profile as JSON (keys in a fixed order; numbers written so that they read back exactly).
@@ -353,6 +444,15 @@ inline void validate(const DeviceProfile& p) {
   for (std::size_t i = 0; i < 3; ++i)
     conv_layout[std::string(detail::kProfileDtypes[i])] = std::string(layout_name(p.conv_layout[i]));
   doc["conv_layout"] = conv_layout;
+  for (const auto& [kind, factors] : {std::pair{"systematic", &p.systematic_error}, std::pair{"scatter", &p.scatter_error}}) {
+    nlohmann::ordered_json table = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < kNumCostClasses; ++i) table[std::string(kCostClassNames[i])] = (*factors)[i];
+    doc["uncertainty"][kind] = table;
+  }
+  nlohmann::ordered_json scales = nlohmann::ordered_json::object();
+  for (std::size_t i = 0; i < kNumTimeScales; ++i)
+    if (p.time_scale[i] != 1.0) scales[std::string(time_scale_name(i))] = p.time_scale[i];
+  doc["time_scale"] = scales;
   return doc;
 }
 
@@ -414,8 +514,8 @@ std::string profile_string(const Json& obj, const std::string& path, std::string
 
 /// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies",
 /// "winograd", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes",
-/// "window_flops", "gemm_half_rows", "gemm_half_flops", "conv_flops", "conv_half_flops" and "conv_layout" (added later; true, false, 0 for the numbers and all
-/// contiguous when absent),
+/// "window_flops", "gemm_half_rows", "gemm_half_flops", "conv_flops", "conv_half_flops", "conv_layout", "uncertainty" and "time_scale" (added later; true, false, 0 for
+/// the numbers, all contiguous and every factor 1 when absent),
 /// unknown fields are rejected (a typo would otherwise silently keep a default),
 /// numbers must be finite and non-negative, and the result must pass `validate`. Throws
 /// `ProfileError` naming the field.
@@ -427,7 +527,7 @@ template <class Json>
                       {"name", "kind", "description", "peak_flops", "mem_bandwidth", "cache_bytes", "launch_overhead",
                        "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies", "winograd",
                        "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "window_flops", "gemm_half_rows",
-                       "gemm_half_flops", "conv_flops", "conv_half_flops", "conv_layout"});
+                       "gemm_half_flops", "conv_flops", "conv_half_flops", "conv_layout", "uncertainty", "time_scale"});
   DeviceProfile p;
   p.name = profile_string(doc, "", "name");
   p.kind = profile_string(doc, "", "kind");
@@ -476,6 +576,30 @@ template <class Json>
         throw ProfileError(join_path("conv_layout", kProfileDtypes[i]),
                            fmt::format("must be \"contiguous\" or \"channels_last\", got \"{}\"", name));
       p.conv_layout[i] = *layout;
+    }
+  }
+  if (doc.find("uncertainty") != doc.end()) {
+    const Json& both = profile_object(profile_member(doc, "", "uncertainty"), "uncertainty");
+    reject_unknown_keys(both, "uncertainty", {"systematic", "scatter"});
+    for (const auto& [kind, factors] : {std::pair{"systematic", &p.systematic_error}, std::pair{"scatter", &p.scatter_error}}) {
+      if (both.find(kind) == both.end()) continue;
+      const std::string path = join_path("uncertainty", kind);
+      const Json& table = profile_object(profile_member(both, "uncertainty", kind), path);
+      reject_unknown_keys(table, path, {"contraction", "window", "elementwise", "movement", "reduction", "fused"});
+      for (std::size_t i = 0; i < kNumCostClasses; ++i)
+        if (table.find(std::string(kCostClassNames[i])) != table.end())
+          (*factors)[i] = profile_number(table, path, kCostClassNames[i]);
+    }
+  }
+  if (doc.find("time_scale") != doc.end()) {
+    const Json& table = profile_object(profile_member(doc, "", "time_scale"), "time_scale");
+    for (auto it = table.begin(); it != table.end(); ++it) {
+      std::size_t i = 0;
+      while (i < kNumTimeScales && time_scale_name(i) != it.key()) ++i;
+      if (i == kNumTimeScales)
+        throw ProfileError(join_path("time_scale", it.key()),
+                           "unknown kind (expected an operator's name, \"depthwise_conv2d\" or \"fused_contraction\")");
+      p.time_scale[i] = profile_number(table, "time_scale", it.key());
     }
   }
   validate(p);

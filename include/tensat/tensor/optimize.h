@@ -25,6 +25,7 @@
 #include "tensat/tensor/graph.h"
 #include "tensat/tensor/rules.h"
 #include "tensat/tensor/simple_cost.h"
+#include "tensat/tensor/uncertainty.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -97,6 +98,12 @@ struct OptimizeOptions {
   /// extracted: an executor running both in index order then runs the kernels they share among
   /// the same neighbours. Off: the extraction's order.
   bool order_like_original = true;
+  /// Do no harm: with a profile that knows its own error (`DeviceProfile::uncertainty`), extract
+  /// with `RobustCost` (the program whose gain is largest when every changed kernel is counted
+  /// at its worst: the changes that survive the model's error), and keep the original program
+  /// when even that gain is not positive (`OptimizeResult::inside_error_band`). No effect with a
+  /// profile whose factors are all 1. Off: extract on the predicted times alone.
+  bool do_no_harm = true;
 };
 
 /// What `optimize` found.
@@ -117,6 +124,12 @@ struct OptimizeResult {
   /// `optimized` is the original program.
   bool kept_original = false;
   ExtractionStatus extraction_status = ExtractionStatus::Feasible;
+  /// With a profile: the predicted and worst-case gain of `optimized` over the input
+  /// (`gain_band`; all zero when the original is kept).
+  GainBand gain;
+  /// `OptimizeOptions::do_no_harm` kept the original program: no change gained anything once
+  /// the profile's error was counted (`kept_original` is set too).
+  bool inside_error_band = false;
   double saturation_seconds = 0;
   /// Extraction (twice with fusion and a heuristic extractor: with and without the fused
   /// nodes) and, with `order_like_original`, laying the result out (`order_like`).
@@ -128,9 +141,11 @@ struct OptimizeResult {
 /// model when `options.profile` is set (then costs are microseconds), else `simple_node_cost`.
 /// Throws `Error` if `options.fusion` is set without a profile. The optimized program is checked
 /// (`check_program`) before it is returned.
-inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const OptimizeOptions& options = {},
+inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const OptimizeOptions& given = {},
                                const std::vector<TensorRewrite>& rules = all_rules()) {
   using Clock = std::chrono::steady_clock;
+  OptimizeOptions options = given;
+  if (options.profile) options.profile = profile_for(*options.profile, program);  // the program's own view
   if (options.fusion && !options.profile) throw Error("optimize: fusion needs a device profile (the cost model)");
   const auto program_cost_of = [&](const RecExpr<TensorNode>& p) {
     return options.profile ? program_time(p, *options.profile) : simple_program_cost(p);
@@ -202,19 +217,34 @@ inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const Optimiz
   };
   if (options.profile) {
     const RooflineCost roofline(egraph, *options.profile);
-    auto [optimized, extraction] = extract(roofline);
-    if (options.fusion && extraction.status != ExtractionStatus::Optimal) {
-      // A heuristic extraction can do worse with fused kernels on offer than without them (a
-      // kernel that looks cheap alone may duplicate reads that sharing would save): also extract
-      // with the fused nodes left out, and keep the cheaper program.
-      auto unfused = extract([&](const TensorNode& node, const TensorEGraph::EClass& cls) {
-        return node.op() == Op::Fused ? std::numeric_limits<double>::infinity() : roofline(node, cls);
-      });
-      if (program_cost_of(unfused.first) < program_cost_of(optimized)) {
-        optimized = std::move(unfused.first);
-        extraction = unfused.second;
-      }
+    const bool robust = options.do_no_harm && options.profile->knows_its_error();
+    // Candidates are ranked by their predicted time, or with do_no_harm by their worst-case gain.
+    const auto better = [&](const RecExpr<TensorNode>& a, const RecExpr<TensorNode>& b) {
+      return robust ? gain_band(program, a, *options.profile).worst_case_us >
+                          gain_band(program, b, *options.profile).worst_case_us
+                    : program_cost_of(a) < program_cost_of(b);
+    };
+    const auto without_fused = [](const auto& cost) {
+      return [&cost](const TensorNode& node, const TensorEGraph::EClass& cls) {
+        return node.op() == Op::Fused ? std::numeric_limits<double>::infinity() : cost(node, cls);
+      };
+    };
+    auto best = extract(roofline);
+    const auto offer = [&](auto&& candidate) {
+      if (better(candidate.first, best.first)) best = std::move(candidate);
+    };
+    // A heuristic extraction can do worse with fused kernels on offer than without them (a
+    // kernel that looks cheap alone may duplicate reads that sharing would save): also extract
+    // with the fused nodes left out.
+    const bool heuristic = best.second.status != ExtractionStatus::Optimal;
+    if (options.fusion && heuristic) offer(extract(without_fused(roofline)));
+    if (robust) {
+      // The program whose gain is largest with every changed kernel at its worst on its own.
+      const RobustCost cautious(egraph, *options.profile, program);
+      offer(extract(cautious));
+      if (options.fusion && heuristic) offer(extract(without_fused(cautious)));
     }
+    auto& [optimized, extraction] = best;
     result.optimized = std::move(optimized);
     result.extraction_status = extraction.status;
   } else {
@@ -231,6 +261,16 @@ inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const Optimiz
     result.optimized = program;
     result.cost_after = result.cost_before;
     result.kept_original = true;
+  }
+  if (options.profile && !result.kept_original) {
+    result.gain = gain_band(program, result.optimized, *options.profile);
+    if (options.do_no_harm && options.profile->knows_its_error() && result.gain.worst_case_us <= 0) {
+      result.optimized = program;
+      result.cost_after = result.cost_before;
+      result.kept_original = true;
+      result.inside_error_band = true;
+      result.gain = GainBand{};
+    }
   }
   return result;
 }
