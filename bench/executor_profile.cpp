@@ -12,6 +12,8 @@
 //
 //   executor_profile [--profile FILE.json] [--runs N] [--top K] [--paired [--warm-runs K]] [MODEL...]
 //
+// A MODEL ending in .onnx is imported (with libonnx-dev; bench/corpus/ writes such models).
+//
 // Without --profile the host is calibrated first (calibrate_host, about two seconds). A plain
 // program, not Google Benchmark: its output is a report to read (bench/RESULTS.md quotes it).
 #include <algorithm>
@@ -27,6 +29,9 @@
 #include <tensat/tensor/calibrate.h>
 #include <tensat/tensor/executor.h>
 #include <tensat/tensor/models.h>
+#ifdef TENSAT_HAS_ONNX
+#include <tensat/onnx/import.h>
+#endif
 
 #include "common/heap.h"
 
@@ -224,6 +229,14 @@ void report_paired(const tt::PrecomputedPair& pre, const tt::DeviceProfile& prof
   }
 }
 
+/// A built-in model by name, or (built with libonnx) an ONNX file's imported program.
+tensat::RecExpr<tt::TensorNode> program_of(const std::string& model) {
+#ifdef TENSAT_HAS_ONNX
+  if (model.size() > 5 && model.compare(model.size() - 5, 5, ".onnx") == 0) return tensat::onnx::import(model).program;
+#endif
+  return tt::models::build_model(model).program();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -252,7 +265,7 @@ int main(int argc, char** argv) {
   const tt::DeviceProfile profile = profile_file.empty() ? tt::calibrate_host() : tt::load_profile(profile_file);
   std::printf("profile: %s\n", profile.description.c_str());
   for (const std::string& model : models) {
-    const auto original = tt::models::build_model(model).program();
+    const auto original = program_of(model);
     tt::OptimizeOptions options;
     options.profile = profile;
     options.fusion = true;

@@ -337,6 +337,48 @@ TEST_CASE("onnx import: a known operator with an unsupported feature is kept opa
   CHECK(check_program(m.program).back().dims == Dims{1, 1, 3, 3});
 }
 
+TEST_CASE("onnx import: a MaxPool whose pads are neither SAME nor VALID takes the max over the real values") {
+  // torchvision ResNet's MaxPool (3x3, stride 2, pads 1) on an even extent, where SAME would pad
+  // [0, 1], and an asymmetric case; the input is all negative, so padding by zeros would win.
+  struct Case {
+    std::vector<std::int64_t> pads;
+    Dims out;
+  };
+  for (const Case& k : {Case{{1, 1, 1, 1}, {1, 1, 3, 3}}, Case{{2, 0, 1, 2}, {1, 1, 4, 3}}}) {
+    ::onnx::ModelProto model = one_node_model("MaxPool");
+    auto* shape = model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->clear_dim();
+    for (int d : {1, 1, 6, 6}) shape->add_dim()->set_dim_value(d);
+    auto* node = model.mutable_graph()->mutable_node(0);
+    for (const auto& [name, v] : {std::pair<std::string, std::vector<std::int64_t>>{"kernel_shape", {3, 3}},
+                                  {"strides", {2, 2}}, {"pads", k.pads}}) {
+      auto* a = node->add_attribute();
+      a->set_name(name);
+      a->set_type(::onnx::AttributeProto::INTS);
+      for (auto x : v) a->add_ints(x);
+    }
+    const tonnx::ImportedModel m = tonnx::import_model(model);
+    REQUIRE(m.opaque_ops.empty());
+    HostTensor x({1, 1, 6, 6});
+    for (std::size_t i = 0; i < x.data.size(); ++i) x.data[i] = -1.0f - std::fmod(static_cast<float>(i) * 7.3f, 9.0f);
+    Bindings b = m.weights;
+    b.emplace(m.input_symbols[0], x);
+    const std::vector<HostTensor> got = execute(m.program, b);
+    REQUIRE(got.size() == 1);
+    REQUIRE(got[0].dims == k.out);
+    // ONNX's definition: the max over the window's positions inside the input.
+    for (std::int64_t i = 0; i < k.out[2]; ++i)
+      for (std::int64_t j = 0; j < k.out[3]; ++j) {
+        float want = -INFINITY;
+        for (std::int64_t r = 2 * i - k.pads[0]; r < 2 * i - k.pads[0] + 3; ++r)
+          for (std::int64_t s = 2 * j - k.pads[1]; s < 2 * j - k.pads[1] + 3; ++s)
+            if (r >= 0 && r < 6 && s >= 0 && s < 6) want = std::max(want, x.data[static_cast<std::size_t>(r * 6 + s)]);
+        INFO("pads " << k.pads[0] << k.pads[1] << k.pads[2] << k.pads[3] << " output " << i << "," << j);
+        CHECK(got[0].data[static_cast<std::size_t>(i * k.out[3] + j)] == want);
+      }
+  }
+}
+
 TEST_CASE("onnx import: elementwise operators with constants and folding") {
   // y = relu((x - c) / d) with constant c and d: Sub and Div of constants fold into Add and Mul.
   ::onnx::ModelProto model = one_node_model("Sub");

@@ -536,6 +536,10 @@ int run(const Options& options) {
       line["measured_paired_speedup_percent"] = number(times.paired_speedup_percent());
       line["measured_ratio_q1"] = number(times.ratio_q1);
       line["measured_ratio_q3"] = number(times.ratio_q3);
+      // The sign test over the pairs: how many the optimized program won, and the verdict
+      // (+1 faster, -1 slower, 0 within noise at p < 0.05, `TimeComparison::paired_sign`).
+      line["measured_faster_pairs"] = times.faster_pairs;
+      line["measured_paired_sign"] = times.paired_sign();
       line["measure_runs"] = options.measure;
       line["measure_warm_runs"] = options.warm_runs;
       line["measured_original_ms"] = measured_before;

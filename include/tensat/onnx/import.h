@@ -663,10 +663,27 @@ class Importer {
     return {total / 2, total - total / 2};
   }
 
+  /// How `window_padding` pads the input when neither SAME nor VALID fits: not at all (the
+  /// operator is unsupported), with zeros (a convolution, an average that counts the padding), or
+  /// by repeating the edge rows (a max: the repeated values lie in every window that reaches the
+  /// padding as long as each pad is below the kernel, so the max is the max over the real rows).
+  enum class ExplicitPads { Reject, Zeros, Edge };
+
+  /// `x` with its first row along `axis` repeated `before` times in front and its last row
+  /// repeated `after` times behind.
+  Tensor edge_pad(Tensor x, std::int64_t axis, std::int64_t before, std::int64_t after) {
+    const std::int64_t n = g_.shape(x)[static_cast<std::size_t>(axis)];
+    std::vector<Tensor> parts;
+    if (before) parts.assign(static_cast<std::size_t>(before), g_.slice(x, axis, 0, 1));
+    parts.push_back(x);
+    if (after) parts.insert(parts.end(), static_cast<std::size_t>(after), g_.slice(x, axis, n - 1, n));
+    return g_.concat(axis, parts);
+  }
+
   /// The dialect's padding for a window op, from ONNX's pads/auto_pad; pads the input explicitly
-  /// (zeros) when neither SAME nor VALID fits and `explicit_ok`.
+  /// as `explicit_pads` says when neither SAME nor VALID fits.
   tensor::Padding window_padding(const NodeContext& c, Tensor& x, std::int64_t kh, std::int64_t kw, std::int64_t sh,
-                                 std::int64_t sw, bool explicit_ok) {
+                                 std::int64_t sw, ExplicitPads explicit_pads) {
     const Dims d = g_.shape(x);  // a copy: adding nodes may move the builder's infos
     Dims pads = c.ints_attr("pads").value_or(Dims{0, 0, 0, 0});
     if (pads.size() != 4) c.fail("pads must have 4 values for a 2-D window");
@@ -685,9 +702,16 @@ class Importer {
       if (p < 0 || p > (std::int64_t{1} << 20)) c.fail(fmt::format("pad {} is out of range", p));
     if (std::all_of(pads.begin(), pads.end(), [](std::int64_t p) { return p == 0; })) return tensor::Padding::Valid;
     if (pads == Dims{th, tw, bh, bw}) return tensor::Padding::Same;
-    if (!explicit_ok)
+    if (explicit_pads == ExplicitPads::Reject)
       c.unsupported_checked(fmt::format("pads {} are neither SAME nor VALID, which this operator cannot take",
                                 tensor::dims_to_string(pads)));
+    if (explicit_pads == ExplicitPads::Edge) {
+      if (pads[0] >= kh || pads[2] >= kh || pads[1] >= kw || pads[3] >= kw)
+        c.unsupported_checked(fmt::format("pads {} reach a kernel's extent or more", tensor::dims_to_string(pads)));
+      if (pads[0] || pads[2]) x = edge_pad(x, 2, pads[0], pads[2]);
+      if (pads[1] || pads[3]) x = edge_pad(x, 3, pads[1], pads[3]);
+      return tensor::Padding::Valid;
+    }
     if (pads[0] || pads[2]) x = g_.pad(x, 2, pads[0], pads[2]);
     if (pads[1] || pads[3]) x = g_.pad(x, 3, pads[1], pads[3]);
     return tensor::Padding::Valid;
@@ -1522,7 +1546,7 @@ class Importer {
     if (group < 1 || g_.shape(x)[1] != wv.dims[1] * group)
       c.fail(fmt::format("weight {} with group {} does not fit input {}", tensor::dims_to_string(wv.dims), group,
                          tensor::dims_to_string(g_.shape(x))));
-    const tensor::Padding pad = window_padding(c, x, wv.dims[2], wv.dims[3], sh, sw, true);
+    const tensor::Padding pad = window_padding(c, x, wv.dims[2], wv.dims[3], sh, sw, ExplicitPads::Zeros);
     const Tensor y = g_.conv2d(x, c.tensor(1), sh, sw, pad);
     set_tensor(c, add_bias(c, y, 2, wv.dims[0]));
   }
@@ -1587,9 +1611,11 @@ class Importer {
     if (c.int_attr("storage_order", 0) != 0) c.unsupported_checked("storage_order is not supported");
     // The dialect's windows exclude padding from a max and from an average's divisor (ONNX's
     // count_include_pad = 0): SAME or VALID fit. With count_include_pad = 1 an average counts
-    // the padding zeros, which is an average over the explicitly zero-padded input.
+    // the padding zeros, which is an average over the explicitly zero-padded input. A max with
+    // other pads (torchvision ResNet's 3x3 stride-2 pads-1 MaxPool) takes the edge-padded input.
     const bool include_pad = !is_max && c.int_attr("count_include_pad", 0) != 0;
-    const tensor::Padding pad = window_padding(c, x, kh, kw, sh, sw, include_pad);
+    const tensor::Padding pad = window_padding(
+        c, x, kh, kw, sh, sw, is_max ? ExplicitPads::Edge : include_pad ? ExplicitPads::Zeros : ExplicitPads::Reject);
     if (include_pad && pad == tensor::Padding::Same) {
       const Dims d = g_.shape(x);  // a copy: adding nodes may move the builder's infos
       const auto [th, bh] = same_pads(d[2], kh, sh);
