@@ -421,6 +421,7 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   p.mem_latency = 0;
   p.fusion_overlap = false;
   p.split_copies = true;
+  p.broadcast_copies = true;  // its unfused broadcast writes the whole shape
   p.winograd = true;  // the executor's conv2d is im2col and a product: wino_conv2d is its Winograd
   // The reference executor's convolutions are NCHW (im2col over contiguous planes); it computes
   // a channels_last tensor in its logical order, so no layout is faster on it.
@@ -440,6 +441,34 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   return p;
 }
 
+
+namespace detail {
+
+/// The `time_scale` index of the fused kernels in `program` (`Op::Fused`'s, or with a
+/// contraction or a gather in a body), `kNumTimeScales` if they differ or there is none.
+inline std::size_t fused_scale_of(const RecExpr<TensorNode>& program) {
+  std::size_t scale = kNumTimeScales;
+  for (const TensorNode& node : program) {
+    if (node.op() != Op::Fused) continue;
+    bool contraction = false, gather = false;
+    std::vector<Id> stack{node.children()[0]};
+    while (!stack.empty()) {
+      const TensorNode& n = program[stack.back()];
+      stack.pop_back();
+      if (n.op() == Op::Arg) continue;
+      contraction = contraction || is_contraction(n.op());
+      gather = gather || is_gather(n.op());
+      for (Id c : n.children()) stack.push_back(c);
+    }
+    const std::size_t own = contraction ? kFusedContractionScale : gather ? kFusedGatherScale
+                                                                         : static_cast<std::size_t>(Op::Fused);
+    if (scale != kNumTimeScales && scale != own) return kNumTimeScales;
+    scale = own;
+  }
+  return scale;
+}
+
+}  // namespace detail
 
 /// One probe of `measure_uncertainty`: a program of kernels of one kind (the `time_scale` index
 /// `scale`, in class `cls`).
@@ -525,6 +554,20 @@ struct Residual {
     binary(Op::EwMul, [](Graph& h, Tensor x, Tensor y) { return h.ewmul(x, y); });
     binary(Op::EwDiv, [](Graph& h, Tensor x, Tensor y) { return h.ewdiv(x, y); });
   }
+  for (auto [c, size] : {std::pair<std::int64_t, std::int64_t>{64, 56}, {256, 7}}) {  // a bias add (a folded batchnorm)
+    Graph g;
+    add(fmt::format("ewadd [1, {}, {}, {}] + broadcast bias", c, size, size), CostClass::Elementwise, index(Op::EwAdd),
+        chain(g, g.input("x", {1, c, size, size}), 4, [c = c, size = size](Graph& h, Tensor x, int i) {
+          return h.ewadd(x, h.broadcast(h.weight(fmt::format("b{}", i), {1, c, 1, 1}), {1, c, size, size}));
+        }));
+  }
+  for (auto [c, size] : {std::pair<std::int64_t, std::int64_t>{32, 56}, {64, 14}}) {
+    Graph g;
+    add(fmt::format("wino_conv2d 3x3 [1, {}, {}, {}]", c, size, size), CostClass::Contraction, index(Op::WinoConv2d),
+        chain(g, g.input("x", {1, c, size, size}), 4, [c = c](Graph& h, Tensor x, int i) {
+          return h.wino_conv2d(x, h.wino_weight(h.weight(fmt::format("w{}", i), {c, c, 3, 3})));
+        }));
+  }
   for (std::int64_t n : {64, 196}) {
     Graph t;
     add(fmt::format("transpose [{}, {}]", n, n), CostClass::Movement, index(Op::Transpose),
@@ -564,6 +607,14 @@ struct Residual {
     add(fmt::format("fused elementwise chain [1, {}]", n), CostClass::Fused, index(Op::Fused),
         optimize(g.program(), fuse).optimized);
   }
+  for (auto [c, size] : {std::pair<std::int64_t, std::int64_t>{16, 56}, {96, 14}}) {  // a stride-2 conv's explicit pads
+    Graph g;
+    const Tensor x = g.input("x", {1, c, size, size});
+    const Tensor y = g.relu(g.ewadd(x, g.input("y", {1, c, size, size})));
+    g.output(g.pad(g.pad(y, 2, 0, 1), 3, 0, 1));
+    add(fmt::format("fused chain through pads [1, {}, {}, {}]", c, size, size), CostClass::Fused, kFusedGatherScale,
+        optimize(g.program(), fuse).optimized);
+  }
   for (std::int64_t rows : {1, 196}) {
     Graph g;
     const Tensor y = g.matmul(g.input("x", {rows, 384}), g.weight("w", {384, 384}));
@@ -594,7 +645,7 @@ inline std::vector<Residual> measure_uncertainty(DeviceProfile& profile, const C
   for (Probe& probe : uncertainty_probes(base)) {
     const bool fused =
         std::any_of(probe.program.begin(), probe.program.end(), [](const TensorNode& n) { return n.op() == Op::Fused; });
-    if (probe.cls == CostClass::Fused && !fused) continue;
+    if (probe.cls == CostClass::Fused && (!fused || detail::fused_scale_of(probe.program) != probe.scale)) continue;
     const std::size_t passes = std::max<std::size_t>(options.probe_passes, 1);
     Residual r;
     r.name = probe.name;

@@ -35,6 +35,12 @@ namespace tensat {
 inline namespace v0 {
 namespace tensor {
 
+/// The data-movement ops a fused body can read through (pad, transpose, slice, concat,
+/// broadcast): an executor's fused loop gathers their elements by index.
+[[nodiscard]] constexpr bool is_gather(Op op) noexcept {
+  return op == Op::Pad || op == Op::Transpose || op == Op::Slice || op == Op::Concat || op == Op::Broadcast;
+}
+
 /// True for ops that launch no kernel and move no data: attributes (`num`, `sym`, `ints`),
 /// sources (`input`, `weight`), `noop`, the views `split`, `split_0`, `split_1`, `reshape`
 /// (of a contiguous tensor) and `broadcast` (a stride-0 view; its consumers read the small
@@ -199,6 +205,15 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
     work.dtype = out.dtype;
     work.bytes_read = read_bytes.empty() ? static_cast<double>(children[2]->bytes()) : read_bytes[2];
     work.bytes_written = static_cast<double>(children[2]->bytes());
+    return work;
+  }
+  if (op == Op::Broadcast && profile.broadcast_copies && out.kind == Kind::Tensor && !out.weight_only &&
+      !out.symbolic && children.size() == 2 && children[1]->kind == Kind::Tensor) {
+    // An executor that materializes it: the source read, the whole broadcast shape written.
+    work.kernel = true;
+    work.dtype = out.dtype;
+    work.bytes_read = read_bytes.empty() ? static_cast<double>(children[1]->bytes()) : read_bytes[1];
+    work.bytes_written = static_cast<double>(out.bytes());
     return work;
   }
   if (is_view_op(op) || out.weight_only || out.symbolic || out.kind != Kind::Tensor) return work;
@@ -382,6 +397,9 @@ struct FusedGroup {
   /// A member is a contraction (its time takes `DeviceProfile::time_scale`'s
   /// "fused_contraction" factor rather than "fused").
   bool has_contraction = false;
+  /// A member is a data-movement op (pad, transpose, slice, concat, broadcast): the body reads
+  /// through it ("fused_gather").
+  bool has_gather = false;
 };
 
 /// Index of the group's primary member (see `FusedGroup::primary`); `members.size()` when no
@@ -507,7 +525,7 @@ class RooflineCost {
   [[nodiscard]] KernelTime time(const TensorNode& node, const TensorEGraph::EClass& cls) const {
     if (node.op() == Op::Fused && !cls.data.weight_only) {
       const FusedGroup g = group(node, cls);
-      return scaled(fused_time(g, profile_), profile_.time_scale_of(Op::Fused, false, g.has_contraction));
+      return scaled(fused_time(g, profile_), profile_.time_scale_of(Op::Fused, false, g.has_contraction, g.has_gather));
     }
     const OpWork w = work(node, cls);
     return scaled(kernel_time(w, profile_), profile_.time_scale_of(node.op(), w.compute_rate > 0, false));
@@ -524,7 +542,7 @@ class RooflineCost {
       input_bytes.push_back(read_bytes((*egraph_)[c]));
       reads += input_bytes.back();
     }
-    bool has_contraction = false;
+    bool has_contraction = false, has_gather = false;
     std::vector<bool> contraction_reads(inputs.size(), false);  // input read directly by a contraction
     const Id root = egraph_->find(node.children()[0]);
     FusedGroup g = fused_group(cls.data, reads, profile_, [&](auto&& f) {
@@ -542,6 +560,7 @@ class RooflineCost {
         double materialized = epilogue_operand_bytes(n.op(), body.data, c == root, profile_);
         const bool contraction = is_contraction(n.op());
         has_contraction = has_contraction || contraction;
+        has_gather = has_gather || is_gather(n.op());
         for (Id child : n.children()) {
           const auto& child_class = (*egraph_)[child];
           children.push_back(&child_class.data);
@@ -566,6 +585,7 @@ class RooflineCost {
       for (std::size_t k = 0; k < inputs.size(); ++k)
         if (!contraction_reads[k]) g.staged_bytes += input_bytes[k];
     g.has_contraction = has_contraction;
+    g.has_gather = has_gather;
     return g;
   }
   /// The cost: `time(node, cls).total_us`.
@@ -576,7 +596,9 @@ class RooflineCost {
 
  private:
   /// Bytes a consumer reads for `cls`: its size, or the smallest source of a `broadcast` in it.
-  double read_bytes(const TensorEGraph::EClass& cls) const { return class_read_bytes(*egraph_, cls); }
+  double read_bytes(const TensorEGraph::EClass& cls) const {
+    return profile_.broadcast_copies ? static_cast<double>(cls.data.bytes()) : class_read_bytes(*egraph_, cls);
+  }
 
   const TensorEGraph* egraph_;
   DeviceProfile profile_;
@@ -631,8 +653,9 @@ struct ProgramTime {
     const TensorNode node = map_children(original, [&](Id c) { return canonical[c.index()]; });
     auto [it, inserted] = seen.emplace(node, Id(i));
     canonical[i] = it->second;
-    read_cost[i] = original.op() == Op::Broadcast ? read_cost[canonical[original.children()[1].index()].index()]
-                                                  : static_cast<double>(infos[i].bytes());
+    read_cost[i] = original.op() == Op::Broadcast && !profile.broadcast_copies
+                       ? read_cost[canonical[original.children()[1].index()].index()]
+                       : static_cast<double>(infos[i].bytes());
     if (!inserted) continue;
     children.clear();
     reads.clear();
@@ -652,7 +675,7 @@ struct ProgramTime {
         inputs.push_back(c);
         bytes_read += read_cost[c.index()];
       }
-      bool has_contraction = false;
+      bool has_contraction = false, has_gather = false;
       std::vector<bool> contraction_reads(inputs.size(), false);  // input read directly by a contraction
       FusedGroup group = fused_group(infos[i], bytes_read, profile, [&](auto&& f) {
         std::vector<Id> stack{node.children()[0]}, seen;
@@ -667,6 +690,7 @@ struct ProgramTime {
           double materialized = epilogue_operand_bytes(n.op(), infos[b.index()], b == node.children()[0], profile);
           const bool contraction = is_contraction(n.op());
           has_contraction = has_contraction || contraction;
+          has_gather = has_gather || is_gather(n.op());
           for (Id child : n.children()) {
             body_children.push_back(&infos[child.index()]);
             if (!infos[child.index()].symbolic) continue;
@@ -688,7 +712,7 @@ struct ProgramTime {
       if (has_contraction && !profile.fusion_overlap)
         for (std::size_t k = 0; k < inputs.size(); ++k)
           if (!contraction_reads[k]) group.staged_bytes += read_cost[inputs[k].index()];
-      time = scaled(fused_time(group, profile), profile.time_scale_of(Op::Fused, false, has_contraction));
+      time = scaled(fused_time(group, profile), profile.time_scale_of(Op::Fused, false, has_contraction, has_gather));
       work = OpWork{};
       work.kernel = time.total_us > 0;
       work.bytes_read = group.bytes_read;

@@ -105,16 +105,20 @@ inline constexpr std::array<std::string_view, kNumCostClasses> kCostClassNames{
 }
 
 /// Indices of `DeviceProfile::time_scale`: one per `Op` (the op's index), then a depthwise
-/// convolution (computed at the window rate) and a fused kernel with a contraction in it (`Op::Fused`'s
-/// own index is a fused kernel without one).
+/// convolution (computed at the window rate), a fused kernel with a contraction in it, and one
+/// without whose body reads through a data-movement op (pad, transpose, slice, concat,
+/// broadcast: a gather); `Op::Fused`'s own index is a plain elementwise fused kernel.
 inline constexpr std::size_t kDepthwiseScale = kNumOps;
 inline constexpr std::size_t kFusedContractionScale = kNumOps + 1;
-inline constexpr std::size_t kNumTimeScales = kNumOps + 2;
+inline constexpr std::size_t kFusedGatherScale = kNumOps + 2;
+inline constexpr std::size_t kNumTimeScales = kNumOps + 3;
 
-/// The JSON key of a `time_scale` index: the op's name, "depthwise_conv2d" or "fused_contraction".
+/// The JSON key of a `time_scale` index: the op's name, "depthwise_conv2d", "fused_contraction"
+/// or "fused_gather".
 [[nodiscard]] constexpr std::string_view time_scale_name(std::size_t i) noexcept {
-  return i == kDepthwiseScale ? std::string_view("depthwise_conv2d")
+  return i == kDepthwiseScale          ? std::string_view("depthwise_conv2d")
          : i == kFusedContractionScale ? std::string_view("fused_contraction")
+         : i == kFusedGatherScale      ? std::string_view("fused_gather")
                                        : op_name(static_cast<Op>(i));
 }
 
@@ -150,6 +154,11 @@ struct DeviceProfile {
   /// storage) rather than pointing into its input (TASO's runtime: a free view). true: a split
   /// reads its input and writes both parts. JSON "split_copies", optional (false when absent).
   bool split_copies = false;
+  /// Whether a `broadcast` is materialized (the reference executor: an unfused broadcast writes
+  /// the whole broadcast shape, and its consumers read that) rather than a stride-0 view whose
+  /// consumers read the small source (a library's broadcasting kernels). Inside a fused kernel
+  /// it is a view either way. JSON "broadcast_copies", optional (false when absent).
+  bool broadcast_copies = false;
   /// Whether the device's convolutions run directly (the reference CPU executor: im2col and a
   /// product), so that `optimize` offers the Winograd rule (`winograd_rules()`), which turns a
   /// 3x3 stride-1 convolution into `wino_conv2d`. false where the convolution library chooses
@@ -247,10 +256,12 @@ struct DeviceProfile {
   bool weights_cached = false;
 
   /// The factor of a kernel of `op` (`time_scale`): `windowed` for a convolution computed at the
-  /// window rate, `with_contraction` for a fused kernel with a product in it.
-  [[nodiscard]] double time_scale_of(Op op, bool windowed, bool with_contraction) const noexcept {
+  /// window rate, `with_contraction` for a fused kernel with a product in it, `with_gather` for
+  /// one whose body reads through a data-movement op.
+  [[nodiscard]] double time_scale_of(Op op, bool windowed, bool with_contraction, bool with_gather = false) const noexcept {
     if (op == Op::Conv2d && windowed) return time_scale[kDepthwiseScale];
     if (op == Op::Fused && with_contraction) return time_scale[kFusedContractionScale];
+    if (op == Op::Fused && with_gather) return time_scale[kFusedGatherScale];
     return time_scale[static_cast<std::size_t>(op)];
   }
 
@@ -326,7 +337,7 @@ struct DeviceProfile {
            a.mem_bandwidth == b.mem_bandwidth && a.cache_bytes == b.cache_bytes &&
            a.launch_overhead == b.launch_overhead && a.mem_latency == b.mem_latency && a.eta_c == b.eta_c &&
            a.eta_m == b.eta_m && a.alpha == b.alpha && a.weights == b.weights && a.fusion_overlap == b.fusion_overlap &&
-           a.split_copies == b.split_copies && a.winograd == b.winograd && a.gemv_bandwidth == b.gemv_bandwidth &&
+           a.split_copies == b.split_copies && a.broadcast_copies == b.broadcast_copies && a.winograd == b.winograd && a.gemv_bandwidth == b.gemv_bandwidth &&
            a.gemv_half_width == b.gemv_half_width && a.cache_bandwidth == b.cache_bandwidth &&
            a.cache_resident_bytes == b.cache_resident_bytes && a.window_flops == b.window_flops &&
            a.gemm_half_rows == b.gemm_half_rows &&
@@ -430,6 +441,7 @@ inline void validate(const DeviceProfile& p) {
   doc["op_weights"] = weights;
   doc["fusion_overlap"] = p.fusion_overlap;
   doc["split_copies"] = p.split_copies;
+  doc["broadcast_copies"] = p.broadcast_copies;
   doc["winograd"] = p.winograd;
   doc["gemv_bandwidth"] = p.gemv_bandwidth;
   doc["gemv_half_width"] = p.gemv_half_width;
@@ -512,7 +524,7 @@ std::string profile_string(const Json& obj, const std::string& path, std::string
 
 }  // namespace detail
 
-/// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies",
+/// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies", "broadcast_copies",
 /// "winograd", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes",
 /// "window_flops", "gemm_half_rows", "gemm_half_flops", "conv_flops", "conv_half_flops", "conv_layout", "uncertainty" and "time_scale" (added later; true, false, 0 for
 /// the numbers, all contiguous and every factor 1 when absent),
@@ -525,7 +537,7 @@ template <class Json>
   profile_object(doc, "");
   reject_unknown_keys(doc, "",
                       {"name", "kind", "description", "peak_flops", "mem_bandwidth", "cache_bytes", "launch_overhead",
-                       "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies", "winograd",
+                       "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies", "broadcast_copies", "winograd",
                        "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "window_flops", "gemm_half_rows",
                        "gemm_half_flops", "conv_flops", "conv_half_flops", "conv_layout", "uncertainty", "time_scale"});
   DeviceProfile p;
@@ -552,7 +564,7 @@ template <class Json>
   reject_unknown_keys(weights, "op_weights", {"add", "mul", "max", "div", "exp", "tanh", "sigmoid", "gelu", "rsqrt"});
   for_each_weight(p.weights, [&](std::string_view key, double& v) { v = profile_number(weights, "op_weights", key); });
   for (auto [key, flag] : {std::pair{"fusion_overlap", &p.fusion_overlap}, std::pair{"split_copies", &p.split_copies},
-                           std::pair{"winograd", &p.winograd}}) {
+                           std::pair{"broadcast_copies", &p.broadcast_copies}, std::pair{"winograd", &p.winograd}}) {
     auto it = doc.find(key);
     if (it == doc.end()) continue;
     if (!it->is_boolean()) throw ProfileError(key, fmt::format("must be true or false, got {}", it->type_name()));
@@ -598,7 +610,7 @@ template <class Json>
       while (i < kNumTimeScales && time_scale_name(i) != it.key()) ++i;
       if (i == kNumTimeScales)
         throw ProfileError(join_path("time_scale", it.key()),
-                           "unknown kind (expected an operator's name, \"depthwise_conv2d\" or \"fused_contraction\")");
+                           "unknown kind (expected an operator's name, \"depthwise_conv2d\", \"fused_contraction\" or \"fused_gather\")");
       p.time_scale[i] = profile_number(table, "time_scale", it.key());
     }
   }
