@@ -93,8 +93,10 @@ constexpr const char* kHelp =
     "  --ilp-time-limit S    seconds for the ilp extractor (default 30)\n"
     "  --profile P           cost with the roofline model on device profile P: a built-in name\n"
     "                        (h100-sxm, h200-sxm, a100-sxm-80gb, xeon-spr-56c, epyc-9654,\n"
-    "                        xla-cpu-default) or a profile JSON file; adds fusion and prints the\n"
-    "                        predicted time by op kind before and after (default: simple cost)\n"
+    "                        xla-cpu-default, onnxruntime-cpu) or a profile JSON file; adds fusion\n"
+    "                        and prints the predicted time by op kind before and after (default:\n"
+    "                        simple cost). onnxruntime-cpu: for a model onnxruntime will run, which\n"
+    "                        fuses by itself (no fusion, only the fold and transformer rules)\n"
     "  --no-fusion           with --profile: no fusion phase\n"
     "  --layouts W           auto (default), on or off: whether saturation also runs the physical-\n"
     "                        layout rules (channels_last convolutions); auto: when --profile's native\n"
@@ -293,7 +295,9 @@ Options parse_args(int argc, char** argv) {
   if (options.no_fusion && !options.optimize.profile) throw BadInput{"--no-fusion needs --profile"};
   if (options.warm_runs_given && !options.measure) throw BadInput{"--warm-runs needs --measure"};
   if (options.kernels && !options.optimize.profile) throw BadInput{"--kernels needs --profile"};
-  options.optimize.fusion = options.optimize.profile.has_value() && !options.no_fusion;
+  // A runtime that fuses kernels itself gets no fusion phase (optimize skips it as well).
+  options.optimize.fusion =
+      options.optimize.profile.has_value() && !options.no_fusion && !options.optimize.profile->runtime_fusion;
   return options;
 }
 
