@@ -83,7 +83,8 @@ constexpr const char* kHelp =
     "                        dialect does not know are kept as opaque nodes\n"
     "  --input NAME=d0,d1,.. the shape of the ONNX model's input NAME (required for symbolic\n"
     "                        dimensions such as a dynamic batch; repeat for several inputs)\n"
-    "  --out FILE.onnx       write the optimized ONNX model there (fused kernels as plain operators)\n"
+    "  --out FILE.onnx       write the optimized ONNX model there (fused kernels as plain operators);\n"
+    "                        the model as it came when nothing cheaper was found\n"
     "  --node-limit N        e-graph node limit (default 50000)\n"
     "  --iter-limit K        iteration limit (default 15)\n"
     "  --k-multi M           iterations in which the multi-pattern rules run (default 1)\n"
@@ -393,10 +394,20 @@ int run(const Options& options) {
 
   std::optional<tt::VerifyResult> verified, verified_export;
 #ifdef TENSAT_HAS_ONNX
+  // Nothing cheaper found: --out gets the model as it came, not the export's spelling of the
+  // same program (which a runtime may fuse less well: a LayerNormalization over two axes comes
+  // back spelled out), symbolic dimensions included.
+  const bool out_original = result.optimized == program;
   if (loaded.onnx && !options.out.empty()) {
     try {
-      tensat::onnx::export_to_file(result.optimized, loaded.imported.weights, options.out,
-                                   tensat::onnx::export_options_for(loaded.imported));
+      // Exported either way, so that what the export refuses is refused alike.
+      ::onnx::ModelProto model = tensat::onnx::export_model(result.optimized, loaded.imported.weights,
+                                                            tensat::onnx::export_options_for(loaded.imported));
+      if (out_original) {
+        std::ifstream in(options.onnx_path, std::ios::binary);
+        if (!in || !model.ParseFromIstream(&in)) throw tensat::Error("cannot read " + options.onnx_path + " again");
+      }
+      tensat::onnx::save_model(model, options.out);
     } catch (const tensat::onnx::ExportError& e) {
       // A file that cannot be written, or a model ONNX cannot hold (an operator it does not know).
       throw BadInput{std::string("--out: ") + e.what()};
@@ -480,6 +491,9 @@ int run(const Options& options) {
     line["egraph_classes"] = result.report.egraph_classes;
     line["cycle_nodes_pruned"] = result.cycle_nodes_pruned;
     line["extraction_status"] = status;
+#ifdef TENSAT_HAS_ONNX
+    if (loaded.onnx && !options.out.empty()) line["out_written"] = out_original ? "original" : "optimized";
+#endif
     line["kept_original"] = result.kept_original;
     line["ops_by_type_before"] = std::move(by_before);
     line["ops_by_type_after"] = std::move(by_after);
