@@ -430,4 +430,9 @@ TEST_CASE("onnx export: reductions, N-d products and erf arguments are written a
     if (n.op_type() == "Div")
       for (const auto& t : exported.graph().initializer())
         if (t.name() == n.input(1)) CHECK(t.float_data(0) == Approx(1.41421356).epsilon(1e-6));
+  // A factor of 0 has no reciprocal: the product stays.
+  b["r"].data[0] = 0.0f;
+  const std::vector<std::string> zero = op_types(export_checked(program, b, {"x"}, 13));
+  CHECK(count_of(zero, "Div") == 0);
+  CHECK(count_of(zero, "Mul") == 2);
 }

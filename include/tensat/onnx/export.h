@@ -276,7 +276,6 @@ class Exporter {
     elided_.assign(n, false);
     for (std::size_t i = 0; i < n; ++i)
       elided_[i] = needed_[i] && p_[Id(i)].op() == Op::Broadcast && !infos_[i].symbolic && uses[i] == 0;
-    plan_fusible_forms(uses);
     if (std::find(frontier_.begin(), frontier_.end(), true) != frontier_.end()) {
       evaluator_ = std::make_unique<tensor::internal::Evaluator>(p_, weights_);
       try {
@@ -285,6 +284,7 @@ class Exporter {
         throw ExportError("model", fmt::format("weight '{}' has no value", e.name()));
       }
     }
+    plan_fusible_forms(uses);
   }
 
   /// Marks `absorbed_` the nodes written inside their readers, in the forms onnxruntime's graph
@@ -331,7 +331,9 @@ class Exporter {
     const Op op = p_[Id(c)].op();
     if ((op != Op::ReduceSum && op != Op::ReduceMax && op != Op::ReduceMean) || !plain(c)) return false;
     Dims want = infos_[p_[Id(c)].children()[1].index()].dims;
-    want[static_cast<std::size_t>(infos_[p_[Id(c)].children()[0].index()].value)] = 1;
+    const std::int64_t axis = infos_[p_[Id(c)].children()[0].index()].value;
+    if (axis < 0 || axis >= static_cast<std::int64_t>(want.size())) return false;
+    want[static_cast<std::size_t>(axis)] = 1;
     return infos_[r].dims == want;
   }
   /// `reshape` node `r` of a matmul of a flattened tensor x [..., K] back to [..., N].
@@ -354,11 +356,13 @@ class Exporter {
     return infos_[r].dims == out;
   }
   /// The one-element constant (a weight or precomputed value, perhaps broadcast) that operand
-  /// `c` is, if it is one.
+  /// `c` is, if it is one and its value is finite and not 0 (so that 1/k is too).
   [[nodiscard]] std::optional<std::size_t> one_element_constant(std::size_t c) const {
     if (p_[Id(c)].op() == Op::Broadcast && !frontier_[c]) c = p_[Id(c)].children()[1].index();
     const bool constant = p_[Id(c)].op() == Op::Weight || frontier_[c];
     if (!constant || infos_[c].symbolic || infos_[c].elements() != 1) return std::nullopt;
+    const std::optional<float> k = constant_value(c);
+    if (!k || *k == 0 || !std::isfinite(*k) || !std::isfinite(1.0f / *k)) return std::nullopt;
     return c;
   }
   /// `erf` node `r` of an ewmul by a one-element constant.
@@ -369,16 +373,17 @@ class Exporter {
     return one_element_constant(p_[Id(m)].children()[1].index()) ||
            one_element_constant(p_[Id(m)].children()[0].index());
   }
-  /// The value of one-element constant `c` (`one_element_constant`).
-  [[nodiscard]] float constant_value(std::size_t c) const {
+  /// The value of one-element weight or precomputed node `c`; none when it has none (the
+  /// initializer's own checks then say why).
+  [[nodiscard]] std::optional<float> constant_value(std::size_t c) const {
     if (p_[Id(c)].op() == Op::Weight) {
       const auto it = weights_.find(symbol_of(c));
-      if (it == weights_.end() || it->second.data.size() != 1)
-        throw ExportError(where(c), fmt::format("weight '{}' has no value", symbol_of(c)));
+      if (it == weights_.end() || it->second.data.size() != 1) return std::nullopt;
       return it->second.data[0];
     }
+    if (!evaluator_) return std::nullopt;
     const auto& value = evaluator_->value(c).t;
-    if (!value || value->data.size() != 1) throw ExportError(where(c), "the precomputed value is missing");
+    if (!value || value->data.size() != 1) return std::nullopt;
     return value->data[0];
   }
 
@@ -656,7 +661,7 @@ class Exporter {
           const bool second = one_element_constant(mc[1].index()).has_value();
           const std::size_t k = *one_element_constant(mc[second ? 1 : 0].index());
           const std::string x = tensor_of(mc[second ? 0 : 1], nullptr);
-          return {op("Erf", {op("Div", {x, scalar(1.0f / constant_value(k))})}, name)};
+          return {op("Erf", {op("Div", {x, scalar(1.0f / *constant_value(k))})}, name)};
         }
         return {op("Erf", {in(0)}, name)};
       }
