@@ -349,3 +349,90 @@ TEST_CASE("onnx export: weight-only values larger than their weights are written
                           "exported vs original");
   }
 }
+
+namespace {
+
+/// The op types of `model`'s nodes, in order.
+std::vector<std::string> op_types(const ::onnx::ModelProto& model) {
+  std::vector<std::string> out;
+  for (const auto& n : model.graph().node()) out.push_back(n.op_type());
+  return out;
+}
+
+std::size_t count_of(const std::vector<std::string>& types, const std::string& type) {
+  return static_cast<std::size_t>(std::count(types.begin(), types.end(), type));
+}
+
+/// `program` exported at `opset` with `weights` computes what the program does on `inputs`.
+::onnx::ModelProto export_checked(const RecExpr<TensorNode>& program, const Bindings& all,
+                                  const std::vector<std::string>& inputs, std::int64_t opset) {
+  Bindings weights = all;
+  for (const std::string& name : inputs) weights.erase(name);
+  tonnx::ExportOptions options;
+  options.opset = opset;
+  const ::onnx::ModelProto exported = tonnx::export_model(program, weights, options);
+  const tonnx::ImportedModel again = reimport(exported);
+  Bindings bound = again.weights;
+  for (const std::string& name : inputs) bound.emplace(name, all.at(name));
+  require_outputs_close(execute(again.program, bound), execute(program, all), "read back");
+  return exported;
+}
+
+}  // namespace
+
+TEST_CASE("onnx export: layernorm is written as onnxruntime fuses it") {
+  Graph g;
+  const Tensor x = g.input("x", {4, 16});
+  g.output(g.layernorm(x, g.weight("gamma", {16}), g.weight("beta", {16})));
+  const RecExpr<TensorNode> program = g.program();
+  const Bindings b = random_bindings(program, 3);
+  // Opset 17 has the operator.
+  const std::vector<std::string> at17 = op_types(export_checked(program, b, {"x"}, 17));
+  CHECK(at17 == std::vector<std::string>{"LayerNormalization"});
+  // Before it, the variance is ReduceMean(Pow(centred, 2)): LayerNormFusion does not match a Mul.
+  const std::vector<std::string> at13 = op_types(export_checked(program, b, {"x"}, 13));
+  CHECK(count_of(at13, "Pow") == 1);
+  CHECK(count_of(at13, "Mul") == 1);  // gamma only
+  CHECK(count_of(at13, "LayerNormalization") == 0);
+}
+
+TEST_CASE("onnx export: reductions, N-d products and erf arguments are written as onnxruntime fuses them") {
+  Graph g;
+  const Tensor x = g.input("x", {2, 3, 8});
+  // An N-d product as the importer writes it: flattened to 2-d, multiplied, reshaped back.
+  const Tensor w = g.weight("w", {8, 8});
+  const Tensor y = g.add(g.reshape(g.matmul(g.reshape(x, {6, 8}), w), {2, 3, 8}), g.broadcast(g.weight("b", {8}), {2, 3, 8}));
+  // A mean over the last axis given back as 1 and broadcast (a spelled-out layer norm's).
+  const Tensor mean = g.broadcast(g.reshape(g.reduce_mean(y, 2), {2, 3, 1}), {2, 3, 8});
+  const Tensor centred = g.ewsub(y, mean);
+  // The erf GELU after the importer turned its Div by sqrt(2) into a product by 1/sqrt(2).
+  const Tensor e = g.erf(g.ewmul(centred, g.broadcast(g.weight("r", {1}), {2, 3, 8})));
+  g.output(g.ewmul(centred, e));
+  const RecExpr<TensorNode> program = g.program();
+  Bindings b = random_bindings(program, 4);
+  b["r"].data[0] = 0.70710677f;
+  const ::onnx::ModelProto exported = export_checked(program, b, {"x"}, 13);
+  const std::vector<std::string> types = op_types(exported);
+  CHECK(count_of(types, "Reshape") == 0);
+  for (const auto& n : exported.graph().node()) {
+    INFO(n.op_type());
+    if (n.op_type() == "MatMul") CHECK(n.input(0) == "x");  // the 3-d input itself
+    if (n.op_type() == "ReduceMean") {
+      REQUIRE(n.attribute_size() == 2);
+      CHECK(n.attribute(1).name() == "keepdims");
+      CHECK(n.attribute(1).i() == 1);
+    }
+  }
+  // erf(centred / sqrt(2)): one Div by sqrt(2); the only Mul is the final product.
+  REQUIRE(count_of(types, "Div") == 1);
+  CHECK(count_of(types, "Mul") == 1);
+  for (const auto& n : exported.graph().node())
+    if (n.op_type() == "Div")
+      for (const auto& t : exported.graph().initializer())
+        if (t.name() == n.input(1)) CHECK(t.float_data(0) == Approx(1.41421356).epsilon(1e-6));
+  // A factor of 0 has no reciprocal: the product stays.
+  b["r"].data[0] = 0.0f;
+  const std::vector<std::string> zero = op_types(export_checked(program, b, {"x"}, 13));
+  CHECK(count_of(zero, "Div") == 0);
+  CHECK(count_of(zero, "Mul") == 2);
+}

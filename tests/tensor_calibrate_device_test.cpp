@@ -157,6 +157,11 @@ TEST_CASE("calibrate_device: the H200 profile of record is the fit of the measur
   const DeviceMeasurements m = measurements_from_json(read(dir / "h200-measurements.json"));
   const DeviceProfile recorded = profile_from_json(read(dir / "h200-calibrated.json"));
   CHECK(device_profile_from(find_profile("h200-sxm"), m) == recorded);
+  // onnxruntime's CPU kernels on one thread (bench/ort/measure.js), fitted over onnxruntime-cpu.
+  const DeviceProfile ort = profile_from_json(read(dir / "onnxruntime-cpu-calibrated.json"));
+  CHECK(device_profile_from(find_profile("onnxruntime-cpu"),
+                            measurements_from_json(read(dir / "onnxruntime-cpu-measurements.json"))) == ort);
+  CHECK(ort.runtime_fusion);
   // What the fit found there, in the ranges the measurements show: a 2048^3 product at 50
   // TFLOP/s, 3x3 convolutions of 231 MFLOP at 4-8 TFLOP/s, a kernel's fixed cost of 1-2 us.
   CHECK((recorded.vector_flops[0] > 30e12 && recorded.vector_flops[0] < 67e12));

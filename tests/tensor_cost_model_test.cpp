@@ -693,7 +693,7 @@ TEST_CASE("cost_model: format_breakdown") {
 TEST_CASE("device_profile: every built-in profile is valid and round-trips through JSON exactly") {
   const std::vector<std::string> names = profile_names();
   CHECK(names == std::vector<std::string>{"h100-sxm", "h200-sxm", "a100-sxm-80gb", "xeon-spr-56c", "epyc-9654",
-                                          "xla-cpu-default"});
+                                          "xla-cpu-default", "onnxruntime-cpu"});
   for (const std::string& name : names) {
     INFO("profile " << name);
     const DeviceProfile p = find_profile(name);

@@ -160,3 +160,51 @@ TEST_CASE("optimize: a memory limit stops saturation and the result is still val
   CHECK(describe(check_program(result.optimized).back()) == describe(check_program(program).back()));
   CHECK(result.cost_after <= result.cost_before * (1 + 1e-12));
 }
+
+TEST_CASE("optimize: for a runtime that fuses by itself, only the fold and transformer rules run, without fusion") {
+  // Issue 35: onnxruntime fuses Conv+BN+activation, MatMul+Add, LayerNorm and GELU itself; the
+  // other rule families took those patterns apart and the fused kernels were exported as op
+  // chains it no longer recognized.
+  const DeviceProfile ort = find_profile("onnxruntime-cpu");
+  REQUIRE(ort.runtime_fusion);
+  Graph g;
+  const Tensor x = g.input("x", {8, 32});
+  const Tensor w1 = g.weight("w1", {32, 32}), w2 = g.weight("w2", {32, 32});
+  // Two products of x (matmul-share-lhs merges them), an elementwise chain (reassociated by the
+  // ewise-algebra rules), a batchnorm after a product (folded), a conv read in NCHW.
+  const Tensor a = g.matmul(x, w1), b = g.matmul(x, w2);
+  const Tensor bn = g.batchnorm(g.matmul(g.relu(g.ewadd(a, b)), g.weight("w3", {32, 32})), g.weight("s", {32}),
+                                g.weight("bb", {32}), g.weight("m", {32}), g.weight("v", {32}));
+  const Tensor conv = g.conv2d(g.input("img", {1, 8, 8, 8}), g.weight("k", {8, 8, 3, 3}), 1, 1, Padding::Same);
+  g.output(g.ewmul(g.ewadd(bn, a), b));
+  g.output(conv);
+  const RecExpr<TensorNode> program = g.program();
+  const std::vector<TensorRewrite> rules = all_rules();
+  std::set<std::string> allowed;
+  for (const TensorRewrite& rule : runtime_fusion_rules(rules)) allowed.insert(rule.name());
+  REQUIRE(!allowed.empty());
+  for (const char* family : {"fold", "transformer"}) {
+    INFO(family);
+    CHECK(std::any_of(rules.begin(), rules.end(), [&](const TensorRewrite& r) {
+      return r.has_label(family) && allowed.count(r.name()) == 1;
+    }));
+  }
+  OptimizeOptions options;
+  options.profile = ort;
+  options.fusion = true;  // ignored: the runtime fuses
+  const OptimizeResult result = optimize(program, options);
+  CHECK(result.fusion_nodes_added == 0);
+  CHECK_FALSE(result.layout_rules);
+  CHECK(result.report.applied.count("fold-batchnorm-matmul") == 1);
+  for (const auto& [rule, count] : result.report.applied) {
+    INFO(rule);
+    CHECK(allowed.count(rule) == 1);
+  }
+  for (std::size_t i = 0; i < result.optimized.size(); ++i) CHECK(result.optimized[Id(i)].op() != Op::Fused);
+  // The same program on a profile without runtime fusion runs the other families too.
+  OptimizeOptions xeon;
+  xeon.profile = find_profile("xeon-spr-56c");
+  const OptimizeResult other = optimize(program, xeon);
+  CHECK(std::any_of(other.report.applied.begin(), other.report.applied.end(),
+                    [&](const auto& applied) { return allowed.count(applied.first) == 0; }));
+}

@@ -83,7 +83,8 @@ constexpr const char* kHelp =
     "                        dialect does not know are kept as opaque nodes\n"
     "  --input NAME=d0,d1,.. the shape of the ONNX model's input NAME (required for symbolic\n"
     "                        dimensions such as a dynamic batch; repeat for several inputs)\n"
-    "  --out FILE.onnx       write the optimized ONNX model there (fused kernels as plain operators)\n"
+    "  --out FILE.onnx       write the optimized ONNX model there (fused kernels as plain operators);\n"
+    "                        the model as it came when nothing cheaper was found\n"
     "  --node-limit N        e-graph node limit (default 50000)\n"
     "  --iter-limit K        iteration limit (default 15)\n"
     "  --k-multi M           iterations in which the multi-pattern rules run (default 1)\n"
@@ -93,8 +94,10 @@ constexpr const char* kHelp =
     "  --ilp-time-limit S    seconds for the ilp extractor (default 30)\n"
     "  --profile P           cost with the roofline model on device profile P: a built-in name\n"
     "                        (h100-sxm, h200-sxm, a100-sxm-80gb, xeon-spr-56c, epyc-9654,\n"
-    "                        xla-cpu-default) or a profile JSON file; adds fusion and prints the\n"
-    "                        predicted time by op kind before and after (default: simple cost)\n"
+    "                        xla-cpu-default, onnxruntime-cpu) or a profile JSON file; adds fusion\n"
+    "                        and prints the predicted time by op kind before and after (default:\n"
+    "                        simple cost). onnxruntime-cpu: for a model onnxruntime will run, which\n"
+    "                        fuses by itself (no fusion, only the fold and transformer rules)\n"
     "  --no-fusion           with --profile: no fusion phase\n"
     "  --no-guard            with --profile: keep every predicted gain, even one inside the profile's\n"
     "                        own error (by default a profile that knows its error, as calibrate_host\n"
@@ -301,7 +304,9 @@ Options parse_args(int argc, char** argv) {
   if (!options.optimize.do_no_harm && !options.optimize.profile) throw BadInput{"--no-guard needs --profile"};
   if (options.warm_runs_given && !options.measure) throw BadInput{"--warm-runs needs --measure"};
   if (options.kernels && !options.optimize.profile) throw BadInput{"--kernels needs --profile"};
-  options.optimize.fusion = options.optimize.profile.has_value() && !options.no_fusion;
+  // A runtime that fuses kernels itself gets no fusion phase (optimize skips it as well).
+  options.optimize.fusion =
+      options.optimize.profile.has_value() && !options.no_fusion && !options.optimize.profile->runtime_fusion;
   return options;
 }
 
@@ -398,10 +403,20 @@ int run(const Options& options) {
 
   std::optional<tt::VerifyResult> verified, verified_export;
 #ifdef TENSAT_HAS_ONNX
+  // Nothing cheaper found: --out gets the model as it came, not the export's spelling of the
+  // same program (which a runtime may fuse less well: a LayerNormalization over two axes comes
+  // back spelled out), symbolic dimensions included.
+  const bool out_original = result.optimized == program;
   if (loaded.onnx && !options.out.empty()) {
     try {
-      tensat::onnx::export_to_file(result.optimized, loaded.imported.weights, options.out,
-                                   tensat::onnx::export_options_for(loaded.imported));
+      // Exported either way, so that what the export refuses is refused alike.
+      ::onnx::ModelProto model = tensat::onnx::export_model(result.optimized, loaded.imported.weights,
+                                                            tensat::onnx::export_options_for(loaded.imported));
+      if (out_original) {
+        std::ifstream in(options.onnx_path, std::ios::binary);
+        if (!in || !model.ParseFromIstream(&in)) throw tensat::Error("cannot read " + options.onnx_path + " again");
+      }
+      tensat::onnx::save_model(model, options.out);
     } catch (const tensat::onnx::ExportError& e) {
       // A file that cannot be written, or a model ONNX cannot hold (an operator it does not know).
       throw BadInput{std::string("--out: ") + e.what()};
@@ -485,6 +500,9 @@ int run(const Options& options) {
     line["egraph_classes"] = result.report.egraph_classes;
     line["cycle_nodes_pruned"] = result.cycle_nodes_pruned;
     line["extraction_status"] = status;
+#ifdef TENSAT_HAS_ONNX
+    if (loaded.onnx && !options.out.empty()) line["out_written"] = out_original ? "original" : "optimized";
+#endif
     line["kept_original"] = result.kept_original;
     line["ops_by_type_before"] = std::move(by_before);
     line["ops_by_type_after"] = std::move(by_after);

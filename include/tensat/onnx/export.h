@@ -172,6 +172,7 @@ class Exporter {
       }
       const auto d = direct.find(i);
       if (elided_[i]) continue;  // every reader takes its source: ONNX broadcasts
+      if (absorbed_[i]) continue;  // written by its readers (`plan_fusible_forms`)
       names_[i] = emit(i, nullptr, d != direct.end() ? output_names[d->second] : std::string());
     }
     for (std::size_t k = 0; k < outputs_.size(); ++k) {
@@ -283,6 +284,107 @@ class Exporter {
         throw ExportError("model", fmt::format("weight '{}' has no value", e.name()));
       }
     }
+    plan_fusible_forms(uses);
+  }
+
+  /// Marks `absorbed_` the nodes written inside their readers, in the forms onnxruntime's graph
+  /// optimizer fuses (and PyTorch's exporter writes): a reduction whose result a reshape only
+  /// gives its reduced axis back as 1 (ReduceMean with keepdims, which LayerNormFusion needs); a
+  /// product of a flattened N-d tensor reshaped back to N-d (one N-d MatMul, which a bias Add
+  /// then joins into a Gemm); a product by a one-element constant k read by erf (a Div by 1/k,
+  /// the erf GELU that GeluFusion matches), and the flattening reshape of such products. Each
+  /// only when every reader of the node takes it that way, so nothing is computed twice.
+  void plan_fusible_forms(const std::vector<std::size_t>& uses) {
+    const std::size_t n = p_.size();
+    absorbed_.assign(n, false);
+    std::vector<std::vector<std::size_t>> readers(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!needed_[i] || frontier_[i] || elided_[i]) continue;
+      for (Id c : p_[Id(i)].children()) readers[c.index()].push_back(i);
+    }
+    std::vector<bool> output(n, false);
+    for (std::size_t o : outputs_) output[o] = true;
+    for (std::size_t c = 0; c < n; ++c) {
+      if (!needed_[c] || frontier_[c] || infos_[c].symbolic || output[c] || readers[c].empty() ||
+          readers[c].size() != uses[c])
+        continue;
+      absorbed_[c] = std::all_of(readers[c].begin(), readers[c].end(), [&](std::size_t r) {
+        return keepdims_reshape(r) || nd_matmul(r) || erf_of_scaled(r);
+      });
+    }
+    // The flattening reshape of N-d products, when only they read it.
+    for (std::size_t c = 0; c < n; ++c) {
+      if (!needed_[c] || p_[Id(c)].op() != Op::Reshape || !plain(c) || output[c] || readers[c].empty() ||
+          readers[c].size() != uses[c])
+        continue;
+      absorbed_[c] = std::all_of(readers[c].begin(), readers[c].end(), [&](std::size_t r) {
+        return p_[Id(r)].op() == Op::MatMul && absorbed_[r] && p_[Id(r)].children()[1].index() == c &&
+               p_[Id(r)].children()[2].index() != c;
+      });
+    }
+  }
+  [[nodiscard]] bool plain(std::size_t i) const { return !frontier_[i] && !infos_[i].symbolic; }
+  /// `reshape` node `r` of a reduction that gives its reduced axis back as 1.
+  [[nodiscard]] bool keepdims_reshape(std::size_t r) const {
+    if (p_[Id(r)].op() != Op::Reshape || !plain(r)) return false;
+    const std::size_t c = p_[Id(r)].children()[1].index();
+    const Op op = p_[Id(c)].op();
+    if ((op != Op::ReduceSum && op != Op::ReduceMax && op != Op::ReduceMean) || !plain(c)) return false;
+    Dims want = infos_[p_[Id(c)].children()[1].index()].dims;
+    const std::int64_t axis = infos_[p_[Id(c)].children()[0].index()].value;
+    if (axis < 0 || axis >= static_cast<std::int64_t>(want.size())) return false;
+    want[static_cast<std::size_t>(axis)] = 1;
+    return infos_[r].dims == want;
+  }
+  /// `reshape` node `r` of a matmul of a flattened tensor x [..., K] back to [..., N].
+  [[nodiscard]] bool nd_matmul(std::size_t r) const {
+    if (p_[Id(r)].op() != Op::Reshape || !plain(r)) return false;
+    const std::size_t m = p_[Id(r)].children()[1].index();
+    if (p_[Id(m)].op() != Op::MatMul || !plain(m)) return false;
+    const std::size_t q = p_[Id(m)].children()[1].index();
+    if (p_[Id(q)].op() != Op::Reshape || !plain(q)) return false;
+    const Dims& x = infos_[p_[Id(q)].children()[1].index()].dims;
+    if (x.size() < 3) return false;
+    Dims out;
+    std::int64_t rows = 1;
+    for (std::size_t k = 0; k + 1 < x.size(); ++k) {
+      out.push_back(x[k]);
+      rows *= x[k];
+    }
+    if (infos_[q].dims != Dims{rows, x.back()}) return false;
+    out.push_back(infos_[m].dims.back());
+    return infos_[r].dims == out;
+  }
+  /// The one-element constant (a weight or precomputed value, perhaps broadcast) that operand
+  /// `c` is, if it is one and its value is finite and not 0 (so that 1/k is too).
+  [[nodiscard]] std::optional<std::size_t> one_element_constant(std::size_t c) const {
+    if (p_[Id(c)].op() == Op::Broadcast && !frontier_[c]) c = p_[Id(c)].children()[1].index();
+    const bool constant = p_[Id(c)].op() == Op::Weight || frontier_[c];
+    if (!constant || infos_[c].symbolic || infos_[c].elements() != 1) return std::nullopt;
+    const std::optional<float> k = constant_value(c);
+    if (!k || *k == 0 || !std::isfinite(*k) || !std::isfinite(1.0f / *k)) return std::nullopt;
+    return c;
+  }
+  /// `erf` node `r` of an ewmul by a one-element constant.
+  [[nodiscard]] bool erf_of_scaled(std::size_t r) const {
+    if (p_[Id(r)].op() != Op::Erf || !plain(r)) return false;
+    const std::size_t m = p_[Id(r)].children()[0].index();
+    if (p_[Id(m)].op() != Op::EwMul || !plain(m)) return false;
+    return one_element_constant(p_[Id(m)].children()[1].index()) ||
+           one_element_constant(p_[Id(m)].children()[0].index());
+  }
+  /// The value of one-element weight or precomputed node `c`; none when it has none (the
+  /// initializer's own checks then say why).
+  [[nodiscard]] std::optional<float> constant_value(std::size_t c) const {
+    if (p_[Id(c)].op() == Op::Weight) {
+      const auto it = weights_.find(symbol_of(c));
+      if (it == weights_.end() || it->second.data.size() != 1) return std::nullopt;
+      return it->second.data[0];
+    }
+    if (!evaluator_) return std::nullopt;
+    const auto& value = evaluator_->value(c).t;
+    if (!value || value->data.size() != 1) return std::nullopt;
+    return value->data[0];
   }
 
   /// Per weight-only node, the elements of the distinct `weight` leaves it reads (0 for any
@@ -553,7 +655,16 @@ class Exporter {
       case Op::Sigmoid: return {op("Sigmoid", {in(0)}, name)};
       case Op::Exp: return {op("Exp", {in(0)}, name)};
       case Op::Sqrt: return {op("Sqrt", {in(0)}, name)};
-      case Op::Erf: return {op("Erf", {in(0)}, name)};
+      case Op::Erf: {
+        if (!body && absorbed_[ch[0].index()]) {  // erf(x·k) as erf(x / (1/k))
+          const auto mc = p_[ch[0]].children();
+          const bool second = one_element_constant(mc[1].index()).has_value();
+          const std::size_t k = *one_element_constant(mc[second ? 1 : 0].index());
+          const std::string x = tensor_of(mc[second ? 0 : 1], nullptr);
+          return {op("Erf", {op("Div", {x, scalar(1.0f / *constant_value(k))})}, name)};
+        }
+        return {op("Erf", {in(0)}, name)};
+      }
       case Op::Gelu: {
         // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the executor's form.
         const std::string x = in(0);
@@ -607,7 +718,28 @@ class Exporter {
         attr(created, "perm", ints_of(0));
         return {y};
       }
-      case Op::Reshape: return {op("Reshape", {in(1), ints(ints_of(0))}, name)};
+      case Op::Reshape: {
+        const std::size_t c = ch[1].index();
+        if (!body && absorbed_[c] && p_[ch[1]].op() == Op::MatMul) {  // one N-d MatMul
+          const auto mc = p_[ch[1]].children();
+          const std::int64_t act = infos_[mc[0].index()].value;
+          const std::string x = tensor_of(p_[mc[1]].children()[1], nullptr);
+          return {activation(act, op("MatMul", {x, tensor_of(mc[2], nullptr)}, act ? std::string() : name), name)};
+        }
+        if (!body && absorbed_[c]) {  // the reduction, keeping its axis
+          const auto rc = p_[ch[1]].children();
+          const std::int64_t axis = infos_[rc[0].index()].value;
+          const Op rop = p_[ch[1]].op();
+          const std::string x = tensor_of(rc[1], nullptr);
+          const std::string y = rop == Op::ReduceSum
+                                    ? op("ReduceSum", {x, ints({axis})}, name, &created)
+                                    : op(rop == Op::ReduceMax ? "ReduceMax" : "ReduceMean", {x}, name, &created);
+          if (rop != Op::ReduceSum) attr(created, "axes", std::vector<std::int64_t>{axis});
+          attr(created, "keepdims", std::int64_t{1});
+          return {y};
+        }
+        return {op("Reshape", {in(1), ints(ints_of(0))}, name)};
+      }
       case Op::BatchNorm: {
         const std::string y = op("BatchNormalization", {in(0), in(1), in(2), in(3), in(4)}, name, &created);
         attr(created, "epsilon", tensor::internal::kNormEps);
@@ -673,6 +805,14 @@ class Exporter {
       }
       case Op::LayerNorm: {
         const std::string x = in(0);
+        if (options_.opset >= 17) {
+          // One operator (opset 17): onnxruntime runs it as one kernel.
+          const std::string y = op("LayerNormalization", {x, in(1), in(2)}, name, &created);
+          attr(created, "axis", std::int64_t{-1});
+          attr(created, "epsilon", tensor::internal::kNormEps);
+          return {y};
+        }
+        // Spelled out as onnxruntime's LayerNormFusion matches it (the variance from Pow 2).
         const auto mean = [&](const std::string& v) {
           ::onnx::NodeProto* r = nullptr;
           const std::string m = op("ReduceMean", {v}, {}, &r);
@@ -681,7 +821,7 @@ class Exporter {
           return m;
         };
         const std::string centred = op("Sub", {x, mean(x)});
-        const std::string var = mean(op("Mul", {centred, centred}));
+        const std::string var = mean(op("Pow", {centred, scalar(2.0f)}));
         const std::string norm = op("Div", {centred, op("Sqrt", {op("Add", {var, scalar(tensor::internal::kNormEps)})})});
         return {op("Add", {op("Mul", {norm, in(1)}), in(2)}, name)};
       }
@@ -820,7 +960,7 @@ class Exporter {
   ::onnx::ModelProto model_;
   ::onnx::GraphProto* graph_ = nullptr;
   std::vector<std::size_t> outputs_;
-  std::vector<bool> frontier_, needed_, elided_;
+  std::vector<bool> frontier_, needed_, elided_, absorbed_;
   std::unique_ptr<tensor::internal::Evaluator> evaluator_;
   std::vector<std::vector<std::string>> names_;
   std::set<std::string> taken_;

@@ -164,6 +164,11 @@ struct DeviceProfile {
   /// 3x3 stride-1 convolution into `wino_conv2d`. false where the convolution library chooses
   /// Winograd itself (cuDNN). JSON "winograd", optional (false when absent).
   bool winograd = false;
+  /// Whether the runtime that runs the optimized program fuses kernels itself (onnxruntime's
+  /// graph optimizer: Conv+BN+activation, MatMul+Add, LayerNorm, GELU): `optimize` then skips
+  /// its fusion phase and keeps to the rule families that leave those patterns as they were
+  /// (`kRuntimeFusionFamilies`, optimize.h). JSON "runtime_fusion", optional (false when absent).
+  bool runtime_fusion = false;
   /// A matrix-vector product (`matmul` whose result has one row, [1, K] x [K, N]) streams its
   /// matrix at gemv_bandwidth · N / (N + gemv_half_width) bytes/s instead of `mem_bandwidth`:
   /// measured on a CPU, the rate grows with the output width N (each of the K rows of the matrix
@@ -337,7 +342,7 @@ struct DeviceProfile {
            a.mem_bandwidth == b.mem_bandwidth && a.cache_bytes == b.cache_bytes &&
            a.launch_overhead == b.launch_overhead && a.mem_latency == b.mem_latency && a.eta_c == b.eta_c &&
            a.eta_m == b.eta_m && a.alpha == b.alpha && a.weights == b.weights && a.fusion_overlap == b.fusion_overlap &&
-           a.split_copies == b.split_copies && a.broadcast_copies == b.broadcast_copies && a.winograd == b.winograd && a.gemv_bandwidth == b.gemv_bandwidth &&
+           a.split_copies == b.split_copies && a.broadcast_copies == b.broadcast_copies && a.winograd == b.winograd && a.runtime_fusion == b.runtime_fusion && a.gemv_bandwidth == b.gemv_bandwidth &&
            a.gemv_half_width == b.gemv_half_width && a.cache_bandwidth == b.cache_bandwidth &&
            a.cache_resident_bytes == b.cache_resident_bytes && a.window_flops == b.window_flops &&
            a.gemm_half_rows == b.gemm_half_rows &&
@@ -443,6 +448,7 @@ inline void validate(const DeviceProfile& p) {
   doc["split_copies"] = p.split_copies;
   doc["broadcast_copies"] = p.broadcast_copies;
   doc["winograd"] = p.winograd;
+  doc["runtime_fusion"] = p.runtime_fusion;
   doc["gemv_bandwidth"] = p.gemv_bandwidth;
   doc["gemv_half_width"] = p.gemv_half_width;
   doc["cache_bandwidth"] = p.cache_bandwidth;
@@ -525,7 +531,7 @@ std::string profile_string(const Json& obj, const std::string& path, std::string
 }  // namespace detail
 
 /// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies", "broadcast_copies",
-/// "winograd", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes",
+/// "winograd", "runtime_fusion", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes",
 /// "window_flops", "gemm_half_rows", "gemm_half_flops", "conv_flops", "conv_half_flops", "conv_layout", "uncertainty" and "time_scale" (added later; true, false, 0 for
 /// the numbers, all contiguous and every factor 1 when absent),
 /// unknown fields are rejected (a typo would otherwise silently keep a default),
@@ -538,7 +544,7 @@ template <class Json>
   reject_unknown_keys(doc, "",
                       {"name", "kind", "description", "peak_flops", "mem_bandwidth", "cache_bytes", "launch_overhead",
                        "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies", "broadcast_copies", "winograd",
-                       "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "window_flops", "gemm_half_rows",
+                       "runtime_fusion", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "window_flops", "gemm_half_rows",
                        "gemm_half_flops", "conv_flops", "conv_half_flops", "conv_layout", "uncertainty", "time_scale"});
   DeviceProfile p;
   p.name = profile_string(doc, "", "name");
@@ -564,7 +570,8 @@ template <class Json>
   reject_unknown_keys(weights, "op_weights", {"add", "mul", "max", "div", "exp", "tanh", "sigmoid", "gelu", "rsqrt"});
   for_each_weight(p.weights, [&](std::string_view key, double& v) { v = profile_number(weights, "op_weights", key); });
   for (auto [key, flag] : {std::pair{"fusion_overlap", &p.fusion_overlap}, std::pair{"split_copies", &p.split_copies},
-                           std::pair{"broadcast_copies", &p.broadcast_copies}, std::pair{"winograd", &p.winograd}}) {
+                           std::pair{"broadcast_copies", &p.broadcast_copies}, std::pair{"winograd", &p.winograd},
+                           std::pair{"runtime_fusion", &p.runtime_fusion}}) {
     auto it = doc.find(key);
     if (it == doc.end()) continue;
     if (!it->is_boolean()) throw ProfileError(key, fmt::format("must be true or false, got {}", it->type_name()));
@@ -721,6 +728,17 @@ inline const std::vector<DeviceProfile>& builtin_profiles() {
                             "XLA's default CPU: 8 cores x 16 lanes x 2 flops x 3 GHz = 768 GFLOP/s; 100 GB/s; "
                             "1 MiB L2",
                             8 * 16 * 2 * 3e9, 100e9, 1 * kMiB));
+    {
+      DeviceProfile ort = cpu_profile(
+          "onnxruntime-cpu",
+          "onnxruntime's CPU execution provider on one thread of an AVX2 core: 8 f32 lanes x 2 FMA x 2 flops x "
+          "2.5 GHz = 80 GFLOP/s; 20 GB/s single-thread DRAM stream; 32 MiB L3 (nominal, not calibrated). Its Conv "
+          "reads NCHW and picks its own blocked layout; its graph optimizer fuses kernels (runtime_fusion)",
+          8 * 2 * 2 * 2.5e9, 20e9, 32 * kMiB);
+      ort.conv_layout = {Layout::Contiguous, Layout::Contiguous, Layout::Contiguous};
+      ort.runtime_fusion = true;
+      v.push_back(std::move(ort));
+    }
     return v;
   }();
   return profiles;
@@ -729,7 +747,7 @@ inline const std::vector<DeviceProfile>& builtin_profiles() {
 }  // namespace detail
 
 /// The names of the built-in profiles, in a fixed order: h100-sxm, h200-sxm, a100-sxm-80gb,
-/// xeon-spr-56c, epyc-9654, xla-cpu-default.
+/// xeon-spr-56c, epyc-9654, xla-cpu-default, onnxruntime-cpu.
 [[nodiscard]] inline std::vector<std::string> profile_names() {
   std::vector<std::string> names;
   for (const DeviceProfile& p : detail::builtin_profiles()) names.push_back(p.name);

@@ -3,11 +3,13 @@
 #ifndef TENSAT_TENSOR_OPTIMIZE_H
 #define TENSAT_TENSOR_OPTIMIZE_H
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <functional>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -53,6 +55,25 @@ enum class LayoutSearch {
     if (x.layout != profile.native_conv_layout(x.dtype)) return true;
   }
   return false;
+}
+
+/// The rule families `optimize` runs for a profile whose runtime fuses kernels itself
+/// (`DeviceProfile::runtime_fusion`): the inference simplifications (`fold`: batchnorm into the
+/// product before it) and the reshape/broadcast cleanups (`transformer`). The others reassociate
+/// elementwise chains, merge products and convolutions into concatenations and move transposes,
+/// which takes apart the patterns such a runtime fuses (its Gemm, LayerNorm and GELU fusions).
+inline constexpr std::array<std::string_view, 2> kRuntimeFusionFamilies{"fold", "transformer"};
+
+/// The rules of `rules` labelled with a family of `kRuntimeFusionFamilies`.
+[[nodiscard]] inline std::vector<TensorRewrite> runtime_fusion_rules(const std::vector<TensorRewrite>& rules) {
+  std::vector<TensorRewrite> kept;
+  for (const TensorRewrite& rule : rules)
+    for (std::string_view family : kRuntimeFusionFamilies)
+      if (rule.has_label(family)) {
+        kept.push_back(rule);
+        break;
+      }
+  return kept;
 }
 
 /// `IlpOptions` with CBC on one thread (the optimizer's default; see `OptimizeOptions::ilp`).
@@ -139,6 +160,8 @@ struct OptimizeResult {
 
 /// Optimizes `program` with `rules` (default: `all_rules()`), costing nodes with the roofline
 /// model when `options.profile` is set (then costs are microseconds), else `simple_node_cost`.
+/// With a profile whose runtime fuses kernels itself (`runtime_fusion`), only the rules of
+/// `runtime_fusion_rules(rules)` run and there is no fusion phase (`options.fusion` ignored).
 /// Throws `Error` if `options.fusion` is set without a profile. The optimized program is checked
 /// (`check_program`) before it is returned.
 inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const OptimizeOptions& given = {},
@@ -147,6 +170,10 @@ inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const Optimiz
   OptimizeOptions options = given;
   if (options.profile) options.profile = profile_for(*options.profile, program);  // the program's own view
   if (options.fusion && !options.profile) throw Error("optimize: fusion needs a device profile (the cost model)");
+  const bool runtime_fuses = options.profile && options.profile->runtime_fusion;
+  const std::vector<TensorRewrite> kept = runtime_fuses ? runtime_fusion_rules(rules) : std::vector<TensorRewrite>{};
+  const std::vector<TensorRewrite>& active = runtime_fuses ? kept : rules;
+  const bool fuse = options.fusion && !runtime_fuses;
   const auto program_cost_of = [&](const RecExpr<TensorNode>& p) {
     return options.profile ? program_time(p, *options.profile) : simple_program_cost(p);
   };
@@ -173,14 +200,14 @@ inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const Optimiz
   result.layout_rules = layouts;
   result.winograd_rules = options.profile && options.profile->winograd;
   if (layouts || result.winograd_rules) {
-    std::vector<TensorRewrite> with_extra = rules;
+    std::vector<TensorRewrite> with_extra = active;
     if (layouts)
       for (auto& rule : layout_rules()) with_extra.push_back(std::move(rule));
     if (result.winograd_rules)
       for (auto& rule : winograd_rules()) with_extra.push_back(std::move(rule));
     runner.run(with_extra);
   } else {
-    runner.run(rules);
+    runner.run(active);
   }
   if (options.on_iteration) options.on_iteration(runner.iterations().size() - 1, runner.iterations().back());
   TensorEGraph& egraph = runner.egraph();
@@ -189,7 +216,7 @@ inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const Optimiz
   egraph.rebuild();
   result.stop_reason = *runner.stop_reason();
   result.report = runner.report();
-  if (options.fusion) {
+  if (fuse) {
     const std::size_t before = egraph.total_size();
     Runner<TensorNode, TensorAnalysis> fusion;
     fusion.with_egraph(std::move(egraph))
@@ -237,12 +264,12 @@ inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const Optimiz
     // kernel that looks cheap alone may duplicate reads that sharing would save): also extract
     // with the fused nodes left out.
     const bool heuristic = best.second.status != ExtractionStatus::Optimal;
-    if (options.fusion && heuristic) offer(extract(without_fused(roofline)));
+    if (fuse && heuristic) offer(extract(without_fused(roofline)));
     if (robust) {
       // The program whose gain is largest with every changed kernel at its worst on its own.
       const RobustCost cautious(egraph, *options.profile, program);
       offer(extract(cautious));
-      if (options.fusion && heuristic) offer(extract(without_fused(cautious)));
+      if (fuse && heuristic) offer(extract(without_fused(cautious)));
     }
     auto& [optimized, extraction] = best;
     result.optimized = std::move(optimized);
