@@ -81,8 +81,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "  %-12s %-44s %9.1f us / %9.1f us = %.2f\n", std::string(cost_class_name(r.cls)).c_str(),
                    r.name.c_str(), r.measured * 1e6, r.predicted * 1e6, r.measured / r.predicted);
     for (std::size_t k = 0; k < kNumTimeScales; ++k)
-      if (profile.time_scale[k] != 1.0)
-        std::fprintf(stderr, "  time scale   %-20s x%.2f\n", std::string(time_scale_name(k)).c_str(), profile.time_scale[k]);
+      if (profile.time_scale[k] != 1.0 || profile.kind_scatter[k] != 0)
+        std::fprintf(stderr, "  kind         %-20s time scale x%.2f, scatter x%.2f\n", std::string(time_scale_name(k)).c_str(),
+                     profile.time_scale[k], profile.kind_scatter[k]);
     for (std::size_t c = 0; c < kNumCostClasses; ++c)
       std::fprintf(stderr, "  %-12s systematic x%.2f, scatter x%.2f\n", std::string(kCostClassNames[c]).c_str(),
                    profile.systematic_error[c], profile.scatter_error[c]);

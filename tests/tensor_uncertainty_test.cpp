@@ -61,6 +61,14 @@ TEST_CASE("uncertainty: the profile's error factors round-trip through JSON and 
   CHECK(profile_from_json(profile_to_json(p)) == p);
   CHECK(p.uncertainty_of(CostClass::Movement) == 2.5);
 
+  p.kind_scatter[static_cast<std::size_t>(Op::MatMul)] = 1.1;  // a probed kind's own scatter
+  CHECK(profile_from_json(profile_to_json(p)) == p);
+  CHECK(p.uncertainty_of(CostClass::Contraction, static_cast<std::size_t>(Op::MatMul)) == Approx(1.25 * 1.1));
+  CHECK(p.uncertainty_of(CostClass::Contraction, static_cast<std::size_t>(Op::Conv2d)) == Approx(1.25 * 1.5));
+  p.kind_scatter[static_cast<std::size_t>(Op::MatMul)] = 0.5;
+  CHECK_THROWS_AS(validate(p), ProfileError);
+  p.kind_scatter[static_cast<std::size_t>(Op::MatMul)] = 0;
+
   p.scatter_error[2] = 0.9;  // a kernel cannot be predicted to within less than exactly
   try {
     validate(p);
@@ -230,8 +238,13 @@ TEST_CASE("uncertainty: calibration times probes of every class and sets factors
     CHECK(p.scatter_error[c] >= 1.05);
     // The factors span the residuals: every probe lies within systematic x scatter.
     for (const Residual& r : residuals)
-      if (static_cast<std::size_t>(r.cls) == c)
+      if (static_cast<std::size_t>(r.cls) == c) {
         CHECK(std::abs(r.log_ratio()) <= std::log(p.systematic_error[c] * p.scatter_error[c]) + 1e-9);
+        // ... and within its own kind's bound, which is never wider than the class's.
+        CHECK(p.kind_scatter[r.scale] >= 1.05);
+        CHECK(p.kind_scatter[r.scale] <= p.scatter_error[c] + 1e-12);
+        CHECK(std::abs(r.log_ratio()) <= std::log(p.uncertainty_of(r.cls, r.scale)) + 1e-9);
+      }
   }
   CHECK(p.knows_its_error());
   // The corrections are what the kinds' probes agreed on; the profile reads back with them.

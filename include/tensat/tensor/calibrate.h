@@ -632,7 +632,8 @@ struct Residual {
 /// gets `time_scale` = exp(that mean); a kind whose probes disagree (a matrix-vector product
 /// and a batch, say) keeps 1, and its disagreement shows as error. Then, with the corrected
 /// predictions, per class: `systematic_error` = exp(|mean ln(measured / predicted)|),
-/// `scatter_error` = exp(max |ln(measured / predicted) − mean|), at least `min_scatter`. A fused
+/// `scatter_error` = exp(max |ln(measured / predicted) − mean|), at least `min_scatter`, and
+/// each probed kind's `kind_scatter` the same maximum over that kind's probes alone. A fused
 /// probe that `optimize` did not fuse is left out; a class with no probe keeps its factors.
 /// Returns the residuals, against the corrected predictions.
 inline std::vector<Residual> measure_uncertainty(DeviceProfile& profile, const CalibrationOptions& options = {}) {
@@ -673,6 +674,8 @@ inline std::vector<Residual> measure_uncertainty(DeviceProfile& profile, const C
   }
   for (std::size_t i = 0; i < probes.size(); ++i)
     residuals[i].predicted = program_time(probes[i].program, profile_for(base, probes[i].program)) * 1e-6;
+  const double least = std::max(options.min_scatter, 1.0);
+  base.kind_scatter.fill(0.0);
   for (std::size_t c = 0; c < kNumCostClasses; ++c) {
     std::vector<double> logs;
     for (const Residual& r : residuals)
@@ -680,7 +683,13 @@ inline std::vector<Residual> measure_uncertainty(DeviceProfile& profile, const C
     if (logs.empty()) continue;
     const auto [mean, spread] = mean_and_spread(logs);
     base.systematic_error[c] = std::exp(std::abs(mean));
-    base.scatter_error[c] = std::max(std::exp(spread), std::max(options.min_scatter, 1.0));
+    base.scatter_error[c] = std::max(std::exp(spread), least);
+    // Each probed kind's own: its probes' largest distance from the class's mean.
+    for (const Residual& r : residuals) {
+      if (static_cast<std::size_t>(r.cls) != c) continue;
+      double& k = base.kind_scatter[r.scale];
+      k = std::max({k, least, std::exp(std::abs(r.log_ratio() - mean))});
+    }
   }
   validate(base);
   profile = base;

@@ -612,6 +612,8 @@ struct KernelReport {
   Op op = Op::Num;
   OpWork work;
   KernelTime time;
+  /// `kernel_kind`: which `DeviceProfile::time_scale` (and `kind_scatter`) applies.
+  std::size_t kind = 0;
 };
 
 /// The kernels of one op kind in a program.
@@ -666,6 +668,7 @@ struct ProgramTime {
     OpWork work = op_work(original, infos[i], Span<const TensorInfo* const>(children.data(), children.size()),
                           profile, Span<const double>(reads.data(), reads.size()));
     KernelTime time;
+    std::size_t scale_kind = 0;
     if (original.op() == Op::Fused && !infos[i].weight_only) {
       double bytes_read = 0;
       std::vector<Id> inputs;
@@ -712,7 +715,8 @@ struct ProgramTime {
       if (has_contraction && !profile.fusion_overlap)
         for (std::size_t k = 0; k < inputs.size(); ++k)
           if (!contraction_reads[k]) group.staged_bytes += read_cost[inputs[k].index()];
-      time = scaled(fused_time(group, profile), profile.time_scale_of(Op::Fused, false, has_contraction, has_gather));
+      scale_kind = kernel_kind(Op::Fused, false, has_contraction, has_gather);
+      time = scaled(fused_time(group, profile), profile.time_scale[scale_kind]);
       work = OpWork{};
       work.kernel = time.total_us > 0;
       work.bytes_read = group.bytes_read;
@@ -724,11 +728,12 @@ struct ProgramTime {
         work.unit = group.members[primary].unit;
       }
     } else {
-      time = scaled(kernel_time(work, profile), profile.time_scale_of(original.op(), work.compute_rate > 0, false));
+      scale_kind = kernel_kind(original.op(), work.compute_rate > 0, false);
+      time = scaled(kernel_time(work, profile), profile.time_scale[scale_kind]);
     }
     if (!work.kernel) continue;
     result.total_us += time.total_us;
-    result.kernels.push_back(KernelReport{i, original.op(), work, time});
+    result.kernels.push_back(KernelReport{i, original.op(), work, time, scale_kind});
     OpKindTime& kind = kinds[static_cast<std::size_t>(original.op())];
     kind.op = original.op();
     kind.kernels++;

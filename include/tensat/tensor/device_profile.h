@@ -122,6 +122,17 @@ inline constexpr std::size_t kNumTimeScales = kNumOps + 3;
                                        : op_name(static_cast<Op>(i));
 }
 
+/// The `time_scale` index (the kind) of a kernel of `op`: `windowed` for a convolution computed
+/// at the window rate, `with_contraction` / `with_gather` for a fused kernel with a product in
+/// it / whose body reads through a data-movement op.
+[[nodiscard]] constexpr std::size_t kernel_kind(Op op, bool windowed, bool with_contraction,
+                                                bool with_gather = false) noexcept {
+  if (op == Op::Conv2d && windowed) return kDepthwiseScale;
+  if (op == Op::Fused && with_contraction) return kFusedContractionScale;
+  if (op == Op::Fused && with_gather) return kFusedGatherScale;
+  return static_cast<std::size_t>(op);
+}
+
 /// What the roofline model knows about a machine. Units are SI: FLOP/s, bytes/s, bytes, seconds.
 /// Peaks are dense (datasheets' "with sparsity" figures are twice these).
 struct DeviceProfile {
@@ -240,6 +251,11 @@ struct DeviceProfile {
   /// s, ...}, "scatter": {...}}, optional (every factor 1 when absent).
   std::array<double, kNumCostClasses> systematic_error{1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
   std::array<double, kNumCostClasses> scatter_error{1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+  /// A kind's own scatter (indexed like `time_scale`: `kernel_kind`), where calibration probed
+  /// it: the class's scatter is its worst kind's, and a kind the model prices well (products)
+  /// should not pay for one it prices badly (small-map Winograd). 0: not probed, the class's
+  /// `scatter_error`. JSON "uncertainty" {"kind_scatter": {"matmul": k, ...}}, optional.
+  std::array<double, kNumTimeScales> kind_scatter{};
   /// Measured corrections: a kernel's roofline time is multiplied by the factor of its kind
   /// (indexed as `kDepthwiseScale` and `kFusedContractionScale` say). The roofline counts
   /// flops and bytes; how a particular runtime computes an op can be far from that count (the
@@ -264,16 +280,18 @@ struct DeviceProfile {
   /// window rate, `with_contraction` for a fused kernel with a product in it, `with_gather` for
   /// one whose body reads through a data-movement op.
   [[nodiscard]] double time_scale_of(Op op, bool windowed, bool with_contraction, bool with_gather = false) const noexcept {
-    if (op == Op::Conv2d && windowed) return time_scale[kDepthwiseScale];
-    if (op == Op::Fused && with_contraction) return time_scale[kFusedContractionScale];
-    if (op == Op::Fused && with_gather) return time_scale[kFusedGatherScale];
-    return time_scale[static_cast<std::size_t>(op)];
+    return time_scale[kernel_kind(op, windowed, with_contraction, with_gather)];
   }
 
-  /// Both error factors of class `c`, multiplied: the bound on one kernel's error.
-  [[nodiscard]] double uncertainty_of(CostClass c) const noexcept {
-    const auto i = static_cast<std::size_t>(c);
-    return systematic_error[i] * scatter_error[i];
+  /// The scatter of a kernel of class `c` and kind `kind`: the kind's own if probed, else the class's.
+  [[nodiscard]] double scatter_of(CostClass c, std::size_t kind) const noexcept {
+    return kind < kNumTimeScales && kind_scatter[kind] >= 1.0 ? kind_scatter[kind]
+                                                              : scatter_error[static_cast<std::size_t>(c)];
+  }
+  /// Both error factors of a kernel of class `c` (and kind `kind`), multiplied: the bound on one
+  /// kernel's error.
+  [[nodiscard]] double uncertainty_of(CostClass c, std::size_t kind = kNumTimeScales) const noexcept {
+    return systematic_error[static_cast<std::size_t>(c)] * scatter_of(c, kind);
   }
   /// Whether some class has an error factor above 1.
   [[nodiscard]] bool knows_its_error() const noexcept {
@@ -349,6 +367,7 @@ struct DeviceProfile {
            a.gemm_half_flops == b.gemm_half_flops && a.conv_flops == b.conv_flops &&
            a.conv_half_flops == b.conv_half_flops && a.conv_layout == b.conv_layout &&
            a.systematic_error == b.systematic_error && a.scatter_error == b.scatter_error &&
+           a.kind_scatter == b.kind_scatter &&
            a.time_scale == b.time_scale;
   }
   friend bool operator!=(const DeviceProfile& a, const DeviceProfile& b) noexcept { return !(a == b); }
@@ -410,8 +429,13 @@ inline void validate(const DeviceProfile& p) {
   detail::for_each_weight(p.weights, [](std::string_view key, double v) {
     detail::check_profile_number(fmt::format("op_weights.{}", key), v, false);
   });
-  for (std::size_t i = 0; i < kNumTimeScales; ++i)
+  for (std::size_t i = 0; i < kNumTimeScales; ++i) {
     check_profile_number(fmt::format("time_scale.{}", time_scale_name(i)), p.time_scale[i], true);
+    const std::string field = fmt::format("uncertainty.kind_scatter.{}", time_scale_name(i));
+    check_profile_number(field, p.kind_scatter[i], false);
+    if (p.kind_scatter[i] != 0 && p.kind_scatter[i] < 1.0)
+      throw ProfileError(field, fmt::format("must be 0 (not probed) or at least 1, got {}", p.kind_scatter[i]));
+  }
   for (const auto& [kind, factors] : {std::pair{"systematic", &p.systematic_error}, std::pair{"scatter", &p.scatter_error}})
     for (std::size_t i = 0; i < kNumCostClasses; ++i) {
       const std::string field = fmt::format("uncertainty.{}.{}", kind, kCostClassNames[i]);
@@ -467,6 +491,10 @@ inline void validate(const DeviceProfile& p) {
     for (std::size_t i = 0; i < kNumCostClasses; ++i) table[std::string(kCostClassNames[i])] = (*factors)[i];
     doc["uncertainty"][kind] = table;
   }
+  nlohmann::ordered_json kinds = nlohmann::ordered_json::object();
+  for (std::size_t i = 0; i < kNumTimeScales; ++i)
+    if (p.kind_scatter[i] != 0) kinds[std::string(time_scale_name(i))] = p.kind_scatter[i];
+  doc["uncertainty"]["kind_scatter"] = kinds;
   nlohmann::ordered_json scales = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < kNumTimeScales; ++i)
     if (p.time_scale[i] != 1.0) scales[std::string(time_scale_name(i))] = p.time_scale[i];
@@ -599,7 +627,18 @@ template <class Json>
   }
   if (doc.find("uncertainty") != doc.end()) {
     const Json& both = profile_object(profile_member(doc, "", "uncertainty"), "uncertainty");
-    reject_unknown_keys(both, "uncertainty", {"systematic", "scatter"});
+    reject_unknown_keys(both, "uncertainty", {"systematic", "scatter", "kind_scatter"});
+    if (both.find("kind_scatter") != both.end()) {
+      const Json& table = profile_object(profile_member(both, "uncertainty", "kind_scatter"), "uncertainty.kind_scatter");
+      for (auto it = table.begin(); it != table.end(); ++it) {
+        std::size_t i = 0;
+        while (i < kNumTimeScales && time_scale_name(i) != it.key()) ++i;
+        if (i == kNumTimeScales)
+          throw ProfileError(join_path("uncertainty.kind_scatter", it.key()),
+                             "unknown kind (expected an operator's name, \"depthwise_conv2d\", \"fused_contraction\" or \"fused_gather\")");
+        p.kind_scatter[i] = profile_number(table, "uncertainty.kind_scatter", it.key());
+      }
+    }
     for (const auto& [kind, factors] : {std::pair{"systematic", &p.systematic_error}, std::pair{"scatter", &p.scatter_error}}) {
       if (both.find(kind) == both.end()) continue;
       const std::string path = join_path("uncertainty", kind);

@@ -70,7 +70,8 @@ namespace tensor {
 /// netted by class against the class's systematic error s (`DeviceProfile::systematic_error`,
 /// common to its kernels): a class the change removes time from on balance saves at least
 /// net / s, one it adds time to costs at most net · s; then each changed kernel's own error k
-/// (`scatter_error`) is charged: t · (1 − 1/k) for a removed kernel, t · (k − 1) for an added one.
+/// (`DeviceProfile::scatter_of`: its kind's if calibration probed the kind, else its class's) is
+/// charged: t · (1 − 1/k) for a removed kernel, t · (k − 1) for an added one.
 struct GainBand {
   double predicted_us = 0;   ///< time(original) − time(optimized)
   double worst_case_us = 0;  ///< the gain with every error against it
@@ -92,7 +93,7 @@ struct GainBand {
     CostClass cls = CostClass::Elementwise;
     double flops = 0;
     double bytes = 0;
-    double op = 0;
+    double kind = 0;  // kernel_kind: the op, or which depthwise / fused kind
   };
   std::unordered_map<TensorNode, std::size_t, Hash> shared;  // a node over shared ids -> its shared id
   const auto kernels_of = [&](const RecExpr<TensorNode>& program) {
@@ -104,7 +105,7 @@ struct GainBand {
     std::unordered_map<std::size_t, Kernel> kernels;  // shared id -> the kernel (each distinct one once)
     for (const KernelReport& k : program_breakdown(program, profile).kernels)
       kernels.emplace(ids[k.node], Kernel{k.time.total_us, cost_class(k.op, k.work), k.work.flops, k.work.bytes_moved(),
-                                          static_cast<double>(k.op)});
+                                          static_cast<double>(k.kind)});
     return kernels;
   };
   const auto before = kernels_of(original);
@@ -115,7 +116,7 @@ struct GainBand {
   // weights a batchnorm was folded into) are one kernel for the error: they pair up and cancel.
   using Signature = std::tuple<CostClass, double, double, double, double>;
   std::map<Signature, std::ptrdiff_t> unpaired;  // removed minus added, by signature
-  const auto signature = [](const Kernel& k) { return Signature{k.cls, k.flops, k.bytes, k.us, k.op}; };
+  const auto signature = [](const Kernel& k) { return Signature{k.cls, k.flops, k.bytes, k.us, k.kind}; };
   for (const auto& [id, k] : before) {
     band.predicted_us += k.us;
     if (after.count(id)) continue;
@@ -133,12 +134,13 @@ struct GainBand {
     if (count == 0) continue;
     const auto c = static_cast<std::size_t>(std::get<0>(sig));
     const double us = std::get<3>(sig) * static_cast<double>(count > 0 ? count : -count);
+    const double k = profile.scatter_of(std::get<0>(sig), static_cast<std::size_t>(std::get<4>(sig)));
     if (count > 0) {
       net[c] += us;
-      band.worst_case_us -= us * (1 - 1 / profile.scatter_error[c]);
+      band.worst_case_us -= us * (1 - 1 / k);
     } else {
       net[c] -= us;
-      band.worst_case_us -= us * (profile.scatter_error[c] - 1);
+      band.worst_case_us -= us * (k - 1);
     }
   }
   for (std::size_t c = 0; c < kNumCostClasses; ++c) {
@@ -181,7 +183,12 @@ class RobustCost {
     if (t.total_us <= 0) return t.total_us;
     const DeviceProfile& p = roofline_.profile();
     const OpWork work = node.op() == Op::Conv2d ? roofline_.work(node, cls) : OpWork{};
-    const double f = p.uncertainty_of(cost_class(node.op(), work));
+    std::size_t kind = kernel_kind(node.op(), work.compute_rate > 0, false);
+    if (node.op() == Op::Fused) {
+      const FusedGroup g = roofline_.group(node, cls);
+      kind = kernel_kind(Op::Fused, false, g.has_contraction, g.has_gather);
+    }
+    const double f = p.uncertainty_of(cost_class(node.op(), work), kind);
     return in_original(node) ? t.total_us / f : t.total_us * f;
   }
   [[nodiscard]] const RooflineCost& roofline() const noexcept { return roofline_; }
