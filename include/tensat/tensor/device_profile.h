@@ -556,6 +556,20 @@ std::string profile_string(const Json& obj, const std::string& path, std::string
   return v.template get<std::string>();
 }
 
+/// Reads an object keyed by kernel kinds (`time_scale_name`) into `values` (at JSON path `path`).
+template <class Json>
+void read_kind_table(const Json& obj, const std::string& path, std::array<double, kNumTimeScales>& values) {
+  const Json& table = profile_object(obj, path);
+  for (auto it = table.begin(); it != table.end(); ++it) {
+    std::size_t i = 0;
+    while (i < kNumTimeScales && time_scale_name(i) != it.key()) ++i;
+    if (i == kNumTimeScales)
+      throw ProfileError(join_path(path, it.key()),
+                         "unknown kind (expected an operator's name, \"depthwise_conv2d\", \"fused_contraction\" or \"fused_gather\")");
+    values[i] = profile_number(table, path, it.key());
+  }
+}
+
 }  // namespace detail
 
 /// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies", "broadcast_copies",
@@ -628,17 +642,8 @@ template <class Json>
   if (doc.find("uncertainty") != doc.end()) {
     const Json& both = profile_object(profile_member(doc, "", "uncertainty"), "uncertainty");
     reject_unknown_keys(both, "uncertainty", {"systematic", "scatter", "kind_scatter"});
-    if (both.find("kind_scatter") != both.end()) {
-      const Json& table = profile_object(profile_member(both, "uncertainty", "kind_scatter"), "uncertainty.kind_scatter");
-      for (auto it = table.begin(); it != table.end(); ++it) {
-        std::size_t i = 0;
-        while (i < kNumTimeScales && time_scale_name(i) != it.key()) ++i;
-        if (i == kNumTimeScales)
-          throw ProfileError(join_path("uncertainty.kind_scatter", it.key()),
-                             "unknown kind (expected an operator's name, \"depthwise_conv2d\", \"fused_contraction\" or \"fused_gather\")");
-        p.kind_scatter[i] = profile_number(table, "uncertainty.kind_scatter", it.key());
-      }
-    }
+    if (both.find("kind_scatter") != both.end())
+      read_kind_table(profile_member(both, "uncertainty", "kind_scatter"), "uncertainty.kind_scatter", p.kind_scatter);
     for (const auto& [kind, factors] : {std::pair{"systematic", &p.systematic_error}, std::pair{"scatter", &p.scatter_error}}) {
       if (both.find(kind) == both.end()) continue;
       const std::string path = join_path("uncertainty", kind);
@@ -649,17 +654,7 @@ template <class Json>
           (*factors)[i] = profile_number(table, path, kCostClassNames[i]);
     }
   }
-  if (doc.find("time_scale") != doc.end()) {
-    const Json& table = profile_object(profile_member(doc, "", "time_scale"), "time_scale");
-    for (auto it = table.begin(); it != table.end(); ++it) {
-      std::size_t i = 0;
-      while (i < kNumTimeScales && time_scale_name(i) != it.key()) ++i;
-      if (i == kNumTimeScales)
-        throw ProfileError(join_path("time_scale", it.key()),
-                           "unknown kind (expected an operator's name, \"depthwise_conv2d\", \"fused_contraction\" or \"fused_gather\")");
-      p.time_scale[i] = profile_number(table, "time_scale", it.key());
-    }
-  }
+  if (doc.find("time_scale") != doc.end()) read_kind_table(profile_member(doc, "", "time_scale"), "time_scale", p.time_scale);
   validate(p);
   return p;
 }
