@@ -53,6 +53,14 @@ struct is_language<
 template <class L>
 inline constexpr bool is_language_v = is_language<L>::value;
 
+/// Hashes a language's node by its `hash()`, for unordered containers of nodes.
+struct NodeHash {
+  template <class L>
+  std::size_t operator()(const L& node) const noexcept {
+    return static_cast<std::size_t>(node.hash());
+  }
+};
+
 /// True if the node has no children.
 template <class L>
 [[nodiscard]] bool is_leaf(const L& node) {

@@ -44,9 +44,6 @@ class StructuralNumbering {
   [[nodiscard]] std::size_t size() const noexcept { return numbers_.size(); }
 
  private:
-  struct NodeHash {
-    std::size_t operator()(const L& node) const noexcept { return static_cast<std::size_t>(node.hash()); }
-  };
   std::unordered_map<L, std::uint64_t, NodeHash> numbers_;
 };
 

@@ -640,10 +640,7 @@ struct ProgramTime {
 [[nodiscard]] inline ProgramTime program_breakdown(const RecExpr<TensorNode>& program, const DeviceProfile& profile) {
   validate(profile);
   const std::vector<TensorInfo> infos = check_program(program);
-  struct Hash {
-    std::size_t operator()(const TensorNode& n) const noexcept { return static_cast<std::size_t>(n.hash()); }
-  };
-  std::unordered_map<TensorNode, Id, Hash> seen;
+  std::unordered_map<TensorNode, Id, NodeHash> seen;
   std::vector<Id> canonical(program.size());
   std::vector<double> read_cost(program.size());  // what reading node i costs a consumer
   ProgramTime result;
@@ -754,10 +751,7 @@ struct ProgramTime {
 /// `ShapeError` for an ill-typed program.
 [[nodiscard]] inline DeviceProfile profile_for(DeviceProfile profile, const RecExpr<TensorNode>& program) {
   const std::vector<TensorInfo> infos = check_program(program);
-  struct Hash {
-    std::size_t operator()(const TensorNode& n) const noexcept { return static_cast<std::size_t>(n.hash()); }
-  };
-  std::unordered_set<TensorNode, Hash> names;  // a weight's name node (a `sym`): each weight once
+  std::unordered_set<TensorNode, NodeHash> names;  // a weight's name node (a `sym`): each weight once
   double bytes = 0;
   for (std::size_t i = 0; i < program.size(); ++i) {
     const TensorNode& n = program[Id(i)];

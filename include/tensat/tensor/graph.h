@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "tensat/core/language.h"
 #include "tensat/core/recexpr.h"
 #include "tensat/io/sexpr.h"
 #include "tensat/tensor/node.h"
@@ -314,10 +315,6 @@ class Graph {
   [[nodiscard]] std::size_t size() const noexcept { return program_.size(); }
 
  private:
-  struct NodeHash {
-    std::size_t operator()(const TensorNode& n) const noexcept { return static_cast<std::size_t>(n.hash()); }
-  };
-
   Tensor source(Op op, std::string_view name, const Dims& dims, DType dtype, Layout layout) {
     if (name.empty() || TensorNode::parse_integer(name) || op_from_name(name) ||
         name.find_first_of(" \t\n\r()\"") != std::string_view::npos)

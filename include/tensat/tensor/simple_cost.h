@@ -125,10 +125,7 @@ template <class NodeCost>
 [[nodiscard]] double program_cost(const RecExpr<TensorNode>& program, NodeCost&& node_cost) {
   const std::vector<TensorInfo> infos = check_program(program);
   // A program read as a tree repeats shared subterms; pay for each distinct node once.
-  struct Hash {
-    std::size_t operator()(const TensorNode& n) const noexcept { return static_cast<std::size_t>(n.hash()); }
-  };
-  std::unordered_map<TensorNode, Id, Hash> seen;
+  std::unordered_map<TensorNode, Id, NodeHash> seen;
   std::vector<Id> canonical(program.size());
   std::vector<double> read_cost(program.size());  // what reading node i costs a consumer
   double total = 0;

@@ -12,6 +12,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "tensat/core/language.h"
 #include "tensat/core/recexpr.h"
 #include "tensat/tensor/analysis.h"
 #include "tensat/tensor/cost_model.h"
@@ -85,9 +86,6 @@ struct GainBand {
 /// ill-typed program and `ProfileError` for an invalid profile. O(nodes).
 [[nodiscard]] inline GainBand gain_band(const RecExpr<TensorNode>& original, const RecExpr<TensorNode>& optimized,
                                         const DeviceProfile& profile) {
-  struct Hash {
-    std::size_t operator()(const TensorNode& n) const noexcept { return static_cast<std::size_t>(n.hash()); }
-  };
   struct Kernel {
     double us = 0;
     CostClass cls = CostClass::Elementwise;
@@ -95,7 +93,7 @@ struct GainBand {
     double bytes = 0;
     double kind = 0;  // kernel_kind: the op, or which depthwise / fused kind
   };
-  std::unordered_map<TensorNode, std::size_t, Hash> shared;  // a node over shared ids -> its shared id
+  std::unordered_map<TensorNode, std::size_t, NodeHash> shared;  // a node over shared ids -> its shared id
   const auto kernels_of = [&](const RecExpr<TensorNode>& program) {
     std::vector<std::size_t> ids(program.size());
     for (std::size_t i = 0; i < program.size(); ++i) {
@@ -194,16 +192,13 @@ class RobustCost {
   [[nodiscard]] const RooflineCost& roofline() const noexcept { return roofline_; }
 
  private:
-  struct Hash {
-    std::size_t operator()(const TensorNode& n) const noexcept { return static_cast<std::size_t>(n.hash()); }
-  };
   [[nodiscard]] TensorNode canonical(const TensorNode& node) const {
     return map_children(node, [&](Id c) { return egraph_->find(c); });
   }
 
   const TensorEGraph* egraph_;
   RooflineCost roofline_;
-  std::unordered_set<TensorNode, Hash> original_;
+  std::unordered_set<TensorNode, NodeHash> original_;
 };
 
 }  // namespace tensor
