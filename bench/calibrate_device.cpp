@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <tensat/tensor/calibrate_device.h>
 #ifdef TENSAT_HAS_CUDA
@@ -35,6 +36,20 @@ void print(const DeviceMeasurements& m) {
   for (const ContractionSample& s : m.convolutions) line(s);
   line(m.depthwise);
   line(m.grouped);
+  if (m.run_seconds > 0) std::fprintf(stderr, "run:             %.2f us (a program of one relu, whole)\n", m.run_seconds * 1e6);
+  for (const ProbeSeconds& p : m.probes)
+    if (!p.error.empty()) std::fprintf(stderr, "probe not timed: %s: %s\n", p.name.c_str(), p.error.c_str());
+  for (const GemvSample& s : m.gemv)
+    std::fprintf(stderr, "%-36s %10.2f us  %8.0f GB/s\n", s.what.c_str(), s.seconds * 1e6,
+                 s.seconds > 0 ? s.bytes() / s.seconds * 1e-9 : 0.0);
+}
+
+void print(const std::vector<Residual>& residuals) {
+  if (residuals.empty()) return;
+  std::fprintf(stderr, "%-52s %-12s %12s %12s %8s\n", "probe", "class", "predicted us", "measured us", "ratio");
+  for (const Residual& r : residuals)
+    std::fprintf(stderr, "%-52s %-12s %12.2f %12.2f %8.2f\n", r.name.c_str(), std::string(cost_class_name(r.cls)).c_str(),
+                 r.predicted * 1e6, r.measured * 1e6, r.measured / r.predicted);
 }
 
 std::string read_file(const std::string& path) {
@@ -78,7 +93,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "calibrate_device: no GPU (%s); --from refits recorded measurements\n", why.c_str());
         return 2;
       }
-      m = measure_cuda_device();
+      CudaCalibrationOptions options;
+      options.base = base;
+      m = measure_cuda_device(options);
 #else
       std::fprintf(stderr, "calibrate_device: built without the CUDA executor; --from refits recorded measurements\n");
       return 2;
@@ -98,7 +115,9 @@ int main(int argc, char** argv) {
       file << measurements_to_json(m).dump(2) << "\n";
       if (!file) throw ProfileError("", "cannot write " + measurements_out);
     }
-    const DeviceProfile profile = device_profile_from(base, m);
+    std::vector<Residual> residuals;
+    const DeviceProfile profile = device_profile_from(base, m, &residuals);
+    print(residuals);
     if (out.empty()) {
       std::printf("%s\n", profile_to_json(profile).c_str());
     } else {

@@ -24,12 +24,17 @@
 // measured and paired speedups, the ratios' quartiles, faster_pairs, measured_sign, the
 // predicted times and gain on the profile, the op counts), and fusion (0 or 1).
 //
-// --ops: before a model's pairs, each program's time by op kind (profile_cuda, 5 runs), on stderr.
+// --no-guard: keep every predicted gain, even one inside the profile's error (a profile that
+// knows its error, as calibrate_device writes, otherwise keeps the original where a change's
+// worst-case gain is not positive: OptimizeOptions::do_no_harm).
+// --ops: before a model's pairs, each program's time by op kind (profile_cuda, 5 runs) and the
+// profile's prediction by op kind, on stderr.
 // --timing=launched|queued|graph: the pairs' CudaTiming (cuda_executor.md; default launched, each
 // run as the host launches it). queued: each run launched whole behind a spin kernel, the GPU's
 // work alone (programs whose launches overflow the stream's queue are skipped with the error);
-// graph: each run one launch of the run captured as a CUDA graph. --ops uses queued where the
-// pairs do and launched otherwise. Counter timing (0 launched, 1 queued, 2 graph).
+// graph: each run one launch of the run captured as a CUDA graph. --ops uses launched where the
+// pairs do and queued otherwise (a program it cannot queue is reported and its pairs still
+// run). Counter timing (0 launched, 1 queued, 2 graph).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -56,6 +61,7 @@ std::string g_profile = "h100-sxm";  // --profile=NAME or a file (resolve_profil
 int g_runs = 15;                     // --runs=N pairs
 int g_per_run = 10;                  // --per-run=R runs behind each measure_cuda_ms
 bool g_ops = false;                  // --ops: print each program's profile_cuda by op kind
+bool g_guard = true;                 // --no-guard: OptimizeOptions::do_no_harm off
 tt::CudaTiming g_timing = tt::CudaTiming::launched;  // --timing=NAME
 
 const tt::DeviceProfile& profile() {
@@ -72,7 +78,12 @@ const tensat_bench::PreparedPair& prepared(const std::string& model, bool fusion
     tt::OptimizeOptions options;
     options.profile = profile();
     options.fusion = fusion;
-    slot->program[1] = tt::optimize(slot->program[0], options).optimized;
+    options.do_no_harm = g_guard;
+    const tt::OptimizeResult result = tt::optimize(slot->program[0], options);
+    slot->program[1] = result.optimized;
+    std::fprintf(stderr, "%s, %s: predicted gain %.1f us, worst case %.1f us%s\n", model.c_str(),
+                 fusion ? "fused" : "rewrites", result.gain.predicted_us, result.gain.worst_case_us,
+                 result.inside_error_band ? "; inside the error band, the original kept" : "");
     slot->precompute();
   }
   return *slot;
@@ -87,15 +98,29 @@ void BM_gpu_compare(benchmark::State& state, std::string model, bool fusion) {
     return;
   }
   const tensat_bench::PreparedPair& p = prepared(model, fusion);
-  const tt::CudaTiming ops_timing = g_timing == tt::CudaTiming::queued ? g_timing : tt::CudaTiming::launched;
+  // The GPU's work alone where the pairs time it (graph timing has no per-node events): queued.
+  const tt::CudaTiming ops_timing = g_timing == tt::CudaTiming::launched ? g_timing : tt::CudaTiming::queued;
   tensat_bench::PairedTimes times;
   try {
     if (g_ops)
-      for (int k = 0; k < 2; ++k)
+      for (int k = 0; k < 2; ++k) {
+        std::string measured;
+        try {
+          measured = tt::format_profile(tt::profile_cuda(p.precomputed.program[k], p.precomputed.bindings, 5, ops_timing));
+        } catch (const tt::ExecutionError& e) {  // a queued run that overflows the launch queue: the pairs still run
+          measured = std::string("not profiled: ") + e.what() + "\n";
+        }
         std::fprintf(stderr, "%s, %s, %s program on the GPU (%s):\n%s\n", model.c_str(), fusion ? "fused" : "rewrites",
                      k == 0 ? "original" : "optimized", ops_timing == tt::CudaTiming::queued ? "queued" : "launched",
-                     tt::format_profile(tt::profile_cuda(p.precomputed.program[k], p.precomputed.bindings, 5, ops_timing))
-                         .c_str());
+                     measured.c_str());
+        // The prediction by op kind beside it (the program before its weights were precomputed,
+        // as optimize saw it; weight-only kernels are free there too).
+        const tt::ProgramTime t = tt::program_breakdown(p.program[k], tt::profile_for(profile(), p.program[k]));
+        std::fprintf(stderr, "predicted on %s:\nop             kernels    time (ms)\n", profile().name.c_str());
+        for (const tt::OpKindTime& o : t.by_op)
+          std::fprintf(stderr, "%-14s %7zu  %11.3f\n", std::string(tt::op_name(o.op)).c_str(), o.kernels, o.time_us * 1e-3);
+        std::fprintf(stderr, "%-14s %7zu  %11.3f\n\n", "total", t.kernels.size(), t.total_us * 1e-3);
+      }
     std::size_t iteration = 0;
     for (auto _ : state) {
       double run_ms[2] = {0, 0};
@@ -130,6 +155,8 @@ int main(int argc, char** argv) {
       g_per_run = std::max(1, std::atoi(arg.c_str() + 10));
     } else if (arg == "--ops") {
       g_ops = true;
+    } else if (arg == "--no-guard") {
+      g_guard = false;
     } else if (arg.rfind("--timing=", 0) == 0) {
       const std::string name = arg.substr(9);
       if (name == "launched") g_timing = tt::CudaTiming::launched;

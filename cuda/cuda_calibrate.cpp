@@ -9,7 +9,9 @@
 
 #include <fmt/format.h>
 
+#include <tensat/tensor/calibrate_device.h>
 #include <tensat/tensor/cuda_executor.h>
+#include <tensat/tensor/executor.h>
 #include <tensat/tensor/graph.h>
 
 namespace tensat {
@@ -59,6 +61,16 @@ ContractionSample conv_sample(std::int64_t channels, std::int64_t size, std::int
   return {fmt::format("conv2d {}x{} C={} {}x{}{}", kernel, kernel, channels, size, size, groups), flops, seconds};
 }
 
+/// A matrix-vector product [1, k] x [k, n]: a chain going there and back ([1, k] -> [1, n] ->
+/// [1, k] ...), each kernel the chain's time over its length (the two directions' bytes are
+/// equal, and a chain of one shape cannot be built for n != k).
+GemvSample gemv_sample(std::int64_t k, std::int64_t n, const CudaCalibrationOptions& options) {
+  const double seconds = kernel_seconds({1, k}, [k, n](Graph& g, Tensor x, std::size_t i) {
+    return g.matmul(x, g.weight(fmt::format("w{}", i), i % 2 == 0 ? Dims{k, n} : Dims{n, k}));
+  }, options);
+  return {fmt::format("matmul 1x{}x{}", k, n), static_cast<double>(k), static_cast<double>(n), seconds};
+}
+
 }  // namespace
 
 DeviceMeasurements measure_cuda_device(const CudaCalibrationOptions& options) {
@@ -83,11 +95,38 @@ DeviceMeasurements measure_cuda_device(const CudaCalibrationOptions& options) {
   m.depthwise = conv_sample(128, 56, 3, 1, options);
   m.grouped_rows = 8;
   m.grouped = conv_sample(256, 28, 3, 8, options);
+  for (auto [k, n] : {std::pair<std::int64_t, std::int64_t>{512, 512}, {1024, 1024}, {1024, 4096}, {2048, 2048},
+                      {1024, 16384}, {4096, 4096}})
+    m.gemv.push_back(gemv_sample(k, n, options));
+  if (options.probes) {
+    // The probes on the profile the kernels fit (their fused probes are what optimize fuses on
+    // it), each a whole program with its weight-only subgraphs precomputed, as the models run.
+    const DeviceProfile fitted = device_kernels_profile_from(options.base, m);
+    const std::size_t runs = std::max<std::size_t>(options.runs, 1);
+    {
+      Graph g;
+      g.output(g.relu(g.input("x", {1, 256})));
+      const RecExpr<TensorNode> program = g.program();
+      m.run_seconds = measure_cuda_ms(program, random_bindings(program, 1), runs, CudaTiming::graph) * 1e-3;
+    }
+    for (const Probe& probe : device_uncertainty_probes(fitted)) {
+      try {
+        const PrecomputedProgram pre = precompute_weights(probe.program, random_bindings(probe.program, 1));
+        m.probes.push_back(ProbeSeconds{probe.name, measure_cuda_ms(pre.program, pre.bindings, runs, CudaTiming::graph) * 1e-3, {}});
+      } catch (const ExecutionError& e) {
+        // A probe the executor cannot run as a graph (the Winograd operators run through the
+        // host): recorded with the reason, and not fitted.
+        m.probes.push_back(ProbeSeconds{probe.name, 0.0, e.what()});
+      }
+    }
+  }
   return m;
 }
 
 DeviceProfile calibrate_cuda(const DeviceProfile& base, const CudaCalibrationOptions& options) {
-  return device_profile_from(base, measure_cuda_device(options));
+  CudaCalibrationOptions with_base = options;
+  with_base.base = base;
+  return device_profile_from(base, measure_cuda_device(with_base));
 }
 
 }  // namespace tensor

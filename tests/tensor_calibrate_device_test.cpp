@@ -144,6 +144,93 @@ TEST_CASE("calibrate_device: measurements read back from their JSON, and bad JSO
   }
 }
 
+TEST_CASE("calibrate_device: the matrix-vector curve fitted to exact samples is the one they came from") {
+  constexpr double kGemvBandwidth = 2.5e12, kHalfWidth = 700;
+  std::vector<GemvSample> samples;
+  for (auto [k, n] : {std::pair<double, double>{512, 512}, {1024, 1024}, {1024, 4096}, {4096, 4096}}) {
+    GemvSample s{"g", k, n, 0};
+    s.seconds = kKernel + s.bytes() / (kGemvBandwidth * n / (n + kHalfWidth));
+    samples.push_back(s);
+  }
+  const GemvCurve c = fit_gemv_curve(samples, kKernel);
+  CHECK(c.bandwidth == Approx(kGemvBandwidth).epsilon(1e-9));
+  CHECK(c.half_width == Approx(kHalfWidth).epsilon(1e-6));
+  // One width only, or samples no longer than a kernel: nothing to fit.
+  CHECK_THROWS_AS(fit_gemv_curve({samples[0]}, kKernel), ProfileError);
+  CHECK_THROWS_AS(fit_gemv_curve(samples, 1.0), ProfileError);
+
+  // The profile prices a [1, K] x [K, N] product as those bytes at that rate, not on the
+  // products' curve (whose fixed cost, 20 us here, a matrix-vector product does not pay).
+  DeviceMeasurements m = synthetic();
+  m.gemv = samples;
+  const DeviceProfile p = device_profile_from(find_profile("h200-sxm"), m);
+  REQUIRE(p.gemm_half_flops > 0);
+  CHECK(p.gemv_bandwidth == Approx(kGemvBandwidth).epsilon(1e-9));
+  for (const GemvSample& s : samples) {
+    Graph g;
+    const auto k = static_cast<std::int64_t>(s.k), n = static_cast<std::int64_t>(s.n);
+    g.output(g.matmul(g.input("x", {1, k}), g.weight("w", {k, n})));
+    // Weights larger than half the cache, so the matrix streams from memory.
+    DeviceProfile streamed = p;
+    streamed.weights_cached = false;
+    CHECK(program_time(g.program(), streamed) * 1e-6 == Approx(s.seconds).epsilon(1e-9));
+  }
+  // A product of two rows is a GEMM again: the curve's fixed cost applies.
+  Graph g;
+  g.output(g.matmul(g.input("x", {2, 1024}), g.weight("w", {1024, 1024})));
+  CHECK(program_time(g.program(), p) * 1e-6 >= kHalf / kPeak);
+}
+
+TEST_CASE("calibrate_device: timed probes give the profile its corrections and error factors") {
+  const DeviceProfile base = find_profile("h200-sxm");
+  DeviceMeasurements m = synthetic();
+  const DeviceProfile kernels = device_kernels_profile_from(base, m);
+  CHECK_FALSE(kernels.knows_its_error());
+  CHECK_FALSE(device_profile_from(base, m).knows_its_error());  // no probes: no error known
+  // Every probe measured as the kernels' profile predicts, but matmuls 1.3x slower and one
+  // elementwise probe 3x slower than predicted, each timed whole with a run's fixed cost of 4 us
+  // (what a program of one kernel took beyond that kernel), which the fit takes off.
+  m.run_seconds = kKernel + 4e-6;
+  const std::vector<Probe> probes = device_uncertainty_probes(kernels);
+  REQUIRE(probes.size() > uncertainty_probes(kernels).size());
+  const std::string odd = "ewmul [1, 4096]";
+  bool found_odd = false;
+  for (const Probe& probe : probes) {
+    double seconds = program_time(probe.program, profile_for(kernels, probe.program)) * 1e-6;
+    if (probe.scale == static_cast<std::size_t>(Op::MatMul)) seconds *= 1.3;
+    if (probe.name == odd) {
+      seconds *= 3.0;
+      found_odd = true;
+    }
+    m.probes.push_back({probe.name, seconds + 4e-6, {}});
+  }
+  REQUIRE(found_odd);
+  m.probes.push_back({"a probe no longer built", 1.0, {}});  // ignored
+  m.probes.push_back({"a probe the executor could not time", 0.0, "a reason"});  // not fitted
+  std::vector<Residual> residuals;
+  const DeviceProfile p = device_profile_from(base, m, &residuals);
+  CHECK(p.knows_its_error());
+  CHECK(residuals.size() <= probes.size());
+  CHECK(residuals.size() + 3 >= probes.size());  // at most the fused probes left out
+  CHECK(p.time_scale[static_cast<std::size_t>(Op::MatMul)] == Approx(1.3).epsilon(1e-6));
+  CHECK(p.systematic_error[static_cast<std::size_t>(CostClass::Contraction)] == Approx(1.0).margin(1e-6));
+  // ewmul's two probes disagree 3x: no correction, and the class's scatter shows it.
+  CHECK(p.time_scale[static_cast<std::size_t>(Op::EwMul)] == 1.0);
+  CHECK(p.scatter_error[static_cast<std::size_t>(CostClass::Elementwise)] > 1.3);
+  CHECK(p.kind_scatter[static_cast<std::size_t>(Op::EwMul)] > 1.3);
+  // The measurements, probes and matrix-vector products with them, read back from JSON.
+  m.gemv.push_back({"g", 1024, 1024, 5e-6});
+  CHECK(measurements_from_json(measurements_to_json(m).dump()) == m);
+  nlohmann::json doc = nlohmann::json::parse(measurements_to_json(m).dump());
+  doc["probes"][0]["seconds"] = "fast";
+  try {
+    (void)measurements_from_json(doc.dump());
+    FAIL("no exception");
+  } catch (const ProfileError& e) {
+    CHECK(e.field() == "probes[0].seconds");
+  }
+}
+
 TEST_CASE("calibrate_device: the H200 profile of record is the fit of the measurements committed beside it") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(__FILE__).parent_path().parent_path() / "bench" / "profiles";

@@ -37,11 +37,20 @@ RecExpr<TensorNode> two_heads() {
 }  // namespace
 
 TEST_CASE("uncertainty: every operator has a kernel class, a depthwise convolution a window one") {
-  OpWork plain, windowed;
+  OpWork plain, windowed, sized, gemv;
+  windowed.depthwise = true;
   windowed.compute_rate = 1e9;
+  sized.compute_rate = 1e12;  // a GPU's convolution at its size's rate: still a contraction
+  gemv.gemv = true;
   CHECK(cost_class(Op::MatMul, plain) == CostClass::Contraction);
   CHECK(cost_class(Op::Conv2d, plain) == CostClass::Contraction);
   CHECK(cost_class(Op::Conv2d, windowed) == CostClass::Window);
+  CHECK(cost_class(Op::Conv2d, sized) == CostClass::Contraction);
+  CHECK(kernel_kind(Op::Conv2d, windowed.own_form(), false) == kDepthwiseScale);
+  CHECK(kernel_kind(Op::Conv2d, sized.own_form(), false) == static_cast<std::size_t>(Op::Conv2d));
+  CHECK(cost_class(Op::MatMul, gemv) == CostClass::Contraction);
+  CHECK(kernel_kind(Op::MatMul, gemv.own_form(), false) == kGemvScale);
+  CHECK(time_scale_name(kGemvScale) == "gemv");
   CHECK(cost_class(Op::PoolAvg, plain) == CostClass::Window);
   CHECK(cost_class(Op::Relu, plain) == CostClass::Elementwise);
   CHECK(cost_class(Op::BatchNorm, plain) == CostClass::Elementwise);
@@ -160,6 +169,50 @@ TEST_CASE("uncertainty: a kernel replaced by one of the same signature is no cha
   CHECK(gain_band(g.program(), h.program(), p).worst_case_us == Approx(batchnorm_us / 1.5 - batchnorm_us * 0.2));
 }
 
+TEST_CASE("uncertainty: a kernel that took its epilogue in shares its error with the one it replaces") {
+  // conv2d + relu against the convolution with its relu inside: the convolutions' flops differ
+  // by the activation's, so they pair, and only the difference of their times is uncertain.
+  Graph g;
+  const Tensor x = g.input("x", {1, 32, 28, 28});
+  g.output(g.relu(g.conv2d(x, g.weight("w", {32, 32, 3, 3}), 1, 1, Padding::Same)));
+  Graph h;
+  h.output(h.conv2d(h.input("x", {1, 32, 28, 28}), h.weight("w", {32, 32, 3, 3}), 1, 1, Padding::Same,
+                    Activation::Relu));
+  DeviceProfile p = find_profile("xeon-spr-56c");
+  const GainBand exact = gain_band(g.program(), h.program(), p);
+  REQUIRE(exact.removed_kernels == 2);
+  REQUIRE(exact.added_kernels == 1);
+  const double relu_us = program_time(g.program(), p) - program_time(h.program(), p) + 0.0;
+  REQUIRE(exact.predicted_us == Approx(relu_us));
+  p.scatter_error.fill(1.0);
+  p.scatter_error[static_cast<std::size_t>(CostClass::Contraction)] = 4.0;
+  // Without pairing the convolution's 4x would sink the gain; paired, its part of the band is
+  // the two convolutions' difference.
+  Graph c;
+  c.output(c.conv2d(c.input("x", {1, 32, 28, 28}), c.weight("w", {32, 32, 3, 3}), 1, 1, Padding::Same));
+  const double conv_us = program_time(c.program(), p);
+  const double fused_conv_us = program_time(h.program(), p);
+  const double relu_alone_us = relu_us - (conv_us - fused_conv_us);
+  const double d = conv_us - fused_conv_us;
+  const double expected = relu_alone_us + d - (d > 0 ? d * 0.75 : -d * 3.0);
+  CHECK(gain_band(g.program(), h.program(), p).worst_case_us == Approx(expected));
+  CHECK(gain_band(g.program(), h.program(), p).worst_case_us > 0);
+
+  // Two convolutions merged into one of twice the flops do not pair: the whole of each is charged.
+  Graph two;
+  const Tensor y = two.input("x", {1, 32, 28, 28});
+  const Tensor a = two.conv2d(y, two.weight("a", {32, 32, 1, 1}), 1, 1, Padding::Same);
+  const Tensor b = two.conv2d(y, two.weight("b", {32, 32, 1, 1}), 1, 1, Padding::Same);
+  two.output(two.ewadd(a, b));
+  Graph merged;
+  const Tensor z = merged.conv2d(merged.input("x", {1, 32, 28, 28}), merged.weight("ab", {64, 32, 1, 1}), 1, 1,
+                                 Padding::Same);
+  const auto [za, zb] = merged.split(z, 1, 32);
+  merged.output(merged.ewadd(za, zb));
+  const GainBand band = gain_band(two.program(), merged.program(), p);
+  CHECK(band.worst_case_us < band.predicted_us - 0.5 * conv_us);
+}
+
 TEST_CASE("uncertainty: optimize keeps only the changes whose gain survives the profile's error") {
   const RecExpr<TensorNode> program = two_heads();
   OptimizeOptions options;
@@ -175,12 +228,27 @@ TEST_CASE("uncertainty: optimize keeps only the changes whose gain survives the 
   CHECK_FALSE(nominal.inside_error_band);
 
   // Factors so wide that no change can be told from noise: the original comes back.
-  options.profile = with_uncertainty(find_profile("xeon-spr-56c"), 1.0, 50.0);
+  options.profile = with_uncertainty(find_profile("xeon-spr-56c"), 50.0, 50.0);
   const OptimizeResult doubtful = optimize(program, options);
   CHECK(doubtful.kept_original);
   CHECK(doubtful.inside_error_band);
   CHECK(doubtful.optimized == program);
   CHECK(doubtful.cost_after == doubtful.cost_before);
+
+  // Each kernel's own error that wide, the class's none: folding an activation into its product
+  // survives (the product pairs with the one it replaces, and a relu less is never slower),
+  // merging the two products into one of twice the work does not.
+  options.profile = with_uncertainty(find_profile("xeon-spr-56c"), 1.0, 50.0);
+  const OptimizeResult scattered = optimize(program, options);
+  REQUIRE_FALSE(scattered.kept_original);
+  CHECK(scattered.gain.worst_case_us > 0);
+  std::size_t products = 0, relus = 0;
+  for (const TensorNode& n : scattered.optimized) {
+    products += n.op() == Op::MatMul ? 1 : 0;
+    relus += n.op() == Op::Relu ? 1 : 0;
+  }
+  CHECK(products == 2);
+  CHECK(relus == 0);
 
   // The same profile with do_no_harm off: the predicted optimum, whatever the error.
   options.do_no_harm = false;

@@ -470,6 +470,24 @@ inline std::size_t fused_scale_of(const RecExpr<TensorNode>& program) {
 
 }  // namespace detail
 
+namespace detail {
+
+/// What builds a fused probe: the fusion phase on `profile` without its error factors (the
+/// probe is what `optimize` fuses there), small limits, no layout search.
+[[nodiscard]] inline OptimizeOptions probe_fusion_options(const DeviceProfile& profile) {
+  OptimizeOptions fuse;
+  fuse.profile = profile;
+  fuse.profile->systematic_error.fill(1.0);
+  fuse.profile->scatter_error.fill(1.0);
+  fuse.fusion = true;
+  fuse.node_limit = 2'000;
+  fuse.iter_limit = 2;
+  fuse.layouts = LayoutSearch::Off;
+  return fuse;
+}
+
+}  // namespace detail
+
 /// One probe of `measure_uncertainty`: a program of kernels of one kind (the `time_scale` index
 /// `scale`, in class `cls`).
 struct Probe {
@@ -507,11 +525,15 @@ struct Residual {
     g.output(x);
     return g.program();
   };
-  for (std::int64_t rows : {1, 64, 196}) {  // a matrix-vector product, a batch, a ViT's tokens
+  // Matrix-vector products of two widths, a batch, a ViT's tokens. One row is a matrix-vector
+  // product where the profile prices it so (a kind of its own).
+  for (auto [rows, width] : {std::pair<std::int64_t, std::int64_t>{1, 384}, {1, 1024}, {64, 384}, {196, 384}}) {
     Graph g;
-    add(fmt::format("matmul [{}, 384] x [384, 384]", rows), CostClass::Contraction, index(Op::MatMul),
-        chain(g, g.input("x", {rows, 384}), 4,
-              [](Graph& h, Tensor x, int i) { return h.matmul(x, h.weight(fmt::format("w{}", i), {384, 384})); }));
+    add(fmt::format("matmul [{}, {}] x [{}, {}]", rows, width, width, width), CostClass::Contraction,
+        rows == 1 && profile.gemv_bandwidth > 0 ? kGemvScale : index(Op::MatMul),
+        chain(g, g.input("x", {rows, width}), 4, [width = width](Graph& h, Tensor x, int i) {
+          return h.matmul(x, h.weight(fmt::format("w{}", i), {width, width}));
+        }));
   }
   for (auto [c, size, k] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{32, 56, 3}, {128, 14, 3}, {256, 14, 1}}) {
     Graph g;
@@ -592,14 +614,7 @@ struct Residual {
   }
   // Fused kernels: what the fusion phase makes of an elementwise chain and of a product's
   // epilogue, on this profile.
-  OptimizeOptions fuse;
-  fuse.profile = profile;
-  fuse.profile->systematic_error.fill(1.0);
-  fuse.profile->scatter_error.fill(1.0);
-  fuse.fusion = true;
-  fuse.node_limit = 2'000;
-  fuse.iter_limit = 2;
-  fuse.layouts = LayoutSearch::Off;
+  const OptimizeOptions fuse = detail::probe_fusion_options(profile);
   for (std::int64_t n : {4096, 200704}) {
     Graph g;
     const Tensor x = g.input("x", {1, n});
@@ -625,38 +640,40 @@ struct Residual {
   return probes;
 }
 
-/// Calibrates `profile`'s corrections and error factors on the reference executor: times every
-/// probe of `uncertainty_probes` (`probe_passes` runs in a row, best of `repetitions`) against
-/// the roofline's prediction (with every `time_scale` 1). Each kind whose probes agree to within
+/// Fits `profile`'s corrections and error factors to probes already timed: `seconds[i]` is what
+/// one run of `probes[i].program` took (0 or less: not measured, left out), each against the
+/// roofline's prediction with every `time_scale` 1. Each kind whose probes agree to within
 /// `scale_agreement` (every ln(measured / predicted) within ln(scale_agreement) of their mean)
 /// gets `time_scale` = exp(that mean); a kind whose probes disagree (a matrix-vector product
 /// and a batch, say) keeps 1, and its disagreement shows as error. Then, with the corrected
 /// predictions, per class: `systematic_error` = exp(|mean ln(measured / predicted)|),
 /// `scatter_error` = exp(max |ln(measured / predicted) − mean|), at least `min_scatter`, and
 /// each probed kind's `kind_scatter` the same maximum over that kind's probes alone. A fused
-/// probe that `optimize` did not fuse is left out; a class with no probe keeps its factors.
-/// Returns the residuals, against the corrected predictions.
-inline std::vector<Residual> measure_uncertainty(DeviceProfile& profile, const CalibrationOptions& options = {}) {
+/// probe that does not hold the fused kernel its `scale` names is left out; a class with no
+/// probe keeps its factors. Returns the residuals, against the corrected predictions. Shared by
+/// `measure_uncertainty` (the reference executor) and the CUDA executor's calibration.
+inline std::vector<Residual> fit_uncertainty(DeviceProfile& profile, const std::vector<Probe>& probes,
+                                             const std::vector<double>& seconds, const CalibrationOptions& options = {}) {
   DeviceProfile base = profile;
   base.systematic_error.fill(1.0);
   base.scatter_error.fill(1.0);
   base.time_scale.fill(1.0);
-  std::vector<Probe> probes;
+  std::vector<const Probe*> kept;
   std::vector<Residual> residuals;
-  for (Probe& probe : uncertainty_probes(base)) {
+  for (std::size_t i = 0; i < probes.size() && i < seconds.size(); ++i) {
+    const Probe& probe = probes[i];
     const bool fused =
         std::any_of(probe.program.begin(), probe.program.end(), [](const TensorNode& n) { return n.op() == Op::Fused; });
     if (probe.cls == CostClass::Fused && (!fused || detail::fused_scale_of(probe.program) != probe.scale)) continue;
-    const std::size_t passes = std::max<std::size_t>(options.probe_passes, 1);
     Residual r;
     r.name = probe.name;
     r.cls = probe.cls;
     r.scale = probe.scale;
     r.predicted = program_time(probe.program, profile_for(base, probe.program)) * 1e-6;
-    r.measured = detail::seconds_of_passes(probe.program, passes, options.repetitions) / static_cast<double>(passes);
-    if (!(r.predicted > 0 && r.measured > 0)) continue;
+    r.measured = seconds[i];
+    if (!(r.predicted > 0 && r.measured > 0) || !std::isfinite(r.measured)) continue;
     residuals.push_back(std::move(r));
-    probes.push_back(std::move(probe));
+    kept.push_back(&probe);
   }
   const auto mean_and_spread = [](const std::vector<double>& logs) {
     double mean = 0, spread = 0;
@@ -672,8 +689,8 @@ inline std::vector<Residual> measure_uncertainty(DeviceProfile& profile, const C
     const auto [mean, spread] = mean_and_spread(logs);
     if (spread <= std::log(std::max(options.scale_agreement, 1.0))) base.time_scale[k] = std::exp(mean);
   }
-  for (std::size_t i = 0; i < probes.size(); ++i)
-    residuals[i].predicted = program_time(probes[i].program, profile_for(base, probes[i].program)) * 1e-6;
+  for (std::size_t i = 0; i < kept.size(); ++i)
+    residuals[i].predicted = program_time(kept[i]->program, profile_for(base, kept[i]->program)) * 1e-6;
   const double least = std::max(options.min_scatter, 1.0);
   base.kind_scatter.fill(0.0);
   for (std::size_t c = 0; c < kNumCostClasses; ++c) {
@@ -694,6 +711,27 @@ inline std::vector<Residual> measure_uncertainty(DeviceProfile& profile, const C
   validate(base);
   profile = base;
   return residuals;
+}
+
+/// Calibrates `profile`'s corrections and error factors on the reference executor: times every
+/// probe of `uncertainty_probes` (`probe_passes` runs in a row, best of `repetitions`) and fits
+/// them (`fit_uncertainty`). Returns the residuals, against the corrected predictions.
+inline std::vector<Residual> measure_uncertainty(DeviceProfile& profile, const CalibrationOptions& options = {}) {
+  DeviceProfile base = profile;
+  base.systematic_error.fill(1.0);
+  base.scatter_error.fill(1.0);
+  base.time_scale.fill(1.0);
+  const std::vector<Probe> probes = uncertainty_probes(base);
+  std::vector<double> seconds(probes.size(), 0.0);
+  const std::size_t passes = std::max<std::size_t>(options.probe_passes, 1);
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    const Probe& probe = probes[i];
+    const bool fused =
+        std::any_of(probe.program.begin(), probe.program.end(), [](const TensorNode& n) { return n.op() == Op::Fused; });
+    if (probe.cls == CostClass::Fused && (!fused || detail::fused_scale_of(probe.program) != probe.scale)) continue;
+    seconds[i] = detail::seconds_of_passes(probe.program, passes, options.repetitions) / static_cast<double>(passes);
+  }
+  return fit_uncertainty(profile, probes, seconds, options);
 }
 
 /// Measures this machine and returns its profile, named "host": `host_profile(measure_host())`

@@ -77,8 +77,17 @@ struct OpWork {
   /// matrix-vector product's (`DeviceProfile::gemv_rate`). 0: the profile's.
   double bandwidth = 0;
   /// FLOP/s of this kernel's compute when not the peak of its unit: a windowed kernel's
-  /// (`DeviceProfile::window_rate`: depthwise convolutions, pooling). 0: the unit's peak.
+  /// (`DeviceProfile::window_rate`: depthwise convolutions, pooling), or a contraction's at its
+  /// size (`DeviceProfile::contraction_fill`, `conv_flops`). 0: the unit's peak.
   double compute_rate = 0;
+  /// A convolution that slides its window without a product (depthwise): a `Window` kernel of
+  /// the depthwise kind (`kernel_kind`), whatever its rate.
+  bool depthwise = false;
+  /// A matmul of one row priced as a matrix-vector product (`DeviceProfile::gemv_bandwidth`):
+  /// the gemv kind (`kernel_kind`).
+  bool gemv = false;
+  /// Whether the kernel has a `kernel_kind` of its own form (depthwise, gemv).
+  [[nodiscard]] bool own_form() const noexcept { return depthwise || gemv; }
 
   [[nodiscard]] double bytes() const noexcept { return bytes_read + bytes_written; }
   /// Every byte the kernel moves: R + W and the layout transposes around it.
@@ -170,7 +179,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// |---|---|---|---|
 /// | ewadd / ewmul / smul / relu | n·w.add / n·w.mul / n·w.mul / n·w.max | inputs | vector |
 /// | exp / tanh / sigmoid / gelu | n·w.exp / w.tanh / w.sigmoid / w.gelu | input | vector |
-/// | matmul [.., M, K] x [.., K, N] | 2·B·M·N·K + n·w(act) | both | matrix if the profile has one for the dtype; M = 1: bytes at `gemv_rate(N)` |
+/// | matmul [.., M, K] x [.., K, N] | 2·B·M·N·K + n·w(act) | both | matrix if the profile has one for the dtype; M = 1: bytes at `gemv_rate(N)`, no `gemm_half_flops` fill |
 /// | conv2d, weight [C_out, C_in/g, kh, kw] | 2·n·(C_in/g)·kh·kw + n·w(act) | x, weight | as matmul; depthwise (C_in/g = 1, g > 1): vector at `window_rate` |
 /// | wino_conv2d, u [16, C_out, C_in], t tiles of 2x2 outputs | 2·16·t·C_out·C_in + t·(32·C_in + 24·C_out)·w.add·(GEMM peak / vector peak) + n·w(act) | x, u; and 16·16·t·(C_in + C_out) bytes of transformed tiles, staged (`transform_bytes`) | as matmul |
 /// | poolmax / poolavg | n·kh·kw·w.max / n·(kh·kw·w.add + w.mul), + act | input | vector at `window_rate` (a window over the whole plane, none of it padding before: the vector peak) |
@@ -244,10 +253,12 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       const double k = static_cast<double>(children[1]->dims.back());
       work.flops = 2 * n * k + n * detail::activation_weight(children[0]->value, w);
       work.unit = profile.gemm_unit(out.dtype);
-      if (profile.gemv_bandwidth > 0 && !profile.weights_cached && out.dims.size() >= 2 &&
-          out.dims[out.dims.size() - 2] == 1)
-        work.bandwidth = profile.gemv_rate(static_cast<double>(out.dims.back()));  // a matrix-vector product
-      if (profile.gemm_half_flops > 0)
+      // A matrix-vector product streams its matrix (no tiled GEMM, so no fill), at the profile's
+      // matrix-vector rate unless its weights stay in cache.
+      const bool gemv = profile.gemv_bandwidth > 0 && out.dims.size() >= 2 && out.dims[out.dims.size() - 2] == 1;
+      work.gemv = gemv;
+      if (gemv && !profile.weights_cached) work.bandwidth = profile.gemv_rate(static_cast<double>(out.dims.back()));
+      if (profile.gemm_half_flops > 0 && !gemv)
         work.compute_rate = profile.peak(out.dtype, work.unit) * profile.contraction_fill(work.flops);
       break;
     }
@@ -261,6 +272,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       const bool grouped = x.size() == 4 && wd[1] > 0 && x[1] / wd[1] > 1;
       if (depthwise) {
         // Depthwise: no reduction over channels, so no product for a GEMM or a matrix unit to run.
+        work.depthwise = true;
         work.unit = Unit::Vector;
         work.compute_rate = profile.window_rate(out.dtype);
       } else if (profile.gemm_half_rows > 0 && grouped) {
@@ -397,6 +409,8 @@ struct FusedGroup {
   /// A member is a contraction (its time takes `DeviceProfile::time_scale`'s
   /// "fused_contraction" factor rather than "fused").
   bool has_contraction = false;
+  /// How many members are contractions (with `DeviceProfile::epilogue_kernel`, a launch each).
+  std::size_t contractions = 0;
   /// A member is a data-movement op (pad, transpose, slice, concat, broadcast): the body reads
   /// through it ("fused_gather").
   bool has_gather = false;
@@ -416,7 +430,8 @@ struct FusedGroup {
   return best;
 }
 
-/// The time of a fused group as one kernel: one launch, the members' flops at the primary
+/// The time of a fused group as one kernel: one launch (with `DeviceProfile::epilogue_kernel`,
+/// one more for each product beyond the first and one for the elementwise region), the members' flops at the primary
 /// member's peak P_G (a member with a rate of its own, `OpWork::compute_rate`, at that rate),
 /// R(G) + W(G) bytes, of which the staged bytes S(G) come after:
 /// cost(G) = t_launch + combine(sum_i F_i / (P_i · eta_c), (R(G) + W(G) − S(G)) / (BW_G · eta_m) + lat_m)
@@ -434,6 +449,14 @@ struct FusedGroup {
     if (m.kernel) flops += m.compute_rate > 0 ? m.flops * (peak / m.compute_rate) : m.flops;
   const double staged = std::clamp(g.staged_bytes, 0.0, g.bytes_read + g.bytes_written);
   KernelTime t = roofline_time(flops, g.bytes_read + g.bytes_written - staged, peak, p, root.bandwidth);
+  if (p.epilogue_kernel && g.contractions > 0) {
+    // The products are library calls and the rest one kernel after them: launches of their own.
+    std::size_t kernels = 0;
+    for (const OpWork& m : g.members) kernels += m.kernel ? 1 : 0;
+    const double extra = static_cast<double>(g.contractions - 1) + (kernels > g.contractions ? 1.0 : 0.0);
+    t.launch_us += extra * p.launch_overhead * 1e6;
+    t.total_us += extra * p.launch_overhead * 1e6;
+  }
   if (staged > 0) {
     const double staged_us = staged / (p.mem_bandwidth * p.eta_m) * 1e6;
     t.memory_us += staged_us;
@@ -528,7 +551,7 @@ class RooflineCost {
       return scaled(fused_time(g, profile_), profile_.time_scale_of(Op::Fused, false, g.has_contraction, g.has_gather));
     }
     const OpWork w = work(node, cls);
-    return scaled(kernel_time(w, profile_), profile_.time_scale_of(node.op(), w.compute_rate > 0, false));
+    return scaled(kernel_time(w, profile_), profile_.time_scale_of(node.op(), w.own_form(), false));
   }
   /// The group of a `fused` node.
   [[nodiscard]] FusedGroup group(const TensorNode& node, const TensorEGraph::EClass& cls) const {
@@ -543,6 +566,7 @@ class RooflineCost {
       reads += input_bytes.back();
     }
     bool has_contraction = false, has_gather = false;
+    std::size_t contractions = 0;
     std::vector<bool> contraction_reads(inputs.size(), false);  // input read directly by a contraction
     const Id root = egraph_->find(node.children()[0]);
     FusedGroup g = fused_group(cls.data, reads, profile_, [&](auto&& f) {
@@ -560,6 +584,7 @@ class RooflineCost {
         double materialized = epilogue_operand_bytes(n.op(), body.data, c == root, profile_);
         const bool contraction = is_contraction(n.op());
         has_contraction = has_contraction || contraction;
+        contractions += contraction ? 1 : 0;
         has_gather = has_gather || is_gather(n.op());
         for (Id child : n.children()) {
           const auto& child_class = (*egraph_)[child];
@@ -585,6 +610,7 @@ class RooflineCost {
       for (std::size_t k = 0; k < inputs.size(); ++k)
         if (!contraction_reads[k]) g.staged_bytes += input_bytes[k];
     g.has_contraction = has_contraction;
+    g.contractions = contractions;
     g.has_gather = has_gather;
     return g;
   }
@@ -676,6 +702,7 @@ struct ProgramTime {
         bytes_read += read_cost[c.index()];
       }
       bool has_contraction = false, has_gather = false;
+      std::size_t contractions = 0;
       std::vector<bool> contraction_reads(inputs.size(), false);  // input read directly by a contraction
       FusedGroup group = fused_group(infos[i], bytes_read, profile, [&](auto&& f) {
         std::vector<Id> stack{node.children()[0]}, seen;
@@ -690,6 +717,7 @@ struct ProgramTime {
           double materialized = epilogue_operand_bytes(n.op(), infos[b.index()], b == node.children()[0], profile);
           const bool contraction = is_contraction(n.op());
           has_contraction = has_contraction || contraction;
+          contractions += contraction ? 1 : 0;
           has_gather = has_gather || is_gather(n.op());
           for (Id child : n.children()) {
             body_children.push_back(&infos[child.index()]);
@@ -712,6 +740,9 @@ struct ProgramTime {
       if (has_contraction && !profile.fusion_overlap)
         for (std::size_t k = 0; k < inputs.size(); ++k)
           if (!contraction_reads[k]) group.staged_bytes += read_cost[inputs[k].index()];
+      group.has_contraction = has_contraction;
+      group.contractions = contractions;
+      group.has_gather = has_gather;
       scale_kind = kernel_kind(Op::Fused, false, has_contraction, has_gather);
       time = scaled(fused_time(group, profile), profile.time_scale[scale_kind]);
       work = OpWork{};
@@ -725,7 +756,7 @@ struct ProgramTime {
         work.unit = group.members[primary].unit;
       }
     } else {
-      scale_kind = kernel_kind(original.op(), work.compute_rate > 0, false);
+      scale_kind = kernel_kind(original.op(), work.own_form(), false);
       time = scaled(kernel_time(work, profile), profile.time_scale[scale_kind]);
     }
     if (!work.kernel) continue;

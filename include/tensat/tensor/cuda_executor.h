@@ -74,6 +74,11 @@ enum class CudaTiming {
 struct CudaCalibrationOptions {
   std::size_t chain = 8;
   std::size_t runs = 10;
+  /// Whether to time `device_uncertainty_probes` too (the profile then knows its error).
+  bool probes = true;
+  /// The datasheet profile the probes' fit starts from (its name, peaks and weights; the
+  /// probes' programs are built on the kernels' fit over it). `calibrate_cuda` sets it.
+  DeviceProfile base = find_profile("h200-sxm");
 };
 
 /// Times the kernels `device_profile_from` fits a profile to (calibrate_device.h), f32, batch 1:
@@ -82,10 +87,12 @@ struct CudaCalibrationOptions {
 /// convolutions of C channels on C x S x S for (C, S) = (1024, 14), (256, 56) (the products'
 /// curve), one-group SAME 3x3 convolutions for (C, S) = (32, 56), (64, 56), (128, 56),
 /// (128, 28), (256, 28), (256, 14), (512, 14), (512, 7) (the convolutions' curve), a depthwise
-/// 3x3 convolution of 128 channels on 56 x 56, and a grouped one of 256 channels on 28 x 28 in
-/// groups of 8. Distinct
-/// weights per kernel of a chain, as a model's layers have. Seconds to a minute on a GPU. Throws
-/// what `measure_cuda_ms` throws.
+/// 3x3 convolution of 128 channels on 56 x 56, a grouped one of 256 channels on 28 x 28 in
+/// groups of 8, and matrix-vector products [1, K] x [K, N] for (K, N) = (512, 512),
+/// (1024, 1024), (1024, 4096), (2048, 2048), (1024, 16384), (4096, 4096). Distinct weights per
+/// kernel of a chain, as a model's layers have. With `options.probes`, then every probe of
+/// `device_uncertainty_probes` on the kernels' fit over `options.base`, a whole program each
+/// (weights precomputed). Seconds to a minute on a GPU. Throws what `measure_cuda_ms` throws.
 [[nodiscard]] DeviceMeasurements measure_cuda_device(const CudaCalibrationOptions& options = {});
 
 /// `device_profile_from(base, measure_cuda_device(options))`: a profile of this GPU as the CUDA

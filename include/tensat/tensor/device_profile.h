@@ -105,29 +105,34 @@ inline constexpr std::array<std::string_view, kNumCostClasses> kCostClassNames{
 }
 
 /// Indices of `DeviceProfile::time_scale`: one per `Op` (the op's index), then a depthwise
-/// convolution (computed at the window rate), a fused kernel with a contraction in it, and one
+/// convolution (computed at the window rate), a fused kernel with a contraction in it, one
 /// without whose body reads through a data-movement op (pad, transpose, slice, concat,
-/// broadcast: a gather); `Op::Fused`'s own index is a plain elementwise fused kernel.
+/// broadcast: a gather), and a matrix-vector product (a matmul of one row priced on the
+/// profile's `gemv_bandwidth` curve); `Op::Fused`'s own index is a plain elementwise fused kernel.
 inline constexpr std::size_t kDepthwiseScale = kNumOps;
 inline constexpr std::size_t kFusedContractionScale = kNumOps + 1;
 inline constexpr std::size_t kFusedGatherScale = kNumOps + 2;
-inline constexpr std::size_t kNumTimeScales = kNumOps + 3;
+inline constexpr std::size_t kGemvScale = kNumOps + 3;
+inline constexpr std::size_t kNumTimeScales = kNumOps + 4;
 
-/// The JSON key of a `time_scale` index: the op's name, "depthwise_conv2d", "fused_contraction"
-/// or "fused_gather".
+/// The JSON key of a `time_scale` index: the op's name, "depthwise_conv2d", "fused_contraction",
+/// "fused_gather" or "gemv".
 [[nodiscard]] constexpr std::string_view time_scale_name(std::size_t i) noexcept {
   return i == kDepthwiseScale          ? std::string_view("depthwise_conv2d")
          : i == kFusedContractionScale ? std::string_view("fused_contraction")
          : i == kFusedGatherScale      ? std::string_view("fused_gather")
+         : i == kGemvScale             ? std::string_view("gemv")
                                        : op_name(static_cast<Op>(i));
 }
 
-/// The `time_scale` index (the kind) of a kernel of `op`: `windowed` for a convolution computed
-/// at the window rate, `with_contraction` / `with_gather` for a fused kernel with a product in
-/// it / whose body reads through a data-movement op.
-[[nodiscard]] constexpr std::size_t kernel_kind(Op op, bool windowed, bool with_contraction,
+/// The `time_scale` index (the kind) of a kernel of `op`: `own_form` for a convolution without
+/// a product (`OpWork::depthwise`) or a matrix-vector product (`OpWork::gemv`),
+/// `with_contraction` / `with_gather` for a fused kernel with a product in it / whose body reads
+/// through a data-movement op.
+[[nodiscard]] constexpr std::size_t kernel_kind(Op op, bool own_form, bool with_contraction,
                                                 bool with_gather = false) noexcept {
-  if (op == Op::Conv2d && windowed) return kDepthwiseScale;
+  if (op == Op::Conv2d && own_form) return kDepthwiseScale;
+  if (op == Op::MatMul && own_form) return kGemvScale;
   if (op == Op::Fused && with_contraction) return kFusedContractionScale;
   if (op == Op::Fused && with_gather) return kFusedGatherScale;
   return static_cast<std::size_t>(op);
@@ -165,6 +170,12 @@ struct DeviceProfile {
   /// storage) rather than pointing into its input (TASO's runtime: a free view). true: a split
   /// reads its input and writes both parts. JSON "split_copies", optional (false when absent).
   bool split_copies = false;
+  /// Whether a fused kernel's product and its elementwise region are launches of their own (the
+  /// CUDA executor: cuBLAS's or cuDNN's call, then one kernel over the region) rather than one
+  /// kernel (a code generator's, or the reference executor's one node). true: one launch more for
+  /// each product beyond the first and one for the region. JSON "epilogue_kernel", optional
+  /// (false when absent).
+  bool epilogue_kernel = false;
   /// Whether a `broadcast` is materialized (the reference executor: an unfused broadcast writes
   /// the whole broadcast shape, and its consumers read that) rather than a stride-0 view whose
   /// consumers read the small source (a library's broadcasting kernels). Inside a fused kernel
@@ -279,8 +290,8 @@ struct DeviceProfile {
   /// The factor of a kernel of `op` (`time_scale`): `windowed` for a convolution computed at the
   /// window rate, `with_contraction` for a fused kernel with a product in it, `with_gather` for
   /// one whose body reads through a data-movement op.
-  [[nodiscard]] double time_scale_of(Op op, bool windowed, bool with_contraction, bool with_gather = false) const noexcept {
-    return time_scale[kernel_kind(op, windowed, with_contraction, with_gather)];
+  [[nodiscard]] double time_scale_of(Op op, bool own_form, bool with_contraction, bool with_gather = false) const noexcept {
+    return time_scale[kernel_kind(op, own_form, with_contraction, with_gather)];
   }
 
   /// The scatter of a kernel of class `c` and kind `kind`: the kind's own if probed, else the class's.
@@ -360,7 +371,7 @@ struct DeviceProfile {
            a.mem_bandwidth == b.mem_bandwidth && a.cache_bytes == b.cache_bytes &&
            a.launch_overhead == b.launch_overhead && a.mem_latency == b.mem_latency && a.eta_c == b.eta_c &&
            a.eta_m == b.eta_m && a.alpha == b.alpha && a.weights == b.weights && a.fusion_overlap == b.fusion_overlap &&
-           a.split_copies == b.split_copies && a.broadcast_copies == b.broadcast_copies && a.winograd == b.winograd && a.runtime_fusion == b.runtime_fusion && a.gemv_bandwidth == b.gemv_bandwidth &&
+           a.split_copies == b.split_copies && a.epilogue_kernel == b.epilogue_kernel && a.broadcast_copies == b.broadcast_copies && a.winograd == b.winograd && a.runtime_fusion == b.runtime_fusion && a.gemv_bandwidth == b.gemv_bandwidth &&
            a.gemv_half_width == b.gemv_half_width && a.cache_bandwidth == b.cache_bandwidth &&
            a.cache_resident_bytes == b.cache_resident_bytes && a.window_flops == b.window_flops &&
            a.gemm_half_rows == b.gemm_half_rows &&
@@ -470,6 +481,7 @@ inline void validate(const DeviceProfile& p) {
   doc["op_weights"] = weights;
   doc["fusion_overlap"] = p.fusion_overlap;
   doc["split_copies"] = p.split_copies;
+  doc["epilogue_kernel"] = p.epilogue_kernel;
   doc["broadcast_copies"] = p.broadcast_copies;
   doc["winograd"] = p.winograd;
   doc["runtime_fusion"] = p.runtime_fusion;
@@ -572,7 +584,7 @@ void read_kind_table(const Json& obj, const std::string& path, std::array<double
 
 }  // namespace detail
 
-/// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies", "broadcast_copies",
+/// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies", "epilogue_kernel", "broadcast_copies",
 /// "winograd", "runtime_fusion", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes",
 /// "window_flops", "gemm_half_rows", "gemm_half_flops", "conv_flops", "conv_half_flops", "conv_layout", "uncertainty" and "time_scale" (added later; true, false, 0 for
 /// the numbers, all contiguous and every factor 1 when absent),
@@ -585,7 +597,7 @@ template <class Json>
   profile_object(doc, "");
   reject_unknown_keys(doc, "",
                       {"name", "kind", "description", "peak_flops", "mem_bandwidth", "cache_bytes", "launch_overhead",
-                       "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies", "broadcast_copies", "winograd",
+                       "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies", "epilogue_kernel", "broadcast_copies", "winograd",
                        "runtime_fusion", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "window_flops", "gemm_half_rows",
                        "gemm_half_flops", "conv_flops", "conv_half_flops", "conv_layout", "uncertainty", "time_scale"});
   DeviceProfile p;
@@ -612,7 +624,7 @@ template <class Json>
   reject_unknown_keys(weights, "op_weights", {"add", "mul", "max", "div", "exp", "tanh", "sigmoid", "gelu", "rsqrt"});
   for_each_weight(p.weights, [&](std::string_view key, double& v) { v = profile_number(weights, "op_weights", key); });
   for (auto [key, flag] : {std::pair{"fusion_overlap", &p.fusion_overlap}, std::pair{"split_copies", &p.split_copies},
-                           std::pair{"broadcast_copies", &p.broadcast_copies}, std::pair{"winograd", &p.winograd},
+                           std::pair{"epilogue_kernel", &p.epilogue_kernel}, std::pair{"broadcast_copies", &p.broadcast_copies}, std::pair{"winograd", &p.winograd},
                            std::pair{"runtime_fusion", &p.runtime_fusion}}) {
     auto it = doc.find(key);
     if (it == doc.end()) continue;

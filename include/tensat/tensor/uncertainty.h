@@ -4,12 +4,14 @@
 #ifndef TENSAT_TENSOR_UNCERTAINTY_H
 #define TENSAT_TENSOR_UNCERTAINTY_H
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <map>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "tensat/core/language.h"
@@ -22,8 +24,8 @@ namespace tensat {
 inline namespace v0 {
 namespace tensor {
 
-/// The `CostClass` of a kernel of `op` whose work is `work`: a convolution computed at a window
-/// rate (`OpWork::compute_rate`, a depthwise one) is a `Window` kernel, any other a `Contraction`.
+/// The `CostClass` of a kernel of `op` whose work is `work`: a depthwise convolution
+/// (`OpWork::depthwise`) is a `Window` kernel, any other a `Contraction`.
 [[nodiscard]] inline CostClass cost_class(Op op, const OpWork& work) noexcept {
   switch (op) {
     case Op::MatMul:
@@ -31,7 +33,7 @@ namespace tensor {
     case Op::WinoConv2d:
       return CostClass::Contraction;
     case Op::Conv2d:
-      return work.compute_rate > 0 ? CostClass::Window : CostClass::Contraction;
+      return work.depthwise ? CostClass::Window : CostClass::Contraction;
     case Op::PoolMax:
     case Op::PoolAvg:
       return CostClass::Window;
@@ -67,12 +69,16 @@ namespace tensor {
 /// profile's error (`DeviceProfile::uncertainty`), in microseconds. Kernels the two programs
 /// share (the same op on the same operands) cost the same in both and cancel, and so do a removed
 /// and an added kernel of the same signature (op, flops, bytes and time: one computation on other
-/// values, like a convolution with a batchnorm folded into its weights). The others are
-/// netted by class against the class's systematic error s (`DeviceProfile::systematic_error`,
-/// common to its kernels): a class the change removes time from on balance saves at least
-/// net / s, one it adds time to costs at most net · s; then each changed kernel's own error k
-/// (`DeviceProfile::scatter_of`: its kind's if calibration probed the kind, else its class's) is
-/// charged: t · (1 − 1/k) for a removed kernel, t · (k − 1) for an added one.
+/// values, like a convolution with a batchnorm folded into its weights). A removed and an added
+/// kernel of the same kind whose flops agree to within 25 % (a convolution that took its
+/// activation in) run the same library kernel and share its error: they pair up, and only the
+/// difference d of their times is charged, as a removed (d > 0) or an added (d < 0) time. The
+/// others are netted by class against the class's systematic error s
+/// (`DeviceProfile::systematic_error`, common to its kernels): a class the change removes time
+/// from on balance saves at least net / s, one it adds time to costs at most net · s; then each
+/// changed kernel's own error k (`DeviceProfile::scatter_of`: its kind's if calibration probed
+/// the kind, else its class's) is charged: t · (1 − 1/k) for a removed kernel, t · (k − 1) for
+/// an added one.
 struct GainBand {
   double predicted_us = 0;   ///< time(original) − time(optimized)
   double worst_case_us = 0;  ///< the gain with every error against it
@@ -128,19 +134,46 @@ struct GainBand {
     band.added_kernels++;
   }
   std::array<double, kNumCostClasses> net{};  // time removed minus time added, by class
-  for (const auto& [sig, count] : unpaired) {
-    if (count == 0) continue;
+  // What is left of the change: a removed time at least t / k, an added one at most t · k.
+  const auto charge = [&](const Signature& sig, double removed_us, double added_us) {
     const auto c = static_cast<std::size_t>(std::get<0>(sig));
-    const double us = std::get<3>(sig) * static_cast<double>(count > 0 ? count : -count);
     const double k = profile.scatter_of(std::get<0>(sig), static_cast<std::size_t>(std::get<4>(sig)));
-    if (count > 0) {
-      net[c] += us;
-      band.worst_case_us -= us * (1 - 1 / k);
-    } else {
-      net[c] -= us;
-      band.worst_case_us -= us * (k - 1);
+    const double d = removed_us - added_us;
+    net[c] += d;
+    band.worst_case_us -= d > 0 ? d * (1 - 1 / k) : -d * (k - 1);
+  };
+  // A removed and an added kernel of one kind whose flops agree to within kSameWork (a product
+  // that took its activation or bias in, a convolution whose epilogue changed) run the same
+  // library kernel, whose error they share: only the difference of their times is uncertain.
+  constexpr double kSameWork = 1.25;
+  std::vector<std::pair<Signature, bool>> left;  // one entry a kernel; true: removed
+  for (const auto& [sig, count] : unpaired)
+    for (std::ptrdiff_t i = 0; i < (count > 0 ? count : -count); ++i) left.emplace_back(sig, count > 0);
+  std::vector<bool> used(left.size(), false);
+  for (std::size_t a = 0; a < left.size(); ++a) {
+    if (left[a].second) continue;  // each added kernel looks for its removed twin
+    const Signature& added = left[a].first;
+    std::size_t best = left.size();
+    double best_ratio = kSameWork;
+    for (std::size_t r = 0; r < left.size(); ++r) {
+      if (used[r] || !left[r].second) continue;
+      const Signature& removed = left[r].first;
+      if (std::get<0>(removed) != std::get<0>(added) || std::get<4>(removed) != std::get<4>(added)) continue;
+      const double fa = std::get<1>(added), fr = std::get<1>(removed);
+      if (!(fa > 0 && fr > 0)) continue;
+      const double ratio = std::max(fa, fr) / std::min(fa, fr);
+      if (ratio <= best_ratio) {
+        best_ratio = ratio;
+        best = r;
+      }
     }
+    if (best == left.size()) continue;
+    used[a] = used[best] = true;
+    charge(added, std::get<3>(left[best].first), std::get<3>(added));
   }
+  for (std::size_t i = 0; i < left.size(); ++i)
+    if (!used[i]) charge(left[i].first, left[i].second ? std::get<3>(left[i].first) : 0.0,
+                         left[i].second ? 0.0 : std::get<3>(left[i].first));
   for (std::size_t c = 0; c < kNumCostClasses; ++c) {
     const double s = profile.systematic_error[c];
     band.worst_case_us += net[c] > 0 ? net[c] / s : net[c] * s;
@@ -180,8 +213,8 @@ class RobustCost {
     const KernelTime t = roofline_.time(node, cls);
     if (t.total_us <= 0) return t.total_us;
     const DeviceProfile& p = roofline_.profile();
-    const OpWork work = node.op() == Op::Conv2d ? roofline_.work(node, cls) : OpWork{};
-    std::size_t kind = kernel_kind(node.op(), work.compute_rate > 0, false);
+    const OpWork work = node.op() == Op::Conv2d || node.op() == Op::MatMul ? roofline_.work(node, cls) : OpWork{};
+    std::size_t kind = kernel_kind(node.op(), work.own_form(), false);
     if (node.op() == Op::Fused) {
       const FusedGroup g = roofline_.group(node, cls);
       kind = kernel_kind(Op::Fused, false, g.has_contraction, g.has_gather);
