@@ -101,6 +101,21 @@ TEST_CASE("multipattern: mistakes give typed errors with positions") {
   }
 }
 
+TEST_CASE("multipattern: a leaf holding ',' or '=' reads back from to_string as itself") {
+  // Found by the multi-pattern fuzzer: a parenthesized leaf printed bare and read back split.
+  for (const char* text : {"?x = (abc?y=_)", "?x = (a,b), ?z = (f ?x)", "?x = (?y=_)"}) {
+    INFO(text);
+    const MultiPattern<L> mp(text);
+    const MultiPattern<L> reread(mp.to_string());
+    REQUIRE(reread.clauses().size() == mp.clauses().size());
+    for (std::size_t i = 0; i < mp.clauses().size(); ++i) {
+      CHECK(reread.clauses()[i].first == mp.clauses()[i].first);
+      CHECK(reread.clauses()[i].second == mp.clauses()[i].second);
+    }
+  }
+  CHECK(MultiPattern<L>("?x = (abc?y=_)").to_string() == "?x = (abc?y=_)");
+}
+
 TEST_CASE("multipattern: ',' and '=' inside ';' comments separate nothing") {
   // The comment after the pattern holds '=' and ','; split naively it adds clauses.
   const MultiPattern<L> one("?a = (f ?x) ; was: = (g ?y), ?b = (h ?y)");

@@ -67,11 +67,16 @@ class MultiPattern {
     return used;
   }
 
+  /// The clauses as `?a = (f ?x), ?b = (g ?a)`: text that reads back to the same clauses.
   [[nodiscard]] std::string to_string() const {
     std::string out;
     for (const auto& [var, ast] : clauses_) {
       if (!out.empty()) out += ", ";
-      out += fmt::format("{} = {}", var.name(), ast.to_string());
+      // A leaf prints bare, and one holding ',' or '=' would read back split at them: a
+      // parenthesized leaf is the same leaf.
+      const std::string pattern = ast.to_string();
+      const bool bare = !pattern.empty() && pattern.front() != '(' && pattern.find_first_of(",=") != std::string::npos;
+      out += fmt::format(bare ? "{} = ({})" : "{} = {}", var.name(), pattern);
     }
     return out;
   }
