@@ -8,9 +8,10 @@
 // what the pairs of executor_bench resolve (a kind's time varies less than the whole run's); the
 // same for the kernels the optimizer changed against those both programs share. --warm-runs K
 // (with --paired) precedes each timed run by K untimed runs of the same program
-// (run_warm_abba_pairs, as compare_times(..., warm_runs)).
+// (run_warm_abba_pairs, as compare_times(..., warm_runs)). --no-guard: optimize with do_no_harm
+// off, as tensat-opt --no-guard.
 //
-//   executor_profile [--profile FILE.json] [--runs N] [--top K] [--paired [--warm-runs K]] [MODEL...]
+//   executor_profile [--profile FILE.json] [--runs N] [--top K] [--paired [--warm-runs K]] [--no-guard] [MODEL...]
 //
 // A MODEL ending in .onnx is imported (with libonnx-dev; bench/corpus/ writes such models).
 //
@@ -243,7 +244,7 @@ int main(int argc, char** argv) {
   cli::keep_freed_memory();
   std::string profile_file;
   std::size_t runs = 5, top = 8, warm_runs = 0;
-  bool paired = false;
+  bool paired = false, guard = true;
   std::vector<std::string> models;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -251,12 +252,13 @@ int main(int argc, char** argv) {
     else if (arg == "--runs" && i + 1 < argc) runs = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--top" && i + 1 < argc) top = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--paired") paired = true;
+    else if (arg == "--no-guard") guard = false;
     else if (arg == "--warm-runs" && i + 1 < argc) warm_runs = std::strtoull(argv[++i], nullptr, 10);
     else if (!arg.empty() && arg[0] != '-') models.push_back(arg);
     else {
       std::fprintf(stderr,
                    "usage: executor_profile [--profile FILE.json] [--runs N] [--top K] [--paired [--warm-runs K]] "
-                   "[MODEL...]\n");
+                   "[--no-guard] [MODEL...]\n");
       return 2;
     }
   }
@@ -269,6 +271,7 @@ int main(int argc, char** argv) {
     tt::OptimizeOptions options;
     options.profile = profile;
     options.fusion = true;
+    options.do_no_harm = guard;
     const auto optimized = tt::optimize(original, options).optimized;
     std::printf("\n== %s\n", model.c_str());
     if (paired) {

@@ -77,6 +77,19 @@ TEST_CASE("fused loop: injective producers (transpose, slice, pad, concat, broad
   check_fused("(sigmoid (transpose (ints 1 0) (slice 0 2 40 (pad 0 4 4 $0))))", {{"x", "44 31"}});
 }
 
+TEST_CASE("fused loop: an injective producer reads its operand once per chunk, over the range it covers") {
+  // Two pads around a chain that reads x twice: rows of 24 + 2, many runs per chunk.
+  check_fused("(pad 3 1 1 (pad 2 1 1 (ewmul $0 (clip (ewadd $0 $1) $2 $3))))",
+              {{"x", "1 16 24 24"}, {"y", "1 16 24 24"}, {"lo", "1"}, {"hi", "1"}});
+  // Concat of a padded part and a computed one along the last axis: three parts per row.
+  check_fused("(relu (concat 3 (tanh $0) (pad 3 2 0 $1)))", {{"x", "2 5 19 7"}, {"y", "2 5 19 4"}});
+  // A broadcast and a transpose of body terms: within a chunk's reach the term is evaluated once
+  // over the range its reads span; a transpose of a 90 x 90 term reaches further than a chunk.
+  check_fused("(ewmul (broadcast (ints 8 40 50) (tanh $0)) $1)", {{"x", "8 1 50"}, {"y", "8 40 50"}});
+  check_fused("(ewadd (transpose (ints 1 0) (tanh $0)) $1)", {{"x", "90 90"}, {"y", "90 90"}});
+  check_fused("(ewmul (slice 2 1 60 (exp $0)) $1)", {{"x", "3 40 61"}, {"y", "3 40 59"}});
+}
+
 TEST_CASE("fused loop: a contraction at the root or inside the body") {
   // kOutput: the contraction's epilogue.
   check_fused("(relu (ewadd (matmul 0 $0 $1) $2))", {{"a", "33 24"}, {"b", "24 40"}, {"c", "33 40"}});
@@ -111,15 +124,26 @@ TEST_CASE("fused loop: an elementwise epilogue runs on each part of the contract
   check_fused("(ewpow (exp $2) (matmul 0 $0 $1))", {{"a", "40 24"}, {"b", "24 50"}, {"c", "40 50"}});
   check_fused("(ewsub $2 (conv2d 1 1 0 0 $0 $1))", {{"x", "1 16 30 30"}, {"w", "8 16 3 3"}, {"y", "1 8 30 30"}});
   check_fused("(ewmul (matmul 0 $0 $1) (tanh (matmul 0 $0 $1)))", {{"a", "70 24"}, {"b", "24 60"}});
-  // Not in place: the epilogue reads the product at other positions (a transpose), or broadcasts.
-  check_fused("(ewadd (transpose (ints 1 0) (matmul 0 $0 $1)) $2)", {{"a", "17 23"}, {"b", "23 17"}, {"c", "17 17"}});
+  // A broadcast bias or scale from outside the kernel is read in place as a view.
   check_fused("(ewadd (matmul 0 $0 $1) (broadcast (ints 9 31) $2))", {{"a", "9 8"}, {"b", "8 31"}, {"c", "31"}});
+  check_fused("(relu (ewadd (ewmul (conv2d 1 1 0 2 $0 $1) (broadcast (ints 1 8 32 32) $2)) (broadcast (ints 1 8 32 32) $3)))",
+              {{"x", "1 128 32 32"}, {"w", "8 64 3 3"}, {"s", "1 8 1 1"}, {"c", "1 8 1 1"}});
+  // Not in place: the epilogue reads the product at other positions (a transpose), or a
+  // broadcast of a body term.
+  check_fused("(ewadd (transpose (ints 1 0) (matmul 0 $0 $1)) $2)", {{"a", "17 23"}, {"b", "23 17"}, {"c", "17 17"}});
+  check_fused("(ewadd (matmul 0 $0 $1) (broadcast (ints 9 31) (tanh $2)))", {{"a", "9 8"}, {"b", "8 31"}, {"c", "31"}});
 }
 
 TEST_CASE("fused loop: reduction roots") {
   check_fused("(reduce_sum 1 (exp $0))", {{"x", "4 37 23"}});
   check_fused("(reduce_max 2 (ewmul $0 $1))", {{"x", "5 6 130"}, {"y", "5 6 130"}});
   check_fused("(reduce_mean 0 (transpose (ints 1 0) $0))", {{"x", "170 19"}});
+  // LayerNorm's variance spelled out: rows of 96 over the last axis (chunks end inside rows), and
+  // a reduction over a middle axis whose inner runs cross chunk boundaries.
+  const std::string centred = "(ewsub $0 (broadcast (ints 64 96) $1))";
+  check_fused("(reduce_mean 1 (ewmul " + centred + " " + centred + "))", {{"x", "64 96"}, {"m", "64 1"}});
+  check_fused("(reduce_sum 1 (ewadd $0 (broadcast (ints 3 50 70) $1)))", {{"x", "3 50 70"}, {"b", "70"}});
+  check_fused("(reduce_max 1 (tanh $0))", {{"x", "5 3001"}});
 }
 
 TEST_CASE("fused loop: a term shared by two consumers, and an f16 body") {

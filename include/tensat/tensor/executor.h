@@ -155,6 +155,15 @@ inline void activate(float* p, std::int64_t n, std::int64_t act) {
   }
 }
 
+/// `activate` from `x` into `out` (which may be `x`).
+inline void activate_to(float* out, const float* x, std::int64_t n, std::int64_t act) {
+  if (out != x) std::copy_n(x, n, out);
+  activate(out, n, act);
+}
+inline void exp_to(float* out, const float* x, std::int64_t n) {
+  ArrayMap(out, n) = ConstArrayMap(x, n).exp();
+}
+
 inline void gelu(float* p, std::int64_t n) {
   const float c = 0.7978845608028654f;  // sqrt(2 / pi)
   for (std::int64_t i = 0; i < n; ++i) {
@@ -1022,7 +1031,8 @@ inline void sqrt_inplace(float* p, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) p[i] = std::sqrt(p[i]);
 }
 inline void pow_inplace(float* p, const float* e, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) p[i] = std::pow(p[i], e[i]);
+  // A square (LayerNorm's variance) as a product: the correctly rounded value `pow` gives too.
+  for (std::int64_t i = 0; i < n; ++i) p[i] = e[i] == 2.0f ? p[i] * p[i] : std::pow(p[i], e[i]);
 }
 
 /// `min(max(x, lo), hi)` element by element (ONNX Clip: when lo > hi every element is hi).
@@ -1041,6 +1051,24 @@ class FusedLoop {
   /// Elements per chunk: small enough that a body's chunks stay in L1/L2, large enough that the
   /// per-chunk dispatch is amortized and Eigen vectorizes each term.
   static constexpr std::int64_t kChunk = 2048;
+
+  /// Chunk-sized scratch blocks: a loop's own, or shared by the loops an evaluator runs one
+  /// after another (a kernel then allocates none).
+  struct Scratch {
+    std::vector<std::unique_ptr<float[]>> values;
+    std::vector<std::unique_ptr<std::int64_t[]>> indices;
+  };
+
+  FusedLoop() = default;
+  explicit FusedLoop(Scratch& scratch) : scratch_(&scratch) {}
+  FusedLoop(const FusedLoop&) = delete;
+  FusedLoop& operator=(const FusedLoop&) = delete;
+
+  /// Room for `n` terms.
+  void reserve(std::size_t n) {
+    terms_.reserve(n);
+    memo_.reserve(n);
+  }
 
   /// One term of the body. Leaves (`arg`s, and a contraction once computed) hold a tensor.
   struct Term {
@@ -1133,9 +1161,10 @@ class FusedLoop {
   static bool epilogue_op(Op op) noexcept { return is_elementwise(op) && op != Op::Clip; }
 
   /// A kernel whose root is an elementwise epilogue of its one contraction, every term between
-  /// them elementwise (or a reshape) over the same positions, all f32: the contraction writes
-  /// straight into the output and the epilogue runs on each part as the contraction finishes it
-  /// (`Epilogue`: still in cache), overwriting it with the kernel's values. Nothing otherwise.
+  /// them elementwise (or a reshape, or a broadcast of a tensor from outside the kernel) over the
+  /// same positions, all f32: the contraction writes straight into the output and the epilogue
+  /// runs on each part as the contraction finishes it (`Epilogue`: still in cache), overwriting
+  /// it with the kernel's values. Nothing otherwise.
   std::optional<HostTensor> run_epilogue_in_place() {
     const std::size_t root = terms_.size() - 1;
     std::size_t contraction = terms_.size();
@@ -1163,8 +1192,9 @@ class FusedLoop {
         if (term.elements != n) return std::nullopt;  // read at the output's positions
         continue;
       }
-      if (!epilogue_op(term.op) && term.op != Op::Reshape) return std::nullopt;
       if (term.elements != n) return std::nullopt;
+      if (term.op == Op::Broadcast && terms_[term.operands[0]].leaf) continue;  // a bias or scale, read as a view
+      if (!epilogue_op(term.op) && term.op != Op::Reshape) return std::nullopt;
       for (std::size_t k = 0; k < term.operands.size(); ++k) {
         if (term.op == Op::SMul && k == 1) {  // the scalar, read at position 0: a tensor from outside
           if (!terms_[term.operands[1]].leaf) return std::nullopt;
@@ -1207,12 +1237,14 @@ class FusedLoop {
   // Chunk-sized scratch blocks, handed out in order and all released at the next chunk: a
   // block's address stays valid while the chunk is evaluated.
   float* values_block() {
-    if (next_values_ == values_blocks_.size()) values_blocks_.emplace_back(new float[kChunk]);
-    return values_blocks_[next_values_++].get();
+    auto& blocks = scratch_->values;
+    if (next_values_ == blocks.size()) blocks.emplace_back(new float[kChunk]);
+    return blocks[next_values_++].get();
   }
   std::int64_t* indices_block() {
-    if (next_indices_ == indices_blocks_.size()) indices_blocks_.emplace_back(new std::int64_t[kChunk]);
-    return indices_blocks_[next_indices_++].get();
+    auto& blocks = scratch_->indices;
+    if (next_indices_ == blocks.size()) blocks.emplace_back(new std::int64_t[kChunk]);
+    return blocks[next_indices_++].get();
   }
 
   /// The whole value of term `t` (a leaf's tensor, else evaluated chunk by chunk).
@@ -1243,10 +1275,34 @@ class FusedLoop {
       const std::int64_t n = std::min(kChunk, x.elements - start);
       begin_chunk();
       const float* p = eval(r.operands[0], Indices{start, n, nullptr});
-      for (std::int64_t k = 0; k < n; ++k) {
-        float& a = acc[o * inner + in];
-        a = is_max ? std::max(a, p[k]) : a + p[k];
-        if (++in == inner) {
+      if (inner == 1) {  // runs along the reduced axis, each into one output element
+        for (std::int64_t k = 0; k < n;) {
+          const std::int64_t len = std::min(n - k, extent - e);
+          float a = acc[o];
+          if (is_max)
+            for (std::int64_t j = 0; j < len; ++j) a = std::max(a, p[k + j]);
+          else
+            for (std::int64_t j = 0; j < len; ++j) a += p[k + j];
+          acc[o] = a;
+          k += len;
+          e += len;
+          if (e == extent) {
+            e = 0;
+            ++o;
+          }
+        }
+        continue;
+      }
+      for (std::int64_t k = 0; k < n;) {  // runs along the inner axes: one add per output element
+        const std::int64_t len = std::min(n - k, inner - in);
+        float* a = acc + o * inner + in;
+        if (is_max)
+          for (std::int64_t j = 0; j < len; ++j) a[j] = std::max(a[j], p[k + j]);
+        else
+          for (std::int64_t j = 0; j < len; ++j) a[j] += p[k + j];
+        k += len;
+        in += len;
+        if (in == inner) {
           in = 0;
           if (++e == extent) {
             e = 0;
@@ -1285,16 +1341,77 @@ class FusedLoop {
       for (std::int64_t k = 0; k < ix.size; ++k) out[k] = decompose(ix.at(k));
       return out;
     }
-    std::int64_t src = decompose(ix.start);  // contiguous: an odometer from the first position
-    for (std::int64_t k = 0; k < ix.size; ++k) {
-      out[k] = src;
-      for (std::size_t a = r; a-- > 0;) {
+    std::int64_t src = decompose(ix.start);  // contiguous: runs along the last axis
+    for_each_run(dims, strides, m, src, ix.size, [&](std::int64_t k, std::int64_t from, std::int64_t len,
+                                                     std::int64_t step) {
+      for (std::int64_t j = 0; j < len; ++j) out[k + j] = from + j * step;
+    });
+    return out;
+  }
+
+  /// Walks `n` positions of an odometer over `dims` (multi-index `m`, operand position `src`,
+  /// both advanced) in runs along the last axis: `run(k, from, len, step)` for output positions
+  /// [k, k + len) reading the operand at from, from + step, ...
+  template <class Run>
+  static void for_each_run(const Dims& dims, const std::vector<std::int64_t>& strides, std::int64_t* m,
+                           std::int64_t& src, std::int64_t n, const Run& run) {
+    const std::size_t r = dims.size();
+    const std::int64_t last = dims[r - 1], step = strides[r - 1];
+    for (std::int64_t k = 0; k < n;) {
+      const std::int64_t len = std::min(n - k, last - m[r - 1]);
+      run(k, src, len, step);
+      k += len;
+      src += len * step;
+      m[r - 1] += len;
+      if (m[r - 1] < last) break;  // only the last run can end inside the axis
+      src -= step * last;
+      m[r - 1] = 0;
+      for (std::size_t a = r - 1; a-- > 0;) {
         src += strides[a];
         if (++m[a] < dims[a]) break;
         src -= strides[a] * dims[a];
         m[a] = 0;
       }
     }
+  }
+
+  /// A transpose, broadcast or slice at positions `ix`: a leaf operand is read directly, run by
+  /// run along the last axis (a broadcast run is a fill); another operand is evaluated once over
+  /// the contiguous range its reads span when that fits a chunk (so it is vectorized and shared
+  /// with other readers of the same range), else at the mapped positions one by one.
+  const float* strided(const Term& term, const Indices& ix) {
+    const Term& x = terms_[term.operands[0]];
+    const std::size_t r = term.dims.size();
+    if (x.leaf && !ix.list && r > 0 && r <= 16) {
+      const float* data = x.leaf->data.data();
+      float* out = values_block();
+      std::int64_t m[16];
+      std::int64_t f = ix.start, src = term.offset;
+      for (std::size_t a = r; a-- > 0;) {
+        m[a] = f % term.dims[a];
+        f /= term.dims[a];
+        src += m[a] * term.strides[a];
+      }
+      for_each_run(term.dims, term.strides, m, src, ix.size,
+                   [&](std::int64_t k, std::int64_t from, std::int64_t len, std::int64_t step) {
+                     if (step == 0) std::fill_n(out + k, len, data[from]);
+                     else if (step == 1) std::copy_n(data + from, len, out + k);
+                     else
+                       for (std::int64_t j = 0; j < len; ++j) out[k + j] = data[from + j * step];
+                   });
+      return out;
+    }
+    const std::int64_t* at = map_strided(ix, term.dims, term.strides, term.offset);
+    if (x.leaf) return eval(term.operands[0], Indices{0, ix.size, at});
+    std::int64_t lo = at[0], hi = at[0];
+    for (std::int64_t k = 1; k < ix.size; ++k) {
+      lo = std::min(lo, at[k]);
+      hi = std::max(hi, at[k]);
+    }
+    if (hi - lo >= kChunk) return eval(term.operands[0], Indices{0, ix.size, at});
+    const float* v = eval(term.operands[0], Indices{lo, hi - lo + 1, nullptr});
+    float* out = values_block();
+    for (std::int64_t k = 0; k < ix.size; ++k) out[k] = v[at[k] - lo];
     return out;
   }
 
@@ -1321,10 +1438,7 @@ class FusedLoop {
       case Op::Reshape: return eval(term.operands[0], ix);  // the same flat positions
       case Op::Transpose:
       case Op::Broadcast:
-      case Op::Slice: {
-        const Indices in{0, n, map_strided(ix, term.dims, term.strides, term.offset)};
-        return eval(term.operands[0], in);
-      }
+      case Op::Slice: return strided(term, ix);
       case Op::Pad: return pad(term, ix);
       case Op::Concat: return concat(term, ix);
       default: break;
@@ -1336,10 +1450,12 @@ class FusedLoop {
       case Op::EwAdd: o = a + ConstArrayMap(eval(term.operands[1], ix), n); break;
       case Op::EwMul: o = a * ConstArrayMap(eval(term.operands[1], ix), n); break;
       case Op::SMul: o = a * eval(term.operands[1], Indices{0, 1, nullptr})[0]; break;
+      // Transcendental ops through the unfused kernels' helpers: small functions in which the
+      // compiler inlines Eigen's vectorized exp and tanh (in this one it calls them per packet).
       case Op::Relu: o = a.max(0.0f); break;
-      case Op::Tanh: o = a.tanh(); break;
-      case Op::Sigmoid: o = 1.0f / (1.0f + (-a).exp()); break;
-      case Op::Exp: o = a.exp(); break;
+      case Op::Tanh: activate_to(out, a.data(), n, 3); break;
+      case Op::Sigmoid: activate_to(out, a.data(), n, 1); break;
+      case Op::Exp: exp_to(out, a.data(), n); break;
       case Op::Gelu:
         o = a;
         gelu(out, n);
@@ -1382,31 +1498,69 @@ class FusedLoop {
   /// (no per-element arithmetic); a list request maps each position.
   static constexpr std::size_t kZeros = static_cast<std::size_t>(-1);
   const float* gather_parts(const Dims& dims, std::int64_t axis, const std::vector<std::size_t>& parts,
-                            const std::vector<std::int64_t>& extents, const Indices& ix) {
+                            const std::vector<std::int64_t>& extents, const Indices& ix, float* dest) {
     std::int64_t outer, extent, inner;
     split_dims(dims, axis, outer, extent, inner);
     if (!ix.list) {
-      std::int64_t p = ix.start;
+      // Output positions increase with a part's positions, so the positions of part k that the
+      // request covers are one contiguous range of it: each part is evaluated once, over that
+      // range, and copied run by run (a part read run by run would be dispatched per run).
       const std::int64_t end = ix.start + ix.size;
-      float* out = nullptr;
-      while (p < end) {
-        const std::int64_t o = p / (extent * inner), a = (p / inner) % extent;
+      const auto walk = [&](const auto& visit) {  // visit(part, output position, part position, length)
+        // The position as (outer o, axis a, inner i), in part k whose first axis position is
+        // `first`; advanced run by run without dividing.
+        std::int64_t o = ix.start / (extent * inner), a = (ix.start / inner) % extent, i = ix.start % inner;
         std::size_t k = 0;
         std::int64_t first = 0;
         while (a >= first + extents[k]) first += extents[k++];
-        const std::int64_t run_end = std::min(end, (o * extent + first + extents[k]) * inner);
-        const std::int64_t len = run_end - p;
-        const std::int64_t src = (o * extents[k] + (a - first)) * inner + p % inner;  // in part k
-        if (p == ix.start && run_end == end && parts[k] != kZeros)  // one run: the part's values, not a copy
-          return eval(parts[k], Indices{src, len, nullptr});
-        if (!out) out = values_block();
-        if (parts[k] == kZeros)
-          std::fill_n(out + (p - ix.start), len, 0.0f);
-        else
-          std::copy_n(eval(parts[k], Indices{src, len, nullptr}), len, out + (p - ix.start));
-        p = run_end;
+        for (std::int64_t p = ix.start; p < end;) {
+          const std::int64_t left = (first + extents[k] - a) * inner - i;  // positions of part k in this row
+          const std::int64_t len = std::min(end - p, left);
+          visit(k, p, (o * extents[k] + (a - first)) * inner + i, len);
+          p += len;
+          if (len < left) break;  // the request ends inside the part
+          a = first += extents[k];
+          i = 0;
+          for (++k; k == parts.size() || extents[k] == 0; ++k) {  // the next part with positions
+            if (k == parts.size()) {
+              k = 0;
+              a = first = 0;
+              ++o;
+              if (extents[0] > 0) break;
+            }
+          }
+        }
+      };
+      // The first position of part k (from axis position `first`) at or after output position p.
+      const auto part_position = [&](std::int64_t p, std::size_t k, std::int64_t first) {
+        const std::int64_t o = p / (extent * inner), a = (p / inner) % extent;
+        if (a < first) return o * extents[k] * inner;
+        if (a >= first + extents[k]) return (o + 1) * extents[k] * inner;
+        return (o * extents[k] + a - first) * inner + p % inner;
+      };
+      std::vector<std::int64_t> lo(parts.size(), 0);
+      std::vector<const float*> values(parts.size(), nullptr);
+      std::int64_t first = 0;
+      for (std::size_t k = 0; k < parts.size(); first += extents[k++]) {
+        if (parts[k] == kZeros) continue;
+        lo[k] = part_position(ix.start, k, first);
+        const std::int64_t hi = part_position(end, k, first);
+        if (hi <= lo[k]) continue;
+        values[k] = eval(parts[k], Indices{lo[k], hi - lo[k], nullptr});
+        if (hi - lo[k] == ix.size) return values[k];  // the whole request is this part's
       }
-      return out ? out : values_block();
+      float* out = dest ? dest : values_block();
+      walk([&](std::size_t k, std::int64_t p, std::int64_t src, std::int64_t len) {
+        float* to = out + (p - ix.start);
+        const float* from = parts[k] == kZeros ? nullptr : values[k] + (src - lo[k]);
+        if (len >= 64) {
+          if (from) std::copy_n(from, len, to);
+          else std::fill_n(to, len, 0.0f);
+          return;
+        }
+        for (std::int64_t j = 0; j < len; ++j) to[j] = from ? from[j] : 0.0f;  // short rows: no library call
+      });
+      return out;
     }
     float* out = values_block();
     std::int64_t* src = indices_block();
@@ -1436,12 +1590,18 @@ class FusedLoop {
   const float* pad(const Term& term, const Indices& ix) {
     const std::int64_t axis = term.attrs[0];
     const std::int64_t x_extent = terms_[term.operands[0]].dims[static_cast<std::size_t>(axis)];
-    return gather_parts(term.dims, axis, {kZeros, term.operands[0], kZeros}, {term.attrs[1], x_extent, term.attrs[2]}, ix);
+    return gather_parts(term.dims, axis, {kZeros, term.operands[0], kZeros}, {term.attrs[1], x_extent, term.attrs[2]}, ix,
+                        output_of(term, ix));
   }
 
   /// concat: each position reads the operand whose part of the axis holds it.
   const float* concat(const Term& term, const Indices& ix) {
-    return gather_parts(term.dims, term.attrs[0], term.operands, term.part_extents, ix);
+    return gather_parts(term.dims, term.attrs[0], term.operands, term.part_extents, ix, output_of(term, ix));
+  }
+
+  /// Where term `t`'s values at `ix` go: the kernel's output for the root's chunk, else nowhere yet.
+  float* output_of(const Term& t, const Indices& ix) const noexcept {
+    return &t == root_output_ && !ix.list ? root_output_at_ : nullptr;
   }
 
   std::vector<Term> terms_;
@@ -1449,8 +1609,8 @@ class FusedLoop {
   std::uint64_t chunk_ = 0;
   const Term* root_output_ = nullptr;  // the root whose chunks `run` has written in place
   float* root_output_at_ = nullptr;    // where the current chunk of the root goes
-  std::vector<std::unique_ptr<float[]>> values_blocks_;
-  std::vector<std::unique_ptr<std::int64_t[]>> indices_blocks_;
+  Scratch own_scratch_;
+  Scratch* scratch_ = &own_scratch_;
   std::size_t next_values_ = 0, next_indices_ = 0;
 };
 
@@ -1672,15 +1832,21 @@ class Evaluator {
     throw ExecutionError(fmt::format("execute: unknown operator at node {}", i));
   }
 
-  /// The body's nodes (symbolic nodes reachable from `body` through symbolic children), flagged.
-  std::vector<bool> body_nodes(std::size_t body) const {
-    std::vector<bool> needed(body + 1, false);
-    needed[body] = true;
-    for (std::size_t j = body + 1; j-- > 0;)
-      if (needed[j])
-        for (Id c : p_[Id(j)].children())
-          if (infos_[c.index()].symbolic) needed[c.index()] = true;
-    return needed;
+  /// The body's nodes (symbolic nodes reachable from `body` through symbolic children), in
+  /// program order: found from the body's root, in time proportional to the body's size.
+  std::vector<std::size_t> body_order(std::size_t body) {
+    if (stamp_.size() != p_.size()) stamp_.assign(p_.size(), 0);
+    ++generation_;
+    std::vector<std::size_t> order{body};
+    stamp_[body] = generation_;
+    for (std::size_t k = 0; k < order.size(); ++k)
+      for (Id c : p_[Id(order[k])].children())
+        if (infos_[c.index()].symbolic && stamp_[c.index()] != generation_) {
+          stamp_[c.index()] = generation_;
+          order.push_back(c.index());
+        }
+    std::sort(order.begin(), order.end());
+    return order;
   }
 
   /// The kernel's value computed by one `FusedLoop`, or nothing when a body term has no loop form
@@ -1688,11 +1854,19 @@ class Evaluator {
   /// `eval_body` evaluates it op by op.
   std::optional<HostTensor> eval_loop(std::size_t body, const std::vector<std::shared_ptr<const HostTensor>>& inputs) {
     constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-    const std::vector<bool> needed = body_nodes(body);
-    std::vector<std::size_t> term_of(body + 1, kNone);
-    FusedLoop loop;
-    for (std::size_t j = 0; j <= body; ++j) {
-      if (!needed[j]) continue;
+    const std::vector<std::size_t> order = body_order(body);
+    if (term_of_.size() != p_.size()) term_of_.assign(p_.size(), kNone);
+    std::vector<std::size_t>& term_of = term_of_;  // entries of body nodes only, reset below
+    struct Reset {
+      std::vector<std::size_t>& term_of;
+      const std::vector<std::size_t>& order;
+      ~Reset() {
+        for (std::size_t j : order) term_of[j] = kNone;
+      }
+    } reset{term_of, order};
+    FusedLoop loop(fused_scratch_);
+    loop.reserve(2 * order.size());  // the body's terms and, at most, a leaf for each
+    for (std::size_t j : order) {
       const TensorNode& node = p_[Id(j)];
       const auto ch = node.children();
       if (infos_[j].dims.size() > 16) return std::nullopt;
@@ -1782,10 +1956,7 @@ class Evaluator {
   /// tensor by tensor in program order (each intermediate materialized; the reference the fused
   /// loop is tested against, and the path for bodies with no loop form).
   std::shared_ptr<const HostTensor> eval_body(std::size_t body, const std::vector<std::shared_ptr<const HostTensor>>& inputs) {
-    const std::vector<bool> needed = body_nodes(body);
-    std::vector<std::size_t> order;
-    for (std::size_t j = 0; j <= body; ++j)
-      if (needed[j]) order.push_back(j);
+    const std::vector<std::size_t> order = body_order(body);
     std::vector<Value> saved;
     for (std::size_t j : order) saved.push_back(std::move(values_[j]));
     for (std::size_t j : order) values_[j] = eval(j, &inputs);
@@ -1800,6 +1971,10 @@ class Evaluator {
   std::vector<Value> values_;
   bool fused_loops_;
   NodeTimer on_node_;
+  std::vector<std::size_t> stamp_;    // body_order: the generation that last reached each node
+  std::size_t generation_ = 0;
+  std::vector<std::size_t> term_of_;  // eval_loop: each body node's term (kNone elsewhere)
+  FusedLoop::Scratch fused_scratch_;  // eval_loop: blocks shared by the kernels' loops
 };
 
 inline std::uint64_t splitmix64(std::uint64_t& state) noexcept {
