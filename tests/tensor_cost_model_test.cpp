@@ -160,6 +160,44 @@ TEST_CASE("cost_model: fused < unfused for memory-bound elementwise chains, on e
   }
 }
 
+TEST_CASE("cost_model: a fused member's compute takes its own kind's time scale") {
+  // A compute-bound sigmoid chain on the host profile: with sigmoid's kind at 4x, the fused
+  // kernel's compute is the relu's plus four times the sigmoid's, whatever the fused kind's scale.
+  DeviceProfile p = find_profile("xeon-spr-56c");
+  const RecExpr<TensorNode> program = [] {
+    Graph g;
+    g.output(g.relu(g.sigmoid(g.input("x", {1 << 20}))));
+    return g.program();
+  }();
+  const ProgramTime unfused = program_breakdown(program, p);
+  REQUIRE(unfused.kernels.size() == 2);
+  const auto group_of = [&](const DeviceProfile& profile) {
+    FusedGroup g;
+    for (const KernelReport& k : unfused.kernels) g.members.push_back(k.work);
+    g.member_scales = {profile.time_scale_of(Op::Sigmoid, false, false), profile.time_scale_of(Op::Relu, false, false)};
+    g.bytes_read = g.bytes_written = 4.0 * (1 << 20);
+    return g;
+  };
+  const KernelTime plain = fused_time(group_of(p), p);
+  p.time_scale[static_cast<std::size_t>(Op::Sigmoid)] = 4.0;
+  const KernelTime scaled = fused_time(group_of(p), p);
+  const double sigmoid_flops = unfused.kernels[0].work.flops, relu_flops = unfused.kernels[1].work.flops;
+  CHECK(within(scaled.compute_us / plain.compute_us, (4 * sigmoid_flops + relu_flops) / (sigmoid_flops + relu_flops), 1e-9));
+  // And `fused_group` sets each member's scale from the profile.
+  const FusedGroup built = fused_group(TensorInfo{}, 0, p, [&](const auto& visit) {
+    const std::vector<TensorInfo> infos = check_program(program);
+    for (std::size_t i = 0; i < program.size(); ++i) {
+      const TensorNode& node = program[Id(i)];
+      if (node.op() != Op::Sigmoid && node.op() != Op::Relu) continue;
+      const TensorInfo* child = &infos[node.children()[0].index()];
+      visit(node, infos[i], Span<const TensorInfo* const>(&child, 1), 0.0);
+    }
+  });
+  REQUIRE(built.member_scales.size() == 2);
+  CHECK(built.member_scales[0] == 4.0);
+  CHECK(built.member_scales[1] == 1.0);
+}
+
 TEST_CASE("cost_model: fusing a memory-bound producer saves t_launch + lat_m + 2 b(p)/BW (alpha = 1)") {
   const DeviceProfile p = find_profile("h100-sxm");  // lat_m = 4 us here
   const RecExpr<TensorNode> program = [] {

@@ -615,7 +615,7 @@ struct Residual {
   // Fused kernels: what the fusion phase makes of an elementwise chain and of a product's
   // epilogue, on this profile.
   const OptimizeOptions fuse = detail::probe_fusion_options(profile);
-  for (std::int64_t n : {4096, 200704}) {
+  for (std::int64_t n : {256, 4096, 200704}) {  // 256: a small kernel, where a loop's own overhead shows
     Graph g;
     const Tensor x = g.input("x", {1, n});
     g.output(g.ewmul(g.sigmoid(g.ewadd(x, g.input("y", {1, n}))), g.relu(x)));
@@ -642,7 +642,8 @@ struct Residual {
 
 /// Fits `profile`'s corrections and error factors to probes already timed: `seconds[i]` is what
 /// one run of `probes[i].program` took (0 or less: not measured, left out), each against the
-/// roofline's prediction with every `time_scale` 1. Each kind whose probes agree to within
+/// roofline's prediction with every `time_scale` 1 (a fused probe: with its members' kinds'
+/// scales, fitted first; see `FusedGroup::member_scales`). Each kind whose probes agree to within
 /// `scale_agreement` (every ln(measured / predicted) within ln(scale_agreement) of their mean)
 /// gets `time_scale` = exp(that mean); a kind whose probes disagree (a matrix-vector product
 /// and a batch, say) keeps 1, and its disagreement shows as error. Then, with the corrected
@@ -681,14 +682,26 @@ inline std::vector<Residual> fit_uncertainty(DeviceProfile& profile, const std::
     for (double l : logs) spread = std::max(spread, std::abs(l - mean));
     return std::pair{mean, spread};
   };
-  for (std::size_t k = 0; k < kNumTimeScales; ++k) {
+  const auto is_fused_kind = [](std::size_t k) {
+    return k == static_cast<std::size_t>(Op::Fused) || k == kFusedContractionScale || k == kFusedGatherScale;
+  };
+  const auto fit_kind = [&](std::size_t k) {
     std::vector<double> logs;
     for (const Residual& r : residuals)
       if (r.scale == k) logs.push_back(r.log_ratio());
-    if (logs.size() < 2) continue;  // one probe cannot tell a kind's factor from one size's
+    if (logs.size() < 2) return;  // one probe cannot tell a kind's factor from one size's
     const auto [mean, spread] = mean_and_spread(logs);
     if (spread <= std::log(std::max(options.scale_agreement, 1.0))) base.time_scale[k] = std::exp(mean);
-  }
+  };
+  // The unfused kinds first; then the fused kernels, predicted with their members' own scales
+  // (`FusedGroup::member_scales`), take what remains as their kind's.
+  for (std::size_t k = 0; k < kNumTimeScales; ++k)
+    if (!is_fused_kind(k)) fit_kind(k);
+  for (std::size_t i = 0; i < kept.size(); ++i)
+    if (is_fused_kind(residuals[i].scale))
+      residuals[i].predicted = program_time(kept[i]->program, profile_for(base, kept[i]->program)) * 1e-6;
+  for (std::size_t k = 0; k < kNumTimeScales; ++k)
+    if (is_fused_kind(k)) fit_kind(k);
   for (std::size_t i = 0; i < kept.size(); ++i)
     residuals[i].predicted = program_time(kept[i]->program, profile_for(base, kept[i]->program)) * 1e-6;
   const double least = std::max(options.min_scatter, 1.0);

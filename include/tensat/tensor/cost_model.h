@@ -414,6 +414,10 @@ struct FusedGroup {
   /// A member is a data-movement op (pad, transpose, slice, concat, broadcast): the body reads
   /// through it ("fused_gather").
   bool has_gather = false;
+  /// Each member's own `DeviceProfile::time_scale` (its kind's, as if it ran alone), applied to
+  /// its compute: a sigmoid or a square root costs what it costs unfused whether or not a
+  /// loop fuses it. Empty, or shorter than `members`: 1.
+  std::vector<double> member_scales{};
 };
 
 /// Index of the group's primary member (see `FusedGroup::primary`); `members.size()` when no
@@ -434,9 +438,10 @@ struct FusedGroup {
 /// one more for each product beyond the first and one for the elementwise region), the members' flops at the primary
 /// member's peak P_G (a member with a rate of its own, `OpWork::compute_rate`, at that rate),
 /// R(G) + W(G) bytes, of which the staged bytes S(G) come after:
-/// cost(G) = t_launch + combine(sum_i F_i / (P_i · eta_c), (R(G) + W(G) − S(G)) / (BW_G · eta_m) + lat_m)
+/// cost(G) = t_launch + combine(sum_i s_i · F_i / (P_i · eta_c), (R(G) + W(G) − S(G)) / (BW_G · eta_m) + lat_m)
 ///           + S(G) / (BW · eta_m),
-/// P_i = the member's `compute_rate` or P_G; BW_G the primary member's bandwidth
+/// s_i = the member's own time scale (`FusedGroup::member_scales`), P_i = the member's
+/// `compute_rate` or P_G; BW_G the primary member's bandwidth
 /// (`OpWork::bandwidth`: a matrix-vector product's) or the profile's. A group without a kernel
 /// member is free.
 [[nodiscard]] inline KernelTime fused_time(const FusedGroup& g, const DeviceProfile& p) {
@@ -445,8 +450,11 @@ struct FusedGroup {
   const OpWork& root = g.members[primary];
   const double peak = p.peak(root.dtype, root.unit);
   double flops = 0;  // at `peak`: a member with a rate of its own counts as many flops as take it as long
-  for (const OpWork& m : g.members)
-    if (m.kernel) flops += m.compute_rate > 0 ? m.flops * (peak / m.compute_rate) : m.flops;
+  for (std::size_t i = 0; i < g.members.size(); ++i) {
+    const OpWork& m = g.members[i];
+    const double scale = i < g.member_scales.size() ? g.member_scales[i] : 1.0;
+    if (m.kernel) flops += scale * (m.compute_rate > 0 ? m.flops * (peak / m.compute_rate) : m.flops);
+  }
   const double staged = std::clamp(g.staged_bytes, 0.0, g.bytes_read + g.bytes_written);
   KernelTime t = roofline_time(flops, g.bytes_read + g.bytes_written - staged, peak, p, root.bandwidth);
   if (p.epilogue_kernel && g.contractions > 0) {
@@ -508,6 +516,7 @@ template <class VisitBody>
     TensorInfo concrete = info;  // the body term, costed as if computed (its bytes are not used)
     concrete.symbolic = false;
     g.members.push_back(op_work(node, concrete, children, profile));
+    g.member_scales.push_back(profile.time_scale_of(node.op(), g.members.back().own_form(), false));
     g.bytes_written += materialized;
     g.bytes_read += materialized;
     g.staged_bytes += 2 * materialized;
