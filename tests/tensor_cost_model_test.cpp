@@ -198,6 +198,23 @@ TEST_CASE("cost_model: a fused member's compute takes its own kind's time scale"
   CHECK(built.member_scales[1] == 1.0);
 }
 
+TEST_CASE("cost_model: an interpreted fused kernel pays fused_term_overhead for each of its terms") {
+  DeviceProfile p = find_profile("xeon-spr-56c");
+  Graph g;
+  g.output(g.relu(g.tanh(g.exp(g.input("x", {1, 8})))));
+  const ProgramTime unfused = program_breakdown(g.program(), p);
+  REQUIRE(unfused.kernels.size() == 3);
+  FusedGroup group;
+  for (const KernelReport& k : unfused.kernels) group.members.push_back(k.work);
+  group.members.push_back(OpWork{});  // a free member (a view) is not a term of the loop
+  group.bytes_read = group.bytes_written = 32;
+  const KernelTime compiled = fused_time(group, p);
+  p.fused_term_overhead = 0.25e-6;
+  const KernelTime interpreted = fused_time(group, p);
+  CHECK(within(interpreted.total_us - compiled.total_us, 0.75, 1e-9));
+  CHECK(within(interpreted.launch_us - compiled.launch_us, 0.75, 1e-9));
+}
+
 TEST_CASE("cost_model: fusing a memory-bound producer saves t_launch + lat_m + 2 b(p)/BW (alpha = 1)") {
   const DeviceProfile p = find_profile("h100-sxm");  // lat_m = 4 us here
   const RecExpr<TensorNode> program = [] {
@@ -920,6 +937,8 @@ TEST_CASE("calibrate: calibrate_host with tiny sizes returns a valid host profil
     CHECK((std::isfinite(v) && v > 0));
   CHECK(host.weights.exp >= 1);
   CHECK((std::isfinite(host.launch_overhead) && host.launch_overhead > 0));
+  CHECK((std::isfinite(host.fused_term_overhead) && host.fused_term_overhead >= 0));
+  CHECK(measure_fused_term_overhead(4, 0.0, 1) > 0);  // a fused kernel's terms cost something
   CHECK_FALSE(host.fusion_overlap);
   CHECK(host.split_copies);
   CHECK((std::isfinite(host.gemv_bandwidth) && host.gemv_bandwidth > 0));
@@ -1026,13 +1045,14 @@ TEST_CASE("device_profile: the executor's fields are optional in JSON and checke
   CHECK(profile_from_json(profile_to_json(p)).winograd);
   for (const char* key : {"fusion_overlap", "split_copies", "winograd", "gemv_bandwidth", "gemv_half_width",
                           "cache_bandwidth", "cache_resident_bytes", "window_flops", "gemm_half_rows",
-                          "gemm_half_flops", "conv_flops", "conv_half_flops"}) {
+                          "gemm_half_flops", "conv_flops", "conv_half_flops", "fused_term_overhead"}) {
     nlohmann::json doc = nlohmann::json::parse(profile_to_json(find_profile("h100-sxm")));
     doc.erase(key);
     CHECK(profile_from_json(doc.dump()) == find_profile("h100-sxm"));
     const std::string name = key;
     const bool number = name.rfind("gemv", 0) == 0 || name.rfind("cache_", 0) == 0 || name == "window_flops" ||
-                        name == "gemm_half_rows" || name.find("half_flops") != std::string::npos || name == "conv_flops";
+                        name == "gemm_half_rows" || name.find("half_flops") != std::string::npos || name == "conv_flops" ||
+                        name == "fused_term_overhead";
     doc[key] = number ? nlohmann::json(-1.0) : nlohmann::json(1);
     try {
       (void)profile_from_json(doc.dump());

@@ -97,6 +97,8 @@ struct HostMeasurements {
   double div_weight = 0;      ///< y = x / z against the add
   double rsqrt_weight = 0;    ///< y = rsqrt(x) against the add
   double node_overhead = 0;   ///< seconds per node of the reference executor (`execute`) on a tiny tensor
+  /// seconds per body term of a fused kernel on a tiny tensor, beyond the kernel's node overhead
+  double fused_term_overhead = 0;
   double gemv_narrow = 0;     ///< bytes/s of the executor's [1, 512] x [512, 512] products, streamed
   double gemv_wide = 0;       ///< bytes/s of its [1, 512] x [512, 4096] products, streamed
   double add_small = 0;       ///< bytes/s of the executor's ewadd of `cache_small_elements` (12 bytes each)
@@ -239,6 +241,29 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   return seconds / std::max(nodes, 1);
 }
 
+/// The reference executor's fixed cost per body term of a fused kernel, in seconds: `execute` of
+/// a chain of `kernels` fused kernels, each four elementwise terms (relu, tanh, relu, tanh) on an
+/// [1, 8] tensor, per kernel less one `node_overhead`, per term (what a fused loop spends setting
+/// up and dispatching a term, which a kernel of a few hundred elements cannot hide). Not negative.
+[[nodiscard]] inline double measure_fused_term_overhead(int kernels, double node_overhead, int repetitions = 5) {
+  constexpr int kTerms = 4;
+  kernels = std::max(kernels, 1);
+  const std::string arg = "(arg 0 f32 (ints 1 8))";
+  std::string program_text = "(input x f32 (ints 1 8))";
+  for (int k = 0; k < kernels; ++k) {
+    std::string body = arg;
+    for (int t = 0; t < kTerms; ++t) body = (t % 2 ? "(tanh " : "(relu ") + body + ")";
+    program_text = "(fused " + body + " " + program_text + ")";
+  }
+  const RecExpr<TensorNode> program = parse_program(program_text);
+  const Bindings bindings = random_bindings(program, 1);
+  const double seconds = detail::best_seconds(repetitions, [&] {
+    const std::vector<HostTensor> out = execute(program, bindings);
+    detail::keep(static_cast<double>(out.at(0).data[0]));
+  });
+  return std::max(seconds / kernels - node_overhead, 0.0) / kTerms;
+}
+
 /// The rate in bytes/s at which the executor's matrix-vector products [1, K] x [K, N]
 /// (`matmul`, row-major, as `execute` runs it) stream their matrices: products with separate
 /// matrices of `bytes` bytes in all, run one after the other, best of `repetitions`.
@@ -374,6 +399,7 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   m.div_weight = time(WeightedOp::Div) / add;
   m.rsqrt_weight = time(WeightedOp::Rsqrt) / add;
   m.node_overhead = measure_node_overhead(options.overhead_nodes, options.repetitions);
+  m.fused_term_overhead = measure_fused_term_overhead(options.overhead_nodes / 8, m.node_overhead, options.repetitions);
   m.gemv_narrow = measure_gemv_bandwidth(512, 512, options.gemv_bytes, options.repetitions);
   m.gemv_wide = measure_gemv_bandwidth(512, 4096, options.gemv_bytes, options.repetitions);
   m.add_small = measure_add_bandwidth(options.cache_small_elements, options.cache_passes, options.repetitions);
@@ -389,7 +415,8 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
 }
 
 /// The "host" profile from measurements: a CPU (no memory latency, no matrix unit), the
-/// executor's node overhead as the launch overhead, every vector peak the measured GEMM rate
+/// executor's node overhead as the launch overhead and its fused loops' cost per term
+/// (`fused_term_overhead`), every vector peak the measured GEMM rate
 /// (f16/bf16 are computed in f32), the triad bandwidth, the measured exp/tanh/div/rsqrt weights
 /// (never below 1, an add), sigmoid = exp + 1 + div, gelu = tanh + 8, eta = alpha = 1; and the
 /// reference executor's ways: fused kernels run in phases (`fusion_overlap` false: one thread
@@ -407,10 +434,12 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   p.kind = "cpu";
   p.description = fmt::format(
       "measured by calibrate_host: STREAM triad {:.1f} GB/s, Eigen GEMM {:.1f} GFLOP/s (one thread unless Eigen "
-      "uses OpenMP), exp {:.2f} x add, executor node overhead {:.2f} us, matrix-vector products {:.1f} GB/s "
+      "uses OpenMP), exp {:.2f} x add, executor node overhead {:.2f} us ({:.2f} us more a fused kernel's term), "
+      "matrix-vector products {:.1f} GB/s "
       "(N = 512) to {:.1f} GB/s (N = 4096), adds {:.1f} GB/s over {:.0f} KiB and {:.1f} GB/s over {:.0f} KiB, "
       "depthwise convolution {:.1f} GFLOP/s, grouped convolution of {:.0f} channels a group {:.1f} GFLOP/s",
-      m.bandwidth * 1e-9, m.gemm_flops * 1e-9, m.exp_weight, m.node_overhead * 1e6, m.gemv_narrow * 1e-9,
+      m.bandwidth * 1e-9, m.gemm_flops * 1e-9, m.exp_weight, m.node_overhead * 1e6, m.fused_term_overhead * 1e6,
+      m.gemv_narrow * 1e-9,
       m.gemv_wide * 1e-9, m.add_small * 1e-9, m.add_small_bytes / 1024, m.add_large * 1e-9, m.add_large_bytes / 1024,
       m.window_flops * 1e-9, m.grouped_rows, m.grouped_flops * 1e-9);
   p.vector_flops = {m.gemm_flops, m.gemm_flops, m.gemm_flops};
@@ -418,6 +447,7 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   p.mem_bandwidth = m.bandwidth;
   p.cache_bytes = m.cache_bytes;
   p.launch_overhead = m.node_overhead;
+  p.fused_term_overhead = m.fused_term_overhead;
   p.mem_latency = 0;
   p.fusion_overlap = false;
   p.split_copies = true;

@@ -438,8 +438,9 @@ struct FusedGroup {
 /// one more for each product beyond the first and one for the elementwise region), the members' flops at the primary
 /// member's peak P_G (a member with a rate of its own, `OpWork::compute_rate`, at that rate),
 /// R(G) + W(G) bytes, of which the staged bytes S(G) come after:
-/// cost(G) = t_launch + combine(sum_i s_i · F_i / (P_i · eta_c), (R(G) + W(G) − S(G)) / (BW_G · eta_m) + lat_m)
+/// cost(G) = t_launch + n_G · t_term + combine(sum_i s_i · F_i / (P_i · eta_c), (R(G) + W(G) − S(G)) / (BW_G · eta_m) + lat_m)
 ///           + S(G) / (BW · eta_m),
+/// n_G = the kernel members, t_term = `DeviceProfile::fused_term_overhead`,
 /// s_i = the member's own time scale (`FusedGroup::member_scales`), P_i = the member's
 /// `compute_rate` or P_G; BW_G the primary member's bandwidth
 /// (`OpWork::bandwidth`: a matrix-vector product's) or the profile's. A group without a kernel
@@ -457,6 +458,13 @@ struct FusedGroup {
   }
   const double staged = std::clamp(g.staged_bytes, 0.0, g.bytes_read + g.bytes_written);
   KernelTime t = roofline_time(flops, g.bytes_read + g.bytes_written - staged, peak, p, root.bandwidth);
+  if (p.fused_term_overhead > 0) {  // an interpreted body: each term's own setup and dispatch
+    std::size_t terms = 0;
+    for (const OpWork& m : g.members) terms += m.kernel ? 1 : 0;
+    const double us = static_cast<double>(terms) * p.fused_term_overhead * 1e6;
+    t.launch_us += us;
+    t.total_us += us;
+  }
   if (p.epilogue_kernel && g.contractions > 0) {
     // The products are library calls and the rest one kernel after them: launches of their own.
     std::size_t kernels = 0;

@@ -176,6 +176,11 @@ struct DeviceProfile {
   /// each product beyond the first and one for the region. JSON "epilogue_kernel", optional
   /// (false when absent).
   bool epilogue_kernel = false;
+  /// Seconds a fused kernel spends per body term beyond its arithmetic and its one launch (an
+  /// interpreter's setup and per-chunk dispatch of each term: the reference executor's
+  /// `FusedLoop`); 0 where a code generator compiles the body (the GPUs). JSON
+  /// "fused_term_overhead", optional (0 when absent).
+  double fused_term_overhead = 0;
   /// Whether a `broadcast` is materialized (the reference executor: an unfused broadcast writes
   /// the whole broadcast shape, and its consumers read that) rather than a stride-0 view whose
   /// consumers read the small source (a library's broadcasting kernels). Inside a fused kernel
@@ -371,7 +376,7 @@ struct DeviceProfile {
            a.mem_bandwidth == b.mem_bandwidth && a.cache_bytes == b.cache_bytes &&
            a.launch_overhead == b.launch_overhead && a.mem_latency == b.mem_latency && a.eta_c == b.eta_c &&
            a.eta_m == b.eta_m && a.alpha == b.alpha && a.weights == b.weights && a.fusion_overlap == b.fusion_overlap &&
-           a.split_copies == b.split_copies && a.epilogue_kernel == b.epilogue_kernel && a.broadcast_copies == b.broadcast_copies && a.winograd == b.winograd && a.runtime_fusion == b.runtime_fusion && a.gemv_bandwidth == b.gemv_bandwidth &&
+           a.split_copies == b.split_copies && a.epilogue_kernel == b.epilogue_kernel && a.fused_term_overhead == b.fused_term_overhead && a.broadcast_copies == b.broadcast_copies && a.winograd == b.winograd && a.runtime_fusion == b.runtime_fusion && a.gemv_bandwidth == b.gemv_bandwidth &&
            a.gemv_half_width == b.gemv_half_width && a.cache_bandwidth == b.cache_bandwidth &&
            a.cache_resident_bytes == b.cache_resident_bytes && a.window_flops == b.window_flops &&
            a.gemm_half_rows == b.gemm_half_rows &&
@@ -437,6 +442,7 @@ inline void validate(const DeviceProfile& p) {
   check_profile_number("gemm_half_flops", p.gemm_half_flops, false);
   check_profile_number("conv_flops", p.conv_flops, false);
   check_profile_number("conv_half_flops", p.conv_half_flops, false);
+  check_profile_number("fused_term_overhead", p.fused_term_overhead, false);
   detail::for_each_weight(p.weights, [](std::string_view key, double v) {
     detail::check_profile_number(fmt::format("op_weights.{}", key), v, false);
   });
@@ -494,6 +500,7 @@ inline void validate(const DeviceProfile& p) {
   doc["gemm_half_flops"] = p.gemm_half_flops;
   doc["conv_flops"] = p.conv_flops;
   doc["conv_half_flops"] = p.conv_half_flops;
+  doc["fused_term_overhead"] = p.fused_term_overhead;
   nlohmann::ordered_json conv_layout = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < 3; ++i)
     conv_layout[std::string(detail::kProfileDtypes[i])] = std::string(layout_name(p.conv_layout[i]));
@@ -586,7 +593,7 @@ void read_kind_table(const Json& obj, const std::string& path, std::array<double
 
 /// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies", "epilogue_kernel", "broadcast_copies",
 /// "winograd", "runtime_fusion", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes",
-/// "window_flops", "gemm_half_rows", "gemm_half_flops", "conv_flops", "conv_half_flops", "conv_layout", "uncertainty" and "time_scale" (added later; true, false, 0 for
+/// "window_flops", "gemm_half_rows", "gemm_half_flops", "conv_flops", "conv_half_flops", "fused_term_overhead", "conv_layout", "uncertainty" and "time_scale" (added later; true, false, 0 for
 /// the numbers, all contiguous and every factor 1 when absent),
 /// unknown fields are rejected (a typo would otherwise silently keep a default),
 /// numbers must be finite and non-negative, and the result must pass `validate`. Throws
@@ -599,7 +606,7 @@ template <class Json>
                       {"name", "kind", "description", "peak_flops", "mem_bandwidth", "cache_bytes", "launch_overhead",
                        "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies", "epilogue_kernel", "broadcast_copies", "winograd",
                        "runtime_fusion", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "window_flops", "gemm_half_rows",
-                       "gemm_half_flops", "conv_flops", "conv_half_flops", "conv_layout", "uncertainty", "time_scale"});
+                       "gemm_half_flops", "conv_flops", "conv_half_flops", "fused_term_overhead", "conv_layout", "uncertainty", "time_scale"});
   DeviceProfile p;
   p.name = profile_string(doc, "", "name");
   p.kind = profile_string(doc, "", "kind");
@@ -636,7 +643,8 @@ template <class Json>
                              std::pair{"cache_resident_bytes", &p.cache_resident_bytes},
                              std::pair{"window_flops", &p.window_flops}, std::pair{"gemm_half_rows", &p.gemm_half_rows},
                              std::pair{"gemm_half_flops", &p.gemm_half_flops},
-                             std::pair{"conv_flops", &p.conv_flops}, std::pair{"conv_half_flops", &p.conv_half_flops}})
+                             std::pair{"conv_flops", &p.conv_flops}, std::pair{"conv_half_flops", &p.conv_half_flops},
+                             std::pair{"fused_term_overhead", &p.fused_term_overhead}})
     if (doc.find(key) != doc.end()) *number = profile_number(doc, "", key);
   if (doc.find("conv_layout") != doc.end()) {
     const Json& table = profile_object(profile_member(doc, "", "conv_layout"), "conv_layout");
