@@ -1179,13 +1179,17 @@ TEST_CASE("cost_model: a convolution's product per group slows with its rows, by
   p.gemm_half_rows = 8;
   validate(p);
   // 32 groups of 8 output channels: half the peak; 64 groups of 4: a third; 2 groups of 128:
-  // 128 / 136 of it; one group keeps the peak (whatever its output channels).
-  CHECK(kernel(256, 8, 256).work.compute_rate == Approx(peak / 2));
-  CHECK(kernel(256, 4, 256).work.compute_rate == Approx(peak / 3));
-  CHECK(kernel(256, 128, 256).work.compute_rate == Approx(peak * 128 / 136));
-  CHECK(kernel(256, 256, 256).work.compute_rate == 0);
-  CHECK(kernel(256, 256, 8).work.compute_rate == 0);
-  CHECK(kernel(256, 8, 256).time.compute_us == Approx(kernel(256, 8, 256).work.flops / (peak / 2 * p.eta_c) * 1e6));
+  // 128 / 136 of it; one group keeps the peak (whatever its output channels). Every product
+  // also has 28 x 28 columns (gemm_columns_fill: 784 / 792).
+  const double columns = 784.0 / 792.0;
+  CHECK(p.gemm_columns_fill(784) == Approx(columns));
+  CHECK(kernel(256, 8, 256).work.compute_rate == Approx(peak / 2 * columns));
+  CHECK(kernel(256, 4, 256).work.compute_rate == Approx(peak / 3 * columns));
+  CHECK(kernel(256, 128, 256).work.compute_rate == Approx(peak * 128 / 136 * columns));
+  CHECK(kernel(256, 256, 256).work.compute_rate == Approx(peak * columns));
+  CHECK(kernel(256, 256, 8).work.compute_rate == Approx(peak * columns));
+  CHECK(kernel(256, 8, 256).time.compute_us ==
+        Approx(kernel(256, 8, 256).work.flops / (peak / 2 * columns * p.eta_c) * 1e6));
   // Two output channels per input channel of a group of one (a depthwise convolution with a
   // multiplier) stay at the window rate.
   CHECK(kernel(32, 1, 64).work.compute_rate == p.window_rate(DType::F32));
@@ -1195,6 +1199,63 @@ TEST_CASE("cost_model: a convolution's product per group slows with its rows, by
   CHECK(kernel(256, 2, 256).time.compute_us > 2 * kernel(256, 1, 256).time.compute_us);
   p.gemm_half_rows = 0;
   CHECK(kernel(256, 2, 256).time.compute_us < kernel(256, 1, 256).time.compute_us);  // what the peak predicted
+}
+
+TEST_CASE("cost_model: a convolution on a small plane has few columns: gemm_columns_fill, and gemv at one") {
+  DeviceProfile p = find_profile("xeon-spr-56c");
+  const auto kernel = [&](const std::string& program) {
+    const ProgramTime t = program_breakdown(parse_program(program), p);
+    REQUIRE(t.kernels.size() == 1);
+    return t.kernels[0];
+  };
+  const auto conv = [](std::int64_t size, std::int64_t k) {
+    return fmt::format("(conv2d 1 1 0 0 (input x f32 (ints 1 128 {0} {0})) (weight w f32 (ints 256 128 {1} {1})))",
+                       size, k);
+  };
+  const auto wino = [](std::int64_t size) {
+    return fmt::format("(wino_conv2d 0 0 (input x f32 (ints 1 128 {0} {0})) (weight u f32 (ints 16 256 128)))", size);
+  };
+  const double peak = p.vector_flops[0];
+  const double plain_2 = kernel(conv(2, 3)).time.compute_us, plain_wino_4 = kernel(wino(4)).time.compute_us;
+  CHECK(kernel(conv(2, 3)).work.compute_rate == 0);  // without the curve: the peak
+  CHECK(p.gemm_columns_fill(4) == 1.0);
+  p.gemm_half_rows = 8;
+  p.gemv_bandwidth = p.mem_bandwidth / 2;
+  p.gemv_half_width = 256;
+  validate(p);
+  // A 2x2 plane: 4 columns, a third of the rate; 4x4: 16 columns, two thirds; 1x1 kernels too.
+  CHECK(p.gemm_columns_fill(4) == Approx(1.0 / 3));
+  CHECK(kernel(conv(2, 3)).work.compute_rate == Approx(peak / 3));
+  CHECK(kernel(conv(2, 3)).time.compute_us == Approx(3 * plain_2));
+  CHECK(kernel(conv(4, 1)).work.compute_rate == Approx(peak * 2 / 3));
+  CHECK_FALSE(kernel(conv(2, 3)).work.gemv);
+  // A profile that prices small products by their flops (a GPU's calibration) does not.
+  p.gemm_half_flops = 1e6;
+  CHECK_FALSE(p.columns_curve());
+  CHECK(kernel(conv(2, 3)).work.compute_rate == Approx(peak * p.contraction_fill(kernel(conv(2, 3)).work.flops)));
+  p.gemm_half_flops = 0;
+  CHECK(p.columns_curve());
+  // One output position: a matrix-vector product over the weights, streamed at gemv_rate(C_out)
+  // unless the program's weights stay in cache.
+  const KernelReport one = kernel(conv(1, 1));
+  CHECK(one.work.gemv);
+  CHECK(one.work.compute_rate == Approx(peak));  // no fill: one column is no GEMM
+  CHECK(one.work.bandwidth == Approx(p.gemv_rate(256)));
+  p.weights_cached = true;
+  CHECK(kernel(conv(1, 1)).work.bandwidth == 0);
+  p.weights_cached = false;
+  // A Winograd convolution's products have one column per tile of its block: on a 4x4 plane, 4
+  // tiles (a third of the rate), the transforms' share of the flops at the peak.
+  const KernelReport w = kernel(wino(4));
+  const double products = 2.0 * 16 * 4 * 256 * 128;
+  CHECK(w.work.compute_rate == Approx(w.work.flops / ((w.work.flops - products) / peak + 3 * products / peak)));
+  CHECK(w.time.compute_us > 2.5 * plain_wino_4);
+  CHECK(w.work.bandwidth == 0);
+  // On a 2x2 plane one tile: 16 matrix-vector products streaming u.
+  CHECK(kernel(wino(2)).work.bandwidth == Approx(p.gemv_rate(256)));
+  // A depthwise convolution has no product: the window rate, whatever its plane.
+  CHECK(kernel("(conv2d 1 1 0 0 (input x f32 (ints 1 128 2 2)) (weight w f32 (ints 128 1 3 3)))").work.compute_rate ==
+        p.window_rate(DType::F32));
 }
 
 TEST_CASE("calibrate: gemm_half_rows is the row curve through the GEMM's rate and a grouped product's") {
@@ -1352,6 +1413,7 @@ TEST_CASE("cost_model: a contraction of F flops computes at peak · F / (F + gem
   // window rate (no product).
   p.gemm_half_rows = 8;
   const auto g = kernel(grouped);
+  CHECK_FALSE(p.columns_curve());  // the flops curve prices small products on this profile
   CHECK(g.work.compute_rate == Approx(peak / 2 * g.work.flops / (g.work.flops + 2e9)));
   CHECK(kernel(depthwise).work.compute_rate == p.window_rate(DType::F32));
   // The field reads and writes back.

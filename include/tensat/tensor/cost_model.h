@@ -202,7 +202,11 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// rate · F / (F + gemm_half_flops) (`DeviceProfile::contraction_fill`); where it has
 /// `conv_flops`, a conv2d of one group with a window larger than 1x1 computes at
 /// conv_flops · F / (F + conv_half_flops) instead, and a grouped one at conv_flops · Og / (Og +
-/// gemm_half_rows).
+/// gemm_half_rows). Where it has `gemm_half_rows` and neither of those (`columns_curve`), a conv2d (not depthwise) of P output
+/// positions an image also computes at P / (P + gemm_half_rows) of its rate, and a wino_conv2d's
+/// products at T / (T + gemm_half_rows) for the T tiles of its block
+/// (`DeviceProfile::gemm_columns_fill`); a conv2d of one position is a matrix-vector product
+/// (the gemv kind, streamed at `gemv_rate(C_out)`).
 [[nodiscard]] inline OpWork op_work(const TensorNode& node, const TensorInfo& out, Span<const TensorInfo* const> children,
                                     const DeviceProfile& profile, Span<const double> read_bytes = {}) {
   OpWork work;
@@ -293,6 +297,18 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
           rate *= windowed ? profile.convolution_fill(work.flops) : profile.contraction_fill(work.flops);
         work.compute_rate = rate;
       }
+      if (!depthwise && profile.columns_curve() && out.dims.size() == 4) {
+        // The product's other side: one column per output position of an image. A plane of a
+        // few positions (a late stage's 2x2 map) is as narrow as a group of few channels.
+        const double columns = static_cast<double>(out.dims[2] * out.dims[3]);
+        const double rate = work.compute_rate > 0 ? work.compute_rate : profile.peak(out.dtype, work.unit);
+        work.compute_rate = rate * profile.gemm_columns_fill(columns);
+        if (columns == 1 && !grouped && profile.gemv_bandwidth > 0) {
+          // One output position (a squeeze-excite's 1x1 convolutions): a matrix-vector product.
+          work.gemv = true;
+          if (!profile.weights_cached) work.bandwidth = profile.gemv_rate(static_cast<double>(out.dims[1]));
+        }
+      }
       if (children[4]->layout != profile.native_conv_layout(out.dtype))
         work.relayout_bytes = 2.0 * static_cast<double>(children[4]->bytes() + out.bytes());
       break;
@@ -311,6 +327,20 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
                    transforms * profile.peak(out.dtype, work.unit) / profile.peak(out.dtype, Unit::Vector) +
                    n * detail::activation_weight(children[1]->value, w);
       work.transform_bytes = 16.0 * 16 * tiles * static_cast<double>(x[1] + u[1]);
+      if (profile.columns_curve()) {
+        // The products have a column per tile of a block (`wino_block_rows`): few on a small
+        // plane. Only the products' share of the flops slows down.
+        const double block = static_cast<double>(
+            ((out.dims[3] + 1) / 2) *
+            std::min<std::int64_t>((out.dims[2] + 1) / 2, wino_block_rows(x[1], u[1], (out.dims[3] + 1) / 2)));
+        const double products = 2 * 16 * tiles * static_cast<double>(u[1] * u[2]);
+        const double peak = profile.peak(out.dtype, work.unit);
+        work.compute_rate =
+            work.flops / ((work.flops - products) / peak + products / (peak * profile.gemm_columns_fill(block)));
+        // One tile a block: 16 matrix-vector products, streaming u.
+        if (block == 1 && profile.gemv_bandwidth > 0 && !profile.weights_cached)
+          work.bandwidth = profile.gemv_rate(static_cast<double>(u[1]));
+      }
       if (children[2]->layout != profile.native_conv_layout(out.dtype))
         work.relayout_bytes = 2.0 * static_cast<double>(children[2]->bytes() + out.bytes());
       break;

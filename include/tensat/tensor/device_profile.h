@@ -339,6 +339,21 @@ struct DeviceProfile {
     const double p = peak(dtype, unit);
     return gemm_half_rows > 0 && rows > 0 ? p * rows / (rows + gemm_half_rows) : p;
   }
+  /// The fraction of its rate a product reaches with `columns` columns (a convolution's output
+  /// positions per image, a Winograd block's tiles): columns / (columns + gemm_half_rows), the
+  /// rows curve on the other side, since the GEMM kernel's register blocks and packing are
+  /// short of work either way (measured on the reference executor: 3x3 convolutions on 2x2
+  /// planes ran at 0.3-0.4 of the peak, on 4x4 planes 0.7). 1 when gemm_half_rows is 0, and
+  /// for one column: a matrix-vector product, which runs without the GEMM kernel.
+  [[nodiscard]] double gemm_columns_fill(double columns) const noexcept {
+    return gemm_half_rows > 0 && columns > 1 ? columns / (columns + gemm_half_rows) : 1.0;
+  }
+  /// Whether the cost model prices a convolution's columns on that curve: a profile with
+  /// gemm_half_rows that does not price small contractions by their flops instead
+  /// (`gemm_half_flops`, `conv_flops`: a GPU's calibration, whose library is no CPU GEMM kernel).
+  [[nodiscard]] bool columns_curve() const noexcept {
+    return gemm_half_rows > 0 && gemm_half_flops == 0 && conv_flops == 0;
+  }
   /// The fraction of its rate a contraction of `flops` reaches: flops / (flops + gemm_half_flops),
   /// 1 when gemm_half_flops is 0.
   [[nodiscard]] double contraction_fill(double flops) const noexcept {

@@ -77,6 +77,15 @@ struct TensorInfo {
   friend bool operator!=(const TensorInfo& a, const TensorInfo& b) noexcept { return !(a == b); }
 };
 
+/// Tile rows per block of a Winograd convolution: the block's transformed input, 16 x C x T
+/// floats, and its products, 16 x O x T, stay near 4 MiB each, at least one tile row. (On the
+/// Zen 5 VM of bench/RESULTS.md, 1 MiB made the products on 28x28 planes of 512 channels 14 %
+/// slower, columns too few for Eigen's blocking; 16 MiB made 224x224 planes 2.8x slower.)
+inline std::int64_t wino_block_rows(std::int64_t C, std::int64_t O, std::int64_t tile_cols) {
+  const std::int64_t per_row = 16 * std::max(C, O) * tile_cols;
+  return std::max<std::int64_t>(1, 1048576 / std::max<std::int64_t>(per_row, 1));
+}
+
 /// "[1, 512]".
 [[nodiscard]] inline std::string dims_to_string(const Dims& dims) {
   return fmt::format("[{}]", fmt::join(dims.begin(), dims.end(), ", "));
