@@ -218,6 +218,7 @@ TEST_CASE("uncertainty: optimize keeps only the changes whose gain survives the 
   OptimizeOptions options;
   options.node_limit = 5'000;
   options.iter_limit = 4;
+  options.min_gain_percent = 0;  // any positive gain at worst (the floor is checked at the end)
 
   options.profile = find_profile("xeon-spr-56c");  // factors 1: the predicted times alone
   const OptimizeResult nominal = optimize(program, options);
@@ -267,6 +268,20 @@ TEST_CASE("uncertainty: optimize keeps only the changes whose gain survives the 
   CHECK(guarded.gain.worst_case_us < guarded.gain.predicted_us);
   CHECK(guarded.cost_after >= nominal.cost_after * (1 - 1e-9));
   CHECK_NOTHROW(check_program(guarded.optimized));
+
+  // A worst-case gain below min_gain_percent of the input's time keeps the input; 0 keeps any
+  // positive gain.
+  const double worst_percent = 100.0 * guarded.gain.worst_case_us / guarded.cost_before;
+  REQUIRE(worst_percent > 0.5);
+  options.min_gain_percent = worst_percent * 1.01;
+  const OptimizeResult floored = optimize(program, options);
+  CHECK(floored.kept_original);
+  CHECK(floored.inside_error_band);
+  CHECK(floored.optimized == program);
+  options.min_gain_percent = worst_percent * 0.99;
+  CHECK_FALSE(optimize(program, options).kept_original);
+  options.min_gain_percent = 0;
+  CHECK(optimize(program, options).gain.worst_case_us == Approx(guarded.gain.worst_case_us));
 }
 
 TEST_CASE("uncertainty: calibration times probes of every class and sets factors from their residuals") {

@@ -70,7 +70,7 @@ constexpr const char* kUsageLine =
     "usage: tensat-opt --model bert|nasrnn|resnext50|nasneta|inceptionv3|squeezenet|vgg19 | MODEL.onnx "
     "[--input NAME=d0,d1,...] [--out FILE.onnx] "
     "[--node-limit N] [--iter-limit K] [--k-multi M] [--time-limit S] [--memory-limit BYTES] [--extractor greedy-dag|ilp] "
-    "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--no-guard] [--layouts auto|on|off] [--kernels] [--verify] [--measure N] [--warm-runs K] [--json]\n";
+    "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--no-guard] [--min-gain P] [--layouts auto|on|off] [--kernels] [--verify] [--measure N] [--warm-runs K] [--json]\n";
 
 constexpr const char* kHelp =
     "\n"
@@ -102,6 +102,8 @@ constexpr const char* kHelp =
     "  --no-guard            with --profile: keep every predicted gain, even one inside the profile's\n"
     "                        own error (by default a profile that knows its error, as calibrate_host\n"
     "                        writes, keeps only the changes whose gain survives it: do no harm)\n"
+    "  --min-gain P          with the guard: keep the input unless the gain at worst reaches P percent\n"
+    "                        of its predicted time (default 1; 0: any positive gain)\n"
     "  --layouts W           auto (default), on or off: whether saturation also runs the physical-\n"
     "                        layout rules (channels_last convolutions); auto: when --profile's native\n"
     "                        convolution layout differs from a convolution's input's\n"
@@ -138,6 +140,7 @@ struct Options {
   bool json = false;
   bool help = false;
   bool no_fusion = false;
+  bool min_gain_given = false;
   bool kernels = false;   // --kernels
   bool verify = false;
   std::size_t measure = 0;  // runs per program; 0: no --measure
@@ -229,7 +232,7 @@ Options parse_args(int argc, char** argv) {
     if (name != "--model" && name != "--node-limit" && name != "--iter-limit" && name != "--k-multi" &&
         name != "--time-limit" && name != "--extractor" && name != "--ilp-time-limit" && name != "--profile" &&
         name != "--measure" && name != "--warm-runs" && name != "--input" && name != "--out" && name != "--layouts" &&
-        name != "--memory-limit")
+        name != "--memory-limit" && name != "--min-gain")
       throw BadInput{"unknown option '" + name + "'"};
     if (!inline_value) {
       if (i + 1 >= argc) throw BadInput{"option " + name + " needs a value"};
@@ -271,6 +274,14 @@ Options parse_args(int argc, char** argv) {
       options.optimize.k_multi = parse_count(name, value);
     } else if (name == "--time-limit") {
       options.optimize.time_limit_seconds = parse_seconds(name, value);
+    } else if (name == "--min-gain") {
+      const char* begin = value.c_str();
+      char* end = nullptr;
+      const double percent = std::strtod(begin, &end);
+      if (value.empty() || end != begin + value.size() || !std::isfinite(percent) || percent < 0 || percent > 100)
+        throw BadInput{"--min-gain must be a percent in [0, 100], got '" + value + "'"};
+      options.optimize.min_gain_percent = percent;
+      options.min_gain_given = true;
     } else if (name == "--ilp-time-limit") {
       options.optimize.ilp.time_limit_seconds = parse_seconds(name, value);
     } else if (name == "--profile") {
@@ -302,6 +313,7 @@ Options parse_args(int argc, char** argv) {
 #endif
   if (options.no_fusion && !options.optimize.profile) throw BadInput{"--no-fusion needs --profile"};
   if (!options.optimize.do_no_harm && !options.optimize.profile) throw BadInput{"--no-guard needs --profile"};
+  if (options.min_gain_given && !options.optimize.profile) throw BadInput{"--min-gain needs --profile"};
   if (options.warm_runs_given && !options.measure) throw BadInput{"--warm-runs needs --measure"};
   if (options.kernels && !options.optimize.profile) throw BadInput{"--kernels needs --profile"};
   // A runtime that fuses kernels itself gets no fusion phase (optimize skips it as well).
@@ -514,6 +526,7 @@ int run(const Options& options) {
       line["winograd_rules"] = result.winograd_rules;
       line["cost_unit"] = "us";
       line["guard"] = opts.do_no_harm && opts.profile->knows_its_error();
+      line["min_gain_percent"] = opts.min_gain_percent;
       line["predicted_gain_us"] = number(result.gain.predicted_us);
       line["worst_case_gain_us"] = number(result.gain.worst_case_us);
       line["inside_error_band"] = result.inside_error_band;

@@ -125,6 +125,11 @@ struct OptimizeOptions {
   /// when even that gain is not positive (`OptimizeResult::inside_error_band`). No effect with a
   /// profile whose factors are all 1. Off: extract on the predicted times alone.
   bool do_no_harm = true;
+  /// With do_no_harm: the worst-case gain must also reach this percent of the input's predicted
+  /// time, or the input is kept. Below it a change is lost in what no kernel's error sees: the
+  /// order kernels run in, where buffers land (pairs of one program against itself measured
+  /// within about 1 % of each other on the corpus of bench/corpus). 0: any positive gain.
+  double min_gain_percent = 1.0;
 };
 
 /// What `optimize` found.
@@ -149,7 +154,8 @@ struct OptimizeResult {
   /// (`gain_band`; all zero when the original is kept).
   GainBand gain;
   /// `OptimizeOptions::do_no_harm` kept the original program: no change gained anything once
-  /// the profile's error was counted (`kept_original` is set too).
+  /// the profile's error was counted, or less than `min_gain_percent` (`kept_original` is set
+  /// too).
   bool inside_error_band = false;
   double saturation_seconds = 0;
   /// Extraction (twice with fusion and a heuristic extractor: with and without the fused
@@ -291,7 +297,8 @@ inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const Optimiz
   }
   if (options.profile && !result.kept_original) {
     result.gain = gain_band(program, result.optimized, *options.profile);
-    if (options.do_no_harm && options.profile->knows_its_error() && result.gain.worst_case_us <= 0) {
+    const double floor_us = std::max(0.0, options.min_gain_percent) / 100.0 * result.cost_before;
+    if (options.do_no_harm && options.profile->knows_its_error() && result.gain.worst_case_us <= floor_us) {
       result.optimized = program;
       result.cost_after = result.cost_before;
       result.kept_original = true;
