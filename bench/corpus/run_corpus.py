@@ -14,7 +14,9 @@ ratios' quartiles and the sign test over the pairs (`measured_faster_pairs`,
 
 Verdict per model: "slower" when the optimized program lost beyond noise (the sign test over the
 pairs at p < 0.05 one-sided, or the ratios' interquartile range entirely above 1), "faster" the
-other way round, else "noise". A prediction has the wrong sign when the predicted gain is above
+other way round, else "noise"; "unchanged" when tensat-opt kept the original program (the pair
+is then A/A: its sign test's verdict, kept as `aa_verdict`, measures the test's false
+positives, not the optimizer). A prediction has the wrong sign when the predicted gain is above
 --band percent and the verdict is "slower", or below -band and the verdict is "faster". The
 summary gives the geometric means of the predicted and the measured ratios, as gains.
 """
@@ -47,6 +49,8 @@ def parse_args(argv):
 
 
 def verdict(line):
+    if line.get("kept_original", False):
+        return "unchanged"  # the same program twice: an A/A pair, whatever the sign test says
     sign, q1, q3 = line["measured_paired_sign"], line["measured_ratio_q1"], line["measured_ratio_q3"]
     if sign < 0 or q1 > 1.0:
         return "slower"
@@ -82,6 +86,7 @@ def run_model(args, path):
         "faster_pairs": line["measured_faster_pairs"], "runs": line["measure_runs"],
         "original_ms": line["measured_original_ms"], "optimized_ms": line["measured_optimized_ms"],
         "verdict": verdict(line),
+        "aa_verdict": verdict(dict(line, kept_original=False)) if line.get("kept_original", False) else None,
         "ops_by_type_before": line["ops_by_type_before"], "ops_by_type_after": line["ops_by_type_after"],
     })
     pred = row["predicted_gain_percent"]
@@ -105,14 +110,16 @@ def table(rows, summary):
             continue
         mark = " (wrong sign)" if r["wrong_sign"] else ""
         err = " (%s)" % r["error"] if "error" in r else ""
-        out.append("| %s | %d → %d | %+.1f | %+.1f | %.3f–%.3f | %d/%d | %.2f | %s%s%s |" % (
+        aa = " (A/A: %s)" % r["aa_verdict"] if r.get("aa_verdict") else ""
+        out.append("| %s | %d → %d | %+.1f | %+.1f | %.3f–%.3f | %d/%d | %.2f | %s%s%s%s |" % (
             name, r["ops_before"], r["ops_after"], r["predicted_gain_percent"], r["measured_gain_percent"],
-            r["ratio_q1"], r["ratio_q3"], r["faster_pairs"], r["runs"], r["original_ms"], r["verdict"], mark, err))
+            r["ratio_q1"], r["ratio_q3"], r["faster_pairs"], r["runs"], r["original_ms"], r["verdict"], aa, mark, err))
     out.append("")
-    out.append("models: %d measured and verified, %d failed; slower beyond noise: %d, within noise: %d, faster: %d; "
+    out.append("models: %d measured and verified, %d failed; slower beyond noise: %d, within noise: %d, faster: %d, "
+               "unchanged: %d (A/A pairs the sign test called different: %d); "
                "predictions with the wrong sign (|predicted| > %g %%): %d" % (
                    summary["measured"], summary["failed"], summary["slower"], summary["noise"], summary["faster"],
-                   summary["band_percent"], summary["wrong_sign"]))
+                   summary["unchanged"], summary["aa_false_positives"], summary["band_percent"], summary["wrong_sign"]))
     out.append("geo-mean gain: predicted %+.1f %%, measured %+.1f %% (paired medians)" % (
         summary["geomean_predicted_gain_percent"], summary["geomean_measured_gain_percent"]))
     return "\n".join(out)
@@ -134,6 +141,8 @@ def main():
         "measured": len(ok), "failed": len(rows) - len(ok),
         "slower": sum(r["verdict"] == "slower" for r in ok), "noise": sum(r["verdict"] == "noise" for r in ok),
         "faster": sum(r["verdict"] == "faster" for r in ok), "wrong_sign": sum(r["wrong_sign"] for r in ok),
+        "unchanged": sum(r["verdict"] == "unchanged" for r in ok),
+        "aa_false_positives": sum(r.get("aa_verdict") in ("slower", "faster") for r in ok),
         "band_percent": args.band,
         "geomean_predicted_gain_percent": geo_gain([r["cost_after_us"] / r["cost_before_us"] for r in ok
                                                     if r["cost_before_us"] > 0]),
