@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
       options.gemv_bytes = std::size_t{8} << 20;
       options.cache_passes = 4;
       options.window_passes = 2;
+      options.window_small_passes = 8;
       options.grouped_passes = 1;
       options.probe_passes = 1;
     } else if ((arg == "--repetitions" || arg == "--gemm") && i + 1 < argc) {
@@ -64,14 +65,16 @@ int main(int argc, char** argv) {
                  "executor node overhead: %.3f us\n"
                  "matrix-vector products: %.2f GB/s (N = 512), %.2f GB/s (N = 4096)\n"
                  "executor adds:          %.2f GB/s over %.0f KiB, %.2f GB/s over %.0f KiB\n"
-                 "depthwise 3x3 conv:     %.2f GFLOP/s ([1, %lld, %lld, %lld])\n"
+                 "depthwise 3x3 conv:     %.2f GFLOP/s ([1, %lld, %lld, %lld]), %.2f GFLOP/s ([1, %lld, %lld, %lld])\n"
                  "grouped 3x3 conv:       %.2f GFLOP/s (%.0f channels a group of [1, %lld, %lld, %lld])\n",
                  m.bandwidth * 1e-9, options.gemm_size, options.gemm_size, options.gemm_size, m.gemm_flops * 1e-9,
                  m.cache_bytes / 1024, m.exp_weight, m.tanh_weight, m.div_weight, m.rsqrt_weight,
                  m.node_overhead * 1e6, m.gemv_narrow * 1e-9, m.gemv_wide * 1e-9, m.add_small * 1e-9,
                  m.add_small_bytes / 1024, m.add_large * 1e-9, m.add_large_bytes / 1024, m.window_flops * 1e-9,
                  static_cast<long long>(options.window_channels), static_cast<long long>(options.window_size),
-                 static_cast<long long>(options.window_size), m.grouped_flops * 1e-9, m.grouped_rows,
+                 static_cast<long long>(options.window_size), m.window_small_flops * 1e-9,
+                 static_cast<long long>(options.window_small_channels), static_cast<long long>(options.window_small_size),
+                 static_cast<long long>(options.window_small_size), m.grouped_flops * 1e-9, m.grouped_rows,
                  static_cast<long long>(options.grouped_channels), static_cast<long long>(options.grouped_size),
                  static_cast<long long>(options.grouped_size));
     DeviceProfile profile = host_profile(m);

@@ -946,6 +946,7 @@ TEST_CASE("calibrate: calibrate_host with tiny sizes returns a valid host profil
   CHECK((std::isfinite(host.cache_bandwidth) && host.cache_bandwidth >= 0));
   CHECK((std::isfinite(host.cache_resident_bytes) && host.cache_resident_bytes >= 0));
   CHECK((std::isfinite(host.window_flops) && host.window_flops > 0));
+  CHECK((std::isfinite(host.window_plane_overhead) && host.window_plane_overhead >= 0));
   CHECK((std::isfinite(host.gemm_half_rows) && host.gemm_half_rows >= 0));
   CHECK(profile_from_json(profile_to_json(host)) == host);
 }
@@ -1044,13 +1045,14 @@ TEST_CASE("device_profile: the executor's fields are optional in JSON and checke
   p.winograd = true;
   CHECK(profile_from_json(profile_to_json(p)).winograd);
   for (const char* key : {"fusion_overlap", "split_copies", "winograd", "gemv_bandwidth", "gemv_half_width",
-                          "cache_bandwidth", "cache_resident_bytes", "window_flops", "gemm_half_rows",
-                          "gemm_half_flops", "conv_flops", "conv_half_flops", "fused_term_overhead"}) {
+                          "cache_bandwidth", "cache_resident_bytes", "window_flops", "window_plane_overhead",
+                          "gemm_half_rows", "gemm_half_flops", "conv_flops", "conv_half_flops",
+                          "fused_term_overhead"}) {
     nlohmann::json doc = nlohmann::json::parse(profile_to_json(find_profile("h100-sxm")));
     doc.erase(key);
     CHECK(profile_from_json(doc.dump()) == find_profile("h100-sxm"));
     const std::string name = key;
-    const bool number = name.rfind("gemv", 0) == 0 || name.rfind("cache_", 0) == 0 || name == "window_flops" ||
+    const bool number = name.rfind("gemv", 0) == 0 || name.rfind("cache_", 0) == 0 || name.rfind("window_", 0) == 0 ||
                         name == "gemm_half_rows" || name.find("half_flops") != std::string::npos || name == "conv_flops" ||
                         name == "fused_term_overhead";
     doc[key] = number ? nlohmann::json(-1.0) : nlohmann::json(1);
@@ -1116,6 +1118,45 @@ TEST_CASE("cost_model: depthwise convolutions and pooling compute at the profile
   const double n = 32.0 * 28 * 28;
   CHECK(fused.kernels[0].time.compute_us ==
         Approx((2 * n * 9 / p.window_flops + n * p.weights.add / vector) / p.eta_c * 1e6));
+
+  // With window_plane_overhead o: rows (W_o + k_w - 1) / s_w wide and o a plane; pooling and
+  // grouped convolutions keep their rates.
+  p.window_plane_overhead = 1e-7;
+  validate(p);
+  const double flops = 2.0 * 32 * 28 * 28 * 9;
+  CHECK(kernel(depthwise).work.compute_rate ==
+        Approx(flops / (flops * 30.0 / 28 / p.window_flops + 32 * 1e-7)));
+  const KernelReport strided =
+      kernel("(conv2d 2 2 0 0 (input x f32 (ints 1 32 28 28)) (weight w f32 (ints 32 1 5 5)))");  // 14x14 out
+  const double strided_flops = 2.0 * 32 * 14 * 14 * 25;
+  CHECK(strided.work.compute_rate ==
+        Approx(strided_flops / (strided_flops * 16.0 / 14 / p.window_flops + 32 * 1e-7)));
+  CHECK(kernel(pool).time.compute_us == Approx(4 * pool_us));
+  CHECK(kernel(grouped).time.compute_us == Approx(grouped_us));
+  // A 7x7 plane costs more per output than a 28x28 one.
+  const KernelReport small = kernel("(conv2d 1 1 0 0 (input x f32 (ints 1 512 7 7)) (weight w f32 (ints 512 1 3 3)))");
+  CHECK(small.time.compute_us / small.work.flops > 1.5 * kernel(depthwise).time.compute_us / flops);
+  CHECK(profile_from_json(profile_to_json(p)).window_plane_overhead == 1e-7);
+}
+
+TEST_CASE("calibrate: fit_window_overhead solves the depthwise rate and cost a plane from two sizes") {
+  // Rates as the model would measure them for a rate r and a cost o a plane.
+  const double r = 20e9, o = 1e-7;
+  const auto rate = [&](double c, double n) {
+    const double f = 18.0 * c * n * n;
+    return f / (f * (n + 2) / n / r + c * o);
+  };
+  double flops = 0, overhead = 0;
+  fit_window_overhead(rate(128, 56), 128, 56, rate(256, 10), 256, 10, flops, overhead);
+  CHECK(flops == Approx(r));
+  CHECK(overhead == Approx(o));
+  // No cost a plane (the small one as fast per output, or faster): the large rate, no overhead.
+  fit_window_overhead(10e9, 128, 56, 12e9, 256, 10, flops, overhead);
+  CHECK(flops == 10e9);
+  CHECK(overhead == 0);
+  fit_window_overhead(10e9, 128, 56, 0, 256, 10, flops, overhead);  // not measured
+  CHECK(flops == 10e9);
+  CHECK(overhead == 0);
 }
 
 TEST_CASE("cost_model: a Winograd convolution: 16 products per tile and the transforms' adds") {
@@ -1251,8 +1292,12 @@ TEST_CASE("cost_model: a convolution on a small plane has few columns: gemm_colu
   CHECK(w.work.compute_rate == Approx(w.work.flops / ((w.work.flops - products) / peak + 3 * products / peak)));
   CHECK(w.time.compute_us > 2.5 * plain_wino_4);
   CHECK(w.work.bandwidth == 0);
-  // On a 2x2 plane one tile: 16 matrix-vector products streaming u.
-  CHECK(kernel(wino(2)).work.bandwidth == Approx(p.gemv_rate(256)));
+  // On a 2x2 plane one tile: 16 matrix-vector products streaming u at the matrix-vector rate,
+  // cached weights or not.
+  CHECK(kernel(wino(2)).work.bandwidth == Approx(p.gemv_bandwidth));
+  p.weights_cached = true;
+  CHECK(kernel(wino(2)).work.bandwidth == Approx(p.gemv_bandwidth));
+  p.weights_cached = false;
   // A depthwise convolution has no product: the window rate, whatever its plane.
   CHECK(kernel("(conv2d 1 1 0 0 (input x f32 (ints 1 128 2 2)) (weight w f32 (ints 128 1 3 3)))").work.compute_rate ==
         p.window_rate(DType::F32));

@@ -68,6 +68,12 @@ struct CalibrationOptions {
   std::int64_t window_channels = 128;
   std::int64_t window_size = 56;
   std::size_t window_passes = 8;
+  /// A second depthwise convolution on small planes (between the 14x14 and 7x7 stages of
+  /// MobileNet; the uncertainty probes check the fit at 28x28 and 7x7), run
+  /// `window_small_passes` times: with the first it fits `window_plane_overhead`.
+  std::int64_t window_small_channels = 256;
+  std::int64_t window_small_size = 10;
+  std::size_t window_small_passes = 64;
   /// The grouped convolution whose rate fits the GEMM's row curve (`gemm_half_rows`): a 3x3,
   /// stride-1, SAME convolution of [1, grouped_channels, grouped_size, grouped_size] in groups of
   /// `grouped_rows` channels (the defaults: ResNeXt-50's second stage, 8 channels a group, as a
@@ -106,6 +112,9 @@ struct HostMeasurements {
   double add_small_bytes = 0;  ///< the traffic of one small add, 12 bytes a float
   double add_large_bytes = 0;  ///< the traffic of one large add
   double window_flops = 0;     ///< FLOP/s of the executor's depthwise 3x3 convolution (2·9 flops an output)
+  double window_small_flops = 0;  ///< the same on `window_small_size` planes
+  double window_channels = 0, window_size = 0;              ///< the shapes of those two
+  double window_small_channels = 0, window_small_size = 0;
   double grouped_flops = 0;    ///< FLOP/s of its grouped 3x3 convolution of `grouped_rows`-channel groups
   double grouped_rows = 0;     ///< the output channels of one of those groups (its GEMM's rows)
 };
@@ -345,6 +354,30 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   return flops * static_cast<double>(passes) / detail::seconds_of_passes(g.program(), passes, repetitions);
 }
 
+/// The depthwise rate and per-plane cost through two 3x3, stride-1, SAME depthwise convolutions
+/// of `channels` planes of `size` x `size`, measured at `rate` (2·9 flops an output): the model
+/// t = F·w / window_flops + planes·o of `op_work`, w = (size + 2) / size, solved through both.
+/// o is clamped at 0 (the rate then the large one's); `window_flops` and `window_plane_overhead`
+/// are set.
+inline void fit_window_overhead(double large_rate, double large_channels, double large_size, double small_rate,
+                                double small_channels, double small_size, double& window_flops,
+                                double& window_plane_overhead) {
+  const auto flops = [](double c, double n) { return 18.0 * c * n * n; };
+  const double f1 = flops(large_channels, large_size), f2 = flops(small_channels, small_size);
+  const double a1 = f1 * (large_size + 2) / large_size, a2 = f2 * (small_size + 2) / small_size;
+  window_flops = large_rate;
+  window_plane_overhead = 0;
+  if (!(large_rate > 0) || !(small_rate > 0) || !std::isfinite(large_rate) || !std::isfinite(small_rate)) return;
+  const double t1 = f1 / large_rate, t2 = f2 / small_rate;
+  const double det = a1 * small_channels - a2 * large_channels;
+  if (det == 0) return;
+  const double inverse_rate = (t1 * small_channels - t2 * large_channels) / det;
+  const double o = (t2 - a2 * inverse_rate) / small_channels;
+  if (!(inverse_rate > 0) || !(o > 0) || !std::isfinite(o)) return;  // no plane cost: the large rate
+  window_flops = 1.0 / inverse_rate;
+  window_plane_overhead = o;
+}
+
 /// `gemm_half_rows` of the curve peak · rows / (rows + h) through a product of `rows` rows
 /// measured at `rate`: h = rows · (peak / rate − 1); 0 when that product is not slower than
 /// the peak.
@@ -410,6 +443,12 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   m.add_large_bytes = add_traffic_bytes(options.cache_large_elements);
   m.window_flops =
       measure_window_flops(options.window_channels, options.window_size, options.window_passes, options.repetitions);
+  m.window_small_flops = measure_window_flops(options.window_small_channels, options.window_small_size,
+                                              options.window_small_passes, options.repetitions);
+  m.window_channels = static_cast<double>(std::max<std::int64_t>(options.window_channels, 2));
+  m.window_size = static_cast<double>(std::max<std::int64_t>(options.window_size, 1));
+  m.window_small_channels = static_cast<double>(std::max<std::int64_t>(options.window_small_channels, 2));
+  m.window_small_size = static_cast<double>(std::max<std::int64_t>(options.window_small_size, 1));
   m.grouped_rows = static_cast<double>(std::max<std::int64_t>(options.grouped_rows, 2));
   m.grouped_flops = measure_grouped_conv_flops(options.grouped_channels, options.grouped_size, options.grouped_rows,
                                                options.grouped_passes, options.repetitions);
@@ -439,11 +478,13 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
       "uses OpenMP), exp {:.2f} x add, executor node overhead {:.2f} us ({:.2f} us more a fused kernel's term), "
       "matrix-vector products {:.1f} GB/s "
       "(N = 512) to {:.1f} GB/s (N = 4096), adds {:.1f} GB/s over {:.0f} KiB and {:.1f} GB/s over {:.0f} KiB, "
-      "depthwise convolution {:.1f} GFLOP/s, grouped convolution of {:.0f} channels a group {:.1f} GFLOP/s",
+      "depthwise convolution {:.1f} GFLOP/s ({:.1f} on {:.0f}x{:.0f} planes), grouped convolution of {:.0f} "
+      "channels a group {:.1f} GFLOP/s",
       m.bandwidth * 1e-9, m.gemm_flops * 1e-9, m.exp_weight, m.node_overhead * 1e6, m.fused_term_overhead * 1e6,
       m.gemv_narrow * 1e-9,
       m.gemv_wide * 1e-9, m.add_small * 1e-9, m.add_small_bytes / 1024, m.add_large * 1e-9, m.add_large_bytes / 1024,
-      m.window_flops * 1e-9, m.grouped_rows, m.grouped_flops * 1e-9);
+      m.window_flops * 1e-9, m.window_small_flops * 1e-9, m.window_small_size, m.window_small_size, m.grouped_rows,
+      m.grouped_flops * 1e-9);
   p.vector_flops = {m.gemm_flops, m.gemm_flops, m.gemm_flops};
   p.matrix_flops = {0.0, 0.0, 0.0};
   p.mem_bandwidth = m.bandwidth;
@@ -461,7 +502,8 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   fit_gemv_curve(m.gemv_narrow, m.gemv_wide, p.gemv_bandwidth, p.gemv_half_width);
   fit_cache_tier(m.add_small, m.add_small_bytes, m.add_large, m.add_large_bytes, m.bandwidth, p.cache_bandwidth,
                  p.cache_resident_bytes);
-  p.window_flops = m.window_flops;
+  fit_window_overhead(m.window_flops, m.window_channels, m.window_size, m.window_small_flops,
+                      m.window_small_channels, m.window_small_size, p.window_flops, p.window_plane_overhead);
   p.gemm_half_rows = fit_gemm_half_rows(m.gemm_flops, m.grouped_flops, m.grouped_rows);
   p.weights.exp = std::max(m.exp_weight, 1.0);
   p.weights.tanh = std::max(m.tanh_weight, 1.0);

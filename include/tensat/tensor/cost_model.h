@@ -206,7 +206,9 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// positions an image also computes at P / (P + gemm_half_rows) of its rate, and a wino_conv2d's
 /// products at T / (T + gemm_half_rows) for the T tiles of its block
 /// (`DeviceProfile::gemm_columns_fill`); a conv2d of one position is a matrix-vector product
-/// (the gemv kind, streamed at `gemv_rate(C_out)`).
+/// (the gemv kind, streamed at `gemv_rate(C_out)`). Where it has `window_plane_overhead` o, a
+/// depthwise conv2d of P planes computes at F / (F·w / window_rate + P·o), w = (W_o + (k_w −
+/// 1) / s_w) / W_o the width of the rows it computes over the output's.
 [[nodiscard]] inline OpWork op_work(const TensorNode& node, const TensorInfo& out, Span<const TensorInfo* const> children,
                                     const DeviceProfile& profile, Span<const double> read_bytes = {}) {
   OpWork work;
@@ -279,6 +281,14 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
         work.depthwise = true;
         work.unit = Unit::Vector;
         work.compute_rate = profile.window_rate(out.dtype);
+        if (profile.window_plane_overhead > 0 && out.dims.size() == 4 && out.dims[3] > 0 && work.flops > 0) {
+          // Rows computed (W_o + k_w - 1) / s_w wide, and a fixed cost a plane.
+          const std::int64_t wo = out.dims[3], sw = std::max<std::int64_t>(children[1]->value, 1);
+          const double wide = static_cast<double>(wo + (wd[3] - 1) / sw) / static_cast<double>(wo);
+          const double planes = static_cast<double>(out.dims[0] * out.dims[1]);
+          work.compute_rate =
+              work.flops / (work.flops * wide / work.compute_rate + planes * profile.window_plane_overhead);
+        }
       } else if (profile.gemm_half_rows > 0 && grouped) {
         // Grouped: one product per group, of Og = C_out / groups rows (see
         // DeviceProfile::gemm_half_rows for why one group keeps the peak).
@@ -337,9 +347,10 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
         const double peak = profile.peak(out.dtype, work.unit);
         work.compute_rate =
             work.flops / ((work.flops - products) / peak + products / (peak * profile.gemm_columns_fill(block)));
-        // One tile a block: 16 matrix-vector products, streaming u.
-        if (block == 1 && profile.gemv_bandwidth > 0 && !profile.weights_cached)
-          work.bandwidth = profile.gemv_rate(static_cast<double>(u[1]));
+        // One tile a block: 16 matrix-vector products over u (16x a 3x3 filter's bytes), at the
+        // executor's matrix-vector rate even where the weights fit in cache (measured 10-20 GB/s
+        // on 2x2 planes of 128-512 channels; priced as products at the peak, 2-4x too fast).
+        if (block == 1 && profile.gemv_bandwidth > 0) work.bandwidth = profile.gemv_bandwidth;
       }
       if (children[2]->layout != profile.native_conv_layout(out.dtype))
         work.relayout_bytes = 2.0 * static_cast<double>(children[2]->bytes() + out.bytes());

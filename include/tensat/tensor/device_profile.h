@@ -218,6 +218,13 @@ struct DeviceProfile {
   /// depthwise 3x3 convolution: about 19 GFLOP/s where its GEMM reaches 38 on the development
   /// VM). 0: the vector peak. JSON "window_flops", optional (0 when absent).
   double window_flops = 0;
+  /// Seconds a depthwise convolution spends on each plane (an image's channel) beyond its
+  /// arithmetic: the reference executor lays each input channel out padded and computes rows
+  /// (W_o + k_w - 1) / s_w wide, so a small plane (7x7 in MobileNet's last stages) runs at a
+  /// fraction of the rate a 56x56 one does (3x its prediction before). The cost model charges
+  /// it per plane and the rows' extra width (`op_work`). 0: not modelled. JSON
+  /// "window_plane_overhead", optional (0 when absent).
+  double window_plane_overhead = 0;
   /// A grouped convolution's product runs per group as a GEMM whose rows are the group's output
   /// channels (Og = C_out / groups); with few rows it cannot fill the register blocks of the GEMM
   /// kernel, and runs at peak · Og / (Og + gemm_half_rows) (`gemm_rows_rate`). Measured on the
@@ -394,6 +401,7 @@ struct DeviceProfile {
            a.split_copies == b.split_copies && a.epilogue_kernel == b.epilogue_kernel && a.fused_term_overhead == b.fused_term_overhead && a.broadcast_copies == b.broadcast_copies && a.winograd == b.winograd && a.runtime_fusion == b.runtime_fusion && a.gemv_bandwidth == b.gemv_bandwidth &&
            a.gemv_half_width == b.gemv_half_width && a.cache_bandwidth == b.cache_bandwidth &&
            a.cache_resident_bytes == b.cache_resident_bytes && a.window_flops == b.window_flops &&
+           a.window_plane_overhead == b.window_plane_overhead &&
            a.gemm_half_rows == b.gemm_half_rows &&
            a.gemm_half_flops == b.gemm_half_flops && a.conv_flops == b.conv_flops &&
            a.conv_half_flops == b.conv_half_flops && a.conv_layout == b.conv_layout &&
@@ -453,6 +461,7 @@ inline void validate(const DeviceProfile& p) {
   check_profile_number("cache_bandwidth", p.cache_bandwidth, false);
   check_profile_number("cache_resident_bytes", p.cache_resident_bytes, false);
   check_profile_number("window_flops", p.window_flops, false);
+  check_profile_number("window_plane_overhead", p.window_plane_overhead, false);
   check_profile_number("gemm_half_rows", p.gemm_half_rows, false);
   check_profile_number("gemm_half_flops", p.gemm_half_flops, false);
   check_profile_number("conv_flops", p.conv_flops, false);
@@ -511,6 +520,7 @@ inline void validate(const DeviceProfile& p) {
   doc["cache_bandwidth"] = p.cache_bandwidth;
   doc["cache_resident_bytes"] = p.cache_resident_bytes;
   doc["window_flops"] = p.window_flops;
+  doc["window_plane_overhead"] = p.window_plane_overhead;
   doc["gemm_half_rows"] = p.gemm_half_rows;
   doc["gemm_half_flops"] = p.gemm_half_flops;
   doc["conv_flops"] = p.conv_flops;
@@ -608,7 +618,7 @@ void read_kind_table(const Json& obj, const std::string& path, std::array<double
 
 /// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies", "epilogue_kernel", "broadcast_copies",
 /// "winograd", "runtime_fusion", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes",
-/// "window_flops", "gemm_half_rows", "gemm_half_flops", "conv_flops", "conv_half_flops", "fused_term_overhead", "conv_layout", "uncertainty" and "time_scale" (added later; true, false, 0 for
+/// "window_flops", "window_plane_overhead", "gemm_half_rows", "gemm_half_flops", "conv_flops", "conv_half_flops", "fused_term_overhead", "conv_layout", "uncertainty" and "time_scale" (added later; true, false, 0 for
 /// the numbers, all contiguous and every factor 1 when absent),
 /// unknown fields are rejected (a typo would otherwise silently keep a default),
 /// numbers must be finite and non-negative, and the result must pass `validate`. Throws
@@ -620,7 +630,7 @@ template <class Json>
   reject_unknown_keys(doc, "",
                       {"name", "kind", "description", "peak_flops", "mem_bandwidth", "cache_bytes", "launch_overhead",
                        "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies", "epilogue_kernel", "broadcast_copies", "winograd",
-                       "runtime_fusion", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "window_flops", "gemm_half_rows",
+                       "runtime_fusion", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "window_flops", "window_plane_overhead", "gemm_half_rows",
                        "gemm_half_flops", "conv_flops", "conv_half_flops", "fused_term_overhead", "conv_layout", "uncertainty", "time_scale"});
   DeviceProfile p;
   p.name = profile_string(doc, "", "name");
@@ -656,7 +666,9 @@ template <class Json>
   for (auto [key, number] : {std::pair{"gemv_bandwidth", &p.gemv_bandwidth}, std::pair{"gemv_half_width", &p.gemv_half_width},
                              std::pair{"cache_bandwidth", &p.cache_bandwidth},
                              std::pair{"cache_resident_bytes", &p.cache_resident_bytes},
-                             std::pair{"window_flops", &p.window_flops}, std::pair{"gemm_half_rows", &p.gemm_half_rows},
+                             std::pair{"window_flops", &p.window_flops},
+                             std::pair{"window_plane_overhead", &p.window_plane_overhead},
+                             std::pair{"gemm_half_rows", &p.gemm_half_rows},
                              std::pair{"gemm_half_flops", &p.gemm_half_flops},
                              std::pair{"conv_flops", &p.conv_flops}, std::pair{"conv_half_flops", &p.conv_half_flops},
                              std::pair{"fused_term_overhead", &p.fused_term_overhead}})
