@@ -104,6 +104,21 @@ TEST_CASE("rules: at least 100, uniquely named, each labelled with its family") 
   }
 }
 
+TEST_CASE("rules: the Winograd rule wants two tiles a row and a column of output") {
+  const std::vector<TensorRewrite> rules = winograd_rules();
+  const auto conv = [](int size, int pad) {
+    return fmt::format("(conv2d 1 1 {1} 0 (input x f32 (ints 1 16 {0} {0})) (weight w f32 (ints 16 16 3 3)))", size, pad);
+  };
+  CHECK(fires(rules, "conv3x3-winograd", conv(4, 0)));   // SAME: 4x4 out, 2x2 tiles
+  CHECK(fires(rules, "conv3x3-winograd", conv(3, 0)));   // 3x3 out: the second tile half outside
+  CHECK_FALSE(fires(rules, "conv3x3-winograd", conv(2, 0)));  // one tile
+  CHECK_FALSE(fires(rules, "conv3x3-winograd", conv(1, 0)));
+  CHECK(fires(rules, "conv3x3-winograd", conv(5, 1)));   // VALID: 3x3 out
+  CHECK_FALSE(fires(rules, "conv3x3-winograd", conv(4, 1)));  // VALID: 2x2 out
+  CHECK_FALSE(fires(rules, "conv3x3-winograd",
+                    "(conv2d 1 1 0 0 (input x f32 (ints 1 16 2 8)) (weight w f32 (ints 16 16 3 3)))"));
+}
+
 TEST_CASE("rules: every rule applies on programs built to match it, exactly where its right-hand side is valid") {
   // For each instance the search finds (applied and rejected alike), an independent verdict: the
   // right-hand side instantiated as text, shape-checked as a whole program, compared with the

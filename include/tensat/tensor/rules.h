@@ -703,10 +703,20 @@ inline std::vector<TensorRewrite> winograd_rules() {
     const TensorInfo& k = info_of(g, s, w);
     return k.rank() == 4 && k.dims[2] == 3 && k.dims[3] == 3;
   };
+  // At least two tiles a row and a column: with one (an output of 2x2 or less) the transforms
+  // run a tile at a time and the 16 products are matrix-vector products over u, 16/9 of the
+  // filter's bytes (measured 3x the direct convolution's time on 2x2 planes of 128 channels).
+  const TensorCondition several_tiles = [x = Var("?x"), p = Var("?p")](const TensorEGraph& g, const Subst& s) {
+    const TensorInfo& in = info_of(g, s, x);
+    if (in.rank() != 4) return false;
+    const std::int64_t shrink = info_of(g, s, p).value == static_cast<std::int64_t>(Padding::Same) ? 0 : 2;
+    return in.dims[2] - shrink >= 3 && in.dims[3] - shrink >= 3;
+  };
   std::vector<TensorRewrite> r;
   r.push_back(tensor_rewrite("conv3x3-winograd", kWinogradLabel, "(conv2d 1 1 ?p ?a ?x ?w)",
                              "(wino_conv2d ?p ?a ?x (wino_weight ?w))",
-                             internal::all_of(three_by_three, internal::one_group("?x", "?w"))));
+                             internal::all_of(internal::all_of(three_by_three, several_tiles),
+                                              internal::one_group("?x", "?w"))));
   return r;
 }
 
