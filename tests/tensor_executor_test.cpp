@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -473,6 +474,20 @@ TEST_CASE("executor: ewsub, ewdiv, ewpow, sqrt, clip and erf element by element"
   require_close(r[4].data, {-0.5f, 1.5f, -0.5f, 1.5f, 1.5f, -0.5f});
   // erf of a - b = -1.5, 2, -1, 3.5, 7, -0.75 from a table (Abramowitz & Stegun 7.1).
   require_close(r[6].data, {-0.9661051f, 0.9953223f, -0.8427008f, 0.9999993f, 1.0f, -0.7111556f}, 1e-6f);
+
+  // An exponent of 2 throughout (the vectorized square) gives what powf gives, bit for bit,
+  // negative bases, zeros, infinities and NaN included.
+  Graph sq;
+  sq.output(sq.ewpow(sq.input("a", {2, 4}), sq.broadcast(sq.weight("two", {1}), {2, 4})));
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> bases{-3.5f, 0.0f, -0.0f, 1e-30f, 3e19f, -inf, nan, 7.25f};
+  const auto squared = execute(sq.program(), {{"a", HostTensor({2, 4}, bases)}, {"two", HostTensor({1}, {2.0f})}});
+  for (std::size_t i = 0; i < bases.size(); ++i) {
+    INFO("base " << bases[i]);
+    const float want = std::pow(bases[i], 2.0f);
+    if (std::isnan(want)) CHECK(std::isnan(squared[0].data[i]));
+    else CHECK(squared[0].data[i] == want);
+  }
 }
 
 namespace {

@@ -1023,6 +1023,13 @@ inline void sqrt_inplace(float* p, std::int64_t n) {
 }
 inline void pow_inplace(float* p, const float* e, std::int64_t n) {
   // A square (LayerNorm's variance) as a product: the correctly rounded value `pow` gives too.
+  // An exponent of 2 throughout (a broadcast constant, as exporters write it) is one vectorized
+  // product: the element-by-element branch ran at 4 ns an element, 3.8x the cost model's price.
+  if (std::all_of(e, e + n, [](float v) { return v == 2.0f; })) {
+    ArrayMap a(p, n);
+    a = a.square();
+    return;
+  }
   for (std::int64_t i = 0; i < n; ++i) p[i] = e[i] == 2.0f ? p[i] * p[i] : std::pow(p[i], e[i]);
 }
 
