@@ -202,13 +202,13 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// rate · F / (F + gemm_half_flops) (`DeviceProfile::contraction_fill`); where it has
 /// `conv_flops`, a conv2d of one group with a window larger than 1x1 computes at
 /// conv_flops · F / (F + conv_half_flops) instead, and a grouped one at conv_flops · Og / (Og +
-/// gemm_half_rows). Where it has `gemm_half_rows` and neither of those (`columns_curve`), a conv2d (not depthwise) of P output
-/// positions an image also computes at P / (P + gemm_half_rows) of its rate, and a wino_conv2d's
-/// products at T / (T + gemm_half_rows) for the T tiles of its block
-/// (`DeviceProfile::gemm_columns_fill`); a conv2d of one position is a matrix-vector product
-/// (the gemv kind, streamed at `gemv_rate(C_out)`). Where it has `window_plane_overhead` o, a
-/// depthwise conv2d of P planes computes at F / (F·w / window_rate + P·o), w = (W_o + (k_w −
-/// 1) / s_w) / W_o the width of the rows it computes over the output's.
+/// gemm_half_rows). Where it has `gemm_half_rows` and neither of those (`columns_curve`), a
+/// conv2d (not depthwise) of P output positions an image also computes at P / (P +
+/// gemm_half_rows) of its rate, and a wino_conv2d's products at T / (T + gemm_half_rows) for
+/// the T tiles of its block (`DeviceProfile::gemm_columns_fill`); a conv2d of one position is a
+/// matrix-vector product (the gemv kind, streamed at `gemv_rate(C_out)`). Where it has
+/// `window_plane_overhead` o, a depthwise conv2d of P planes computes at F / (F·w / window_rate
+/// + P·o), w = (W_o + (k_w − 1) / s_w) / W_o the width of the rows it computes over the output's.
 [[nodiscard]] inline OpWork op_work(const TensorNode& node, const TensorInfo& out, Span<const TensorInfo* const> children,
                                     const DeviceProfile& profile, Span<const double> read_bytes = {}) {
   OpWork work;
@@ -347,7 +347,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
         const double peak = profile.peak(out.dtype, work.unit);
         work.compute_rate =
             work.flops / ((work.flops - products) / peak + products / (peak * profile.gemm_columns_fill(block)));
-        // One tile a block: 16 matrix-vector products over u (16x a 3x3 filter's bytes), at the
+        // One tile a block: 16 matrix-vector products over u (16/9 of the filter's bytes), at the
         // executor's matrix-vector rate even where the weights fit in cache (measured 10-20 GB/s
         // on 2x2 planes of 128-512 channels; priced as products at the peak, 2-4x too fast).
         if (block == 1 && profile.gemv_bandwidth > 0) work.bandwidth = profile.gemv_bandwidth;
