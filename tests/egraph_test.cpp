@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -69,6 +70,28 @@ TEST_CASE("egraph: dump and memory accounting") {
   CHECK(m.total() == egraph.memory_usage());
   CHECK(m.nodes >= 3 * sizeof(L));
   CHECK(m.hashcons > 0);
+}
+
+TEST_CASE("egraph: bounded growth grows full arrays by 1/16 steps, never doubling") {
+  EGraph<L> egraph;
+  egraph.set_bounded_growth(true);
+  REQUIRE(egraph.bounded_growth());
+  Id last = egraph.add(L::leaf("a"));
+  std::size_t largest_step = 0, before = egraph.memory_usage();
+  for (int i = 0; i < 20'000; ++i) {
+    last = egraph.add(L("f", L::Children{last}));
+    const std::size_t now = egraph.memory_usage();
+    largest_step = std::max(largest_step, now - std::min(now, before));
+    before = now;
+    // The arrays hold at most 1/16 more ids than they have (at least 64), plus the new one.
+    const std::size_t ids = egraph.number_of_node_ids();
+    REQUIRE(egraph.classes().capacity() <= ids + std::max<std::size_t>(64, ids / 16) + 1);
+    REQUIRE(egraph.union_find().capacity() <= ids + std::max<std::size_t>(64, ids / 16) + 1);
+  }
+  // One step's growth is a small share of what the e-graph holds (doubling would be all of it).
+  CHECK(largest_step * 8 < egraph.memory_usage());
+  const auto m = egraph.memory_breakdown();
+  CHECK(m.classes <= egraph.number_of_classes() * sizeof(EGraph<L>::EClass) * 18 / 16 + 64 * sizeof(EGraph<L>::EClass));
 }
 
 namespace {

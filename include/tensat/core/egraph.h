@@ -454,6 +454,14 @@ class EGraph {
     return grow;
   }
 
+  /// Bounded growth: once on, an array indexed by node or class id that is full grows by 1/16
+  /// of its size (at least 64) instead of doubling, so adding nodes past the room
+  /// `reserve_within` made overshoots a byte budget by what those nodes take, not by a doubled
+  /// array. Still amortized O(1) per node, with more copying; the runner turns it on for a run
+  /// under a memory limit. Off by default.
+  void set_bounded_growth(bool on) noexcept { bounded_growth_ = on; }
+  [[nodiscard]] bool bounded_growth() const noexcept { return bounded_growth_; }
+
   /// A human-readable listing of every class and its nodes, sorted by class id.
   [[nodiscard]] std::string dump() const {
     std::vector<const EClass*> sorted;
@@ -525,6 +533,7 @@ class EGraph {
     const Id existing = memo_.find(hash, [&](Id other) { return nodes_[other.index()] == node; });
     if (existing != kInvalidId) return uf_.find(existing);
 
+    if (bounded_growth_) grow_bounded();
     const Id id = uf_.make_set();
     nodes_.push_back(node);
     dead_.push_back(false);
@@ -546,8 +555,23 @@ class EGraph {
     return uf_.find(id);
   }
 
+  // Room for one more node id (and class) in every id-indexed array, by 1/16 steps.
+  void grow_bounded() {
+    const std::size_t ids = nodes_.size();
+    const std::size_t step = std::max<std::size_t>(64, ids / 16);
+    if (ids == nodes_.capacity()) nodes_.reserve(ids + step);
+    if (ids == dead_.capacity()) dead_.reserve(ids + step);
+    if (ids == pruned_.capacity()) pruned_.reserve(ids + step);
+    if (ids == uf_.capacity()) uf_.reserve(ids + step);
+    if (memo_.size() + 1 > memo_.capacity_for_entries()) memo_.reserve_exact(memo_.size() + step);
+    if (classes_.size() == classes_.capacity()) classes_.reserve(classes_.size() + step);
+  }
+
   std::vector<Id>& by_op(std::uint32_t key) {
-    if (key >= by_op_.size()) by_op_.resize(key + 1);
+    if (key >= by_op_.size()) {
+      if (bounded_growth_ && key >= by_op_.capacity()) by_op_.reserve(key + 1 + key / 16);
+      by_op_.resize(key + 1);
+    }
     return by_op_[key];
   }
 
@@ -677,6 +701,7 @@ class EGraph {
   std::vector<Id> dirty_classes_;          // classes whose node lists need cleaning/sorting
   std::size_t unions_since_rebuild_ = 0;
   bool clean_ = true;
+  bool bounded_growth_ = false;  // see set_bounded_growth
 };
 
 }  // namespace v0

@@ -164,6 +164,14 @@ class Runner {
     if (stop_reason_) throw Error("Runner::run: this runner has already run");
     start_ = Clock::now();
     egraph_.rebuild();
+    // Under a memory limit, full arrays grow by small steps rather than doubling past it.
+    const bool bounded = egraph_.bounded_growth();
+    if (memory_limit_ != kUnlimited) egraph_.set_bounded_growth(true);
+    struct Restore {
+      EGraph<L, A>& egraph;
+      bool bounded;
+      ~Restore() { egraph.set_bounded_growth(bounded); }
+    } restore{egraph_, bounded};
     while (true) {
       iterations_.push_back(run_one(rules));
       std::optional<StopReason> stop = iterations_.back().stop_reason;
