@@ -148,6 +148,41 @@ TEST_CASE("greedy_dag: a spent cost-set budget falls back to the tree choice, st
   CHECK(fallback.dag_cost == full.dag_cost);
 }
 
+TEST_CASE("greedy_dag: cost sets as tries choose what flat cost sets choose") {
+  // Issue 30: the flat sets of a deep e-graph take classes² entries; the tries share their
+  // common prefixes. Integer costs: both sum exactly, so their choices must be identical.
+  namespace d = tensat::detail;
+  const auto never = d::GreedyClock::time_point::max();
+  std::mt19937 rng(11);
+  const auto same = [&](const ExtractionGraph& g) {
+    const d::DistinctChildren dc(g);
+    std::vector<std::uint32_t> flat, trie;
+    CHECK_FALSE(d::cost_set_greedy_with<d::FlatCostSets>(g, dc, ~std::uint64_t{0}, never, flat));
+    CHECK_FALSE(d::cost_set_greedy_with<d::TrieCostSets>(g, dc, ~std::uint64_t{0}, never, trie));
+    CHECK(flat == trie);
+  };
+  for (std::uint32_t classes : {3u, 17u, 300u, 5000u})
+    for (int trial = 0; trial < 20; ++trial) {
+      CAPTURE(classes, trial);
+      same(gym::random_graph(rng, classes, trial % 2 == 0 ? 0 : -3, 50, trial % 3 == 0));
+    }
+  same(gym::chain_graph(4000, 2));
+}
+
+TEST_CASE("greedy_dag: a deep e-graph's cost sets fit a budget its flat sets overrun") {
+  // A chain of 3,000 classes: flat sets merge 4.5 million entries; tries make ~3 nodes a class.
+  namespace d = tensat::detail;
+  const ExtractionGraph chain = gym::chain_graph(3000, 2);  // links beat leaves: the sets grow
+  const d::DistinctChildren dc(chain);
+  const auto never = d::GreedyClock::time_point::max();
+  std::vector<std::uint32_t> flat;
+  CHECK(d::cost_set_greedy_with<d::FlatCostSets>(chain, dc, 1'000'000, never, flat));  // spent
+  const std::vector<std::uint32_t> choice = d::cost_set_greedy(chain, dc, 1'000'000, never);
+  REQUIRE(choice[chain.roots().front()] != ExtractionGraph::kNone);  // the greedy completed
+  CHECK_FALSE(tensat::check_extraction(chain, d::reachable_choice(chain, choice)).has_value());
+  CHECK(tensat::dag_cost(chain, d::reachable_choice(chain, choice)) == 100.0 + 2999);
+}
+
 TEST_CASE("greedy_dag: the local search converges when costs span 18 orders of magnitude around a huge negative one") {
   // Costs 10^u, u uniform in [-6, 12], and one node of -1e12. A move's cost change is a sum in
   // which terms of 1e12 cancel: its rounding (~1e-4) dwarfs the small costs, and a move taken
