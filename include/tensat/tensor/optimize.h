@@ -88,7 +88,10 @@ inline constexpr std::array<std::string_view, 2> kRuntimeFusionFamilies{"fold", 
 struct OptimizeOptions {
   std::size_t node_limit = 50'000;
   std::size_t iter_limit = 15;
-  /// Iterations in which the `multi`-labelled rules run (TENSAT's k_multi).
+  /// Iterations in which the `multi`-labelled rules run (TENSAT's k_multi). The backoff
+  /// scheduler never bans them: a ban in those iterations would drop them from the run, and
+  /// their matches grow with the program (a 256-layer BERT's passed egg's 1,000 and it gained
+  /// 37.7 % where 32 layers gained 55.4 %).
   std::size_t k_multi = 1;
   double time_limit_seconds = 3600;
   /// Bytes for each runner (saturation, fusion): `Runner::with_memory_limit`, the e-graph's
@@ -194,6 +197,12 @@ inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const Optimiz
       .with_memory_limit(options.memory_limit)
       .with_label_iteration_limit(std::string(kMultiLabel), options.k_multi)
       .with_expr(program);
+  {
+    BackoffScheduler<TensorNode, TensorAnalysis> scheduler;
+    for (const TensorRewrite& rule : active)
+      if (rule.has_label(kMultiLabel)) scheduler.do_not_ban(rule.name());
+    runner.with_scheduler(std::move(scheduler));
+  }
   if (options.filter_cycles) runner.with_hook(cycle_filter_hook<TensorNode, TensorAnalysis>(&result.cycle_nodes_pruned));
   if (options.on_iteration)
     runner.with_hook([&options](Runner<TensorNode, TensorAnalysis>& r) -> std::optional<std::string> {
