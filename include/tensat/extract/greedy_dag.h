@@ -150,9 +150,9 @@ class FlatCostSets {
 /// (4 bits a level) that share structure: a new set copies only the paths it changes, and a
 /// union returns an operand unchanged wherever the other holds nothing more. The cost sets of
 /// a deep e-graph are its prefixes, which overlap almost entirely: as flat lists they take
-/// classes² entries (a 512-layer BERT's pass 64 million), as tries a union costs about the
-/// number of classes in which its operands differ, times the depth. A trie's shape depends only
-/// on its contents, so a set's sum (added up the trie in a fixed order) does too.
+/// classes² entries, as tries a union costs about the number of classes in which its operands
+/// differ, times the depth. A trie's shape depends only on its contents, so a set's sum (added
+/// up the trie in a fixed order) does too.
 class ClassSetForest {
  public:
   using Set = std::uint32_t;  ///< 0 is the empty set

@@ -89,9 +89,8 @@ struct OptimizeOptions {
   std::size_t node_limit = 50'000;
   std::size_t iter_limit = 15;
   /// Iterations in which the `multi`-labelled rules run (TENSAT's k_multi). The backoff
-  /// scheduler never bans them: a ban in those iterations would drop them from the run, and
-  /// their matches grow with the program (a 256-layer BERT's passed egg's 1,000 and it gained
-  /// 37.7 % where 32 layers gained 55.4 %).
+  /// scheduler never bans them: their matches grow with the program, and a ban in those
+  /// iterations would drop them from the run (bench/RESULTS.md, "Depth").
   std::size_t k_multi = 1;
   double time_limit_seconds = 3600;
   /// Bytes for each runner (saturation, fusion): `Runner::with_memory_limit`, the e-graph's
