@@ -10,6 +10,7 @@
 
 #include "gym_oracles.h"
 
+#include <tensat/extract/cost_sets.h>
 #include <tensat/extract/greedy_dag.h>
 #include <tensat/extract/ilp.h>
 #include <tensat/extract/tree.h>
@@ -156,9 +157,10 @@ TEST_CASE("greedy_dag: cost sets as tries choose what flat cost sets choose") {
   std::mt19937 rng(11);
   const auto same = [&](const ExtractionGraph& g) {
     const d::DistinctChildren dc(g);
+    const d::ChildUsers users = d::usable_child_users(g, dc);
     std::vector<std::uint32_t> flat, trie;
-    CHECK_FALSE(d::cost_set_greedy_with<d::FlatCostSets>(g, dc, ~std::uint64_t{0}, never, flat));
-    CHECK_FALSE(d::cost_set_greedy_with<d::TrieCostSets>(g, dc, ~std::uint64_t{0}, never, trie));
+    CHECK_FALSE(d::cost_set_greedy_with<d::FlatCostSets>(g, dc, users, ~std::uint64_t{0}, never, flat));
+    CHECK_FALSE(d::cost_set_greedy_with<d::TrieCostSets>(g, dc, users, ~std::uint64_t{0}, never, trie));
     CHECK(flat == trie);
   };
   for (std::uint32_t classes : {3u, 17u, 300u, 5000u})
@@ -174,10 +176,11 @@ TEST_CASE("greedy_dag: a deep e-graph's cost sets fit a budget its flat sets ove
   namespace d = tensat::detail;
   const ExtractionGraph chain = gym::chain_graph(3000, 2);  // links beat leaves: the sets grow
   const d::DistinctChildren dc(chain);
+  const d::ChildUsers users = d::usable_child_users(chain, dc);
   const auto never = d::GreedyClock::time_point::max();
   std::vector<std::uint32_t> flat;
-  CHECK(d::cost_set_greedy_with<d::FlatCostSets>(chain, dc, 1'000'000, never, flat));  // spent
-  const std::vector<std::uint32_t> choice = d::cost_set_greedy(chain, dc, 1'000'000, never);
+  CHECK(d::cost_set_greedy_with<d::FlatCostSets>(chain, dc, users, 1'000'000, never, flat));  // spent
+  const std::vector<std::uint32_t> choice = d::cost_set_greedy(chain, dc, users, 1'000'000, never);
   REQUIRE(choice[chain.roots().front()] != ExtractionGraph::kNone);  // the greedy completed
   CHECK_FALSE(tensat::check_extraction(chain, d::reachable_choice(chain, choice)).has_value());
   CHECK(tensat::dag_cost(chain, d::reachable_choice(chain, choice)) == 100.0 + 2999);
