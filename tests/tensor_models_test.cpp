@@ -127,5 +127,40 @@ TEST_CASE("models: build_model rejects an unknown name, listing the valid ones")
   CHECK_THROWS_AS(models::build_model(""), Error);
   CHECK_THROWS_WITH(models::build_model("vgg16"),
                     "unknown model 'vgg16' (valid names: bert, nasrnn, resnext50, nasneta, inceptionv3, "
-                    "squeezenet, vgg19)");
+                    "squeezenet, vgg19, encoder, decoder, resnet)");
+}
+
+TEST_CASE("models: transformer stacks and ResNet at any depth (issue 30)") {
+  const auto ops = [](const Graph& g) { return count_ops(g.program()); };
+  const auto histogram = [](const Graph& g, Op op) { return op_histogram(g.program())[static_cast<std::size_t>(op)]; };
+  // 35 operators a layer for the encoder, 37 (and a final layernorm) for the decoder.
+  CHECK(ops(models::transformer_encoder(1)) == 35);
+  CHECK(ops(models::transformer_encoder(12)) == 12 * 35);
+  CHECK(ops(models::transformer_decoder(12)) == 12 * 37 + 1);
+  const Graph encoder = models::transformer_encoder(2);
+  CHECK(histogram(encoder, Op::LayerNorm) == 4);
+  CHECK(histogram(encoder, Op::Softmax) == 2);
+  CHECK(histogram(encoder, Op::Gelu) == 2);
+  CHECK(histogram(encoder, Op::MatMul) == 16);
+  CHECK(encoder.shape(encoder.outputs()[0]) == Dims{128, 768});
+  const Graph gpt = models::transformer_decoder(1, {32, 96, 3, 384});
+  CHECK(gpt.shape(gpt.outputs()[0]) == Dims{32, 96});
+  // ResNet-50: 16 bottleneck blocks (3, 4, 6, 3), 53 convolutions each with batch norm.
+  const Graph r50 = models::resnet(50);
+  CHECK(histogram(r50, Op::Conv2d) == 53);
+  CHECK(histogram(r50, Op::BatchNorm) == 53);
+  CHECK(histogram(r50, Op::EwAdd) == 16);
+  CHECK(ops(r50) == 175);
+  CHECK(r50.shape(r50.outputs()[0]) == Dims{1, 1000});
+  CHECK(histogram(models::resnet(101), Op::EwAdd) == 33);  // 3, 4, 23, 3
+  // build_model with a depth, and its errors.
+  CHECK(models::build_model("encoder", 3).program() == models::transformer_encoder(3).program());
+  CHECK(models::build_model("resnet").program() == r50.program());
+  CHECK(models::build_model("bert", 2).program() == models::bert(2).program());
+  CHECK_THROWS_AS(models::build_model("resnet", 34), Error);
+  CHECK_THROWS_AS(models::build_model("encoder", 0), Error);
+  CHECK_THROWS_WITH(models::build_model("vgg19", 3),
+                    "model 'vgg19' has a fixed depth (layers apply to bert, encoder, decoder, resnet)");
+  CHECK_THROWS_WITH(models::build_model("alexnet", 3), Catch::Contains("unknown model 'alexnet'"));
+  CHECK_THROWS_AS(models::transformer_encoder(2, {16, 30, 4, 64}), Error);  // 4 heads do not divide 30
 }

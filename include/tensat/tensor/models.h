@@ -313,6 +313,62 @@ inline Tensor fire(Graph& g, Tensor x, const std::string& name, std::int64_t s, 
   return g.concat(1, {e1, e3});
 }
 
+
+// --- Transformer stacks and ResNet (issue 30: programs of any depth) ----------------------------
+
+/// A dense layer with a bias on [rows, K]: matmul, then the bias [out] added with broadcasting,
+/// as exporters write `Linear`.
+inline Tensor linear(Graph& g, Tensor x, const std::string& name, std::int64_t out) {
+  const Tensor y = dense(g, x, name + "_w", out);
+  return g.add(y, g.weight(name + "_b", {out}));
+}
+
+/// Multi-head self-attention on x [seq, d_model] with biased Q/K/V/output projections, scores
+/// scaled by 1/sqrt(d_k) and a softmax over keys; `mask` (a [seq, seq] weight added to every
+/// head's scores) makes it causal.
+inline Tensor attention(Graph& g, Tensor x, const std::string& name, std::int64_t heads, bool mask) {
+  const std::int64_t seq = g.shape(x)[0], d_model = g.shape(x)[1], d_k = d_model / heads;
+  const Dims split{seq, heads, d_k};
+  const Tensor q = g.transpose(g.reshape(linear(g, x, name + "_q", d_model), split), {1, 0, 2});
+  const Tensor k_t = g.transpose(g.reshape(linear(g, x, name + "_k", d_model), split), {1, 2, 0});
+  const Tensor v = g.transpose(g.reshape(linear(g, x, name + "_v", d_model), split), {1, 0, 2});
+  Tensor scores = g.smul(g.matmul(q, k_t), g.weight(name + "_scale", {1}));  // [heads, seq, seq]
+  if (mask) scores = g.add(scores, g.weight(name + "_mask", {seq, seq}));
+  const Tensor context = g.matmul(g.softmax(scores, 2), v);  // [heads, seq, d_k]
+  return linear(g, g.reshape(g.transpose(context, {1, 0, 2}), {seq, d_model}), name + "_o", d_model);
+}
+
+/// The MLP of a transformer layer: linear to `d_ff`, GELU, linear back.
+inline Tensor mlp(Graph& g, Tensor x, const std::string& name, std::int64_t d_ff) {
+  return linear(g, g.gelu(linear(g, x, name + "_fc1", d_ff)), name + "_fc2", g.shape(x)[1]);
+}
+
+/// LayerNorm over the last axis with its own gamma and beta.
+inline Tensor norm(Graph& g, Tensor x, const std::string& name) {
+  const std::int64_t d = g.shape(x).back();
+  return g.layernorm(x, g.weight(name + "_g", {d}), g.weight(name + "_b", {d}));
+}
+
+/// Convolution without bias, then inference batch normalization, then an optional relu.
+inline Tensor conv_bn(Graph& g, Tensor x, const std::string& name, std::int64_t out, std::int64_t k,
+                      std::int64_t stride, bool relu) {
+  const Tensor y = conv(g, x, name + "_w", out, k, k, stride);
+  const auto p = [&](const char* what) { return g.weight(name + "_" + what, {out}); };
+  const Tensor bn = g.batchnorm(y, p("scale"), p("bias"), p("mean"), p("var"));
+  return relu ? g.relu(bn) : bn;
+}
+
+/// The ResNet bottleneck (v1.5: the stride on the 3x3): 1x1 to `width`, 3x3, 1x1 to
+/// 4 * width, each with batch norm; a projection shortcut when the shape changes; add, relu.
+inline Tensor bottleneck(Graph& g, Tensor x, const std::string& name, std::int64_t width, std::int64_t stride) {
+  Tensor y = conv_bn(g, x, name + "_a", width, 1, 1, true);
+  y = conv_bn(g, y, name + "_b", width, 3, stride, true);
+  y = conv_bn(g, y, name + "_c", 4 * width, 1, 1, false);
+  Tensor shortcut = x;
+  if (stride > 1 || channels(g, x) != 4 * width) shortcut = conv_bn(g, x, name + "_proj", 4 * width, 1, stride, false);
+  return g.relu(g.ewadd(shortcut, y));
+}
+
 }  // namespace internal
 
 /// BERT self-attention stack (TASO examples/bert.py, TENSAT src/bert.rs): input [64, 1024],
@@ -477,6 +533,75 @@ inline Tensor fire(Graph& g, Tensor x, const std::string& name, std::int64_t s, 
   return g;
 }
 
+/// The shape of a transformer stack. The defaults are BERT-base's (Devlin et al., 2019) and
+/// GPT-2 small's (Radford et al., 2019): 768 wide, 12 heads, MLP 3072, here at 128 tokens.
+struct TransformerShape {
+  std::int64_t seq = 128;
+  std::int64_t d_model = 768;
+  std::int64_t heads = 12;
+  std::int64_t d_ff = 3072;
+};
+
+/// A BERT-style encoder of `layers` layers on input [seq, d_model]: each layer is multi-head
+/// self-attention (biased Q/K/V/output projections, scaled scores, softmax), a residual add and
+/// LayerNorm, then a GELU MLP, a residual add and LayerNorm (post-norm). 35 ops a layer
+/// (matmul 8, ewadd 8, broadcast 6, reshape 4, transpose 4, layernorm 2, smul, softmax, gelu).
+/// Throws `Error` if `layers` < 1 or the heads do not divide d_model.
+[[nodiscard]] inline Graph transformer_encoder(int layers, const TransformerShape& shape = {}) {
+  if (layers < 1 || shape.heads < 1 || shape.d_model % shape.heads != 0)
+    throw Error(fmt::format("transformer_encoder: {} layers of width {} with {} heads", layers, shape.d_model, shape.heads));
+  Graph g;
+  Tensor x = g.input("encoder_input", {shape.seq, shape.d_model});
+  for (int l = 0; l < layers; ++l) {
+    const std::string name = fmt::format("enc{}", l);
+    x = internal::norm(g, g.ewadd(x, internal::attention(g, x, name + "_attn", shape.heads, false)), name + "_ln1");
+    x = internal::norm(g, g.ewadd(x, internal::mlp(g, x, name + "_mlp", shape.d_ff)), name + "_ln2");
+  }
+  g.output(x);
+  return g;
+}
+
+/// A GPT-2-style decoder of `layers` layers on input [seq, d_model]: each layer adds causal
+/// self-attention over LayerNorm(x) (a [seq, seq] mask added to the scores) and a GELU MLP over
+/// LayerNorm(x) to the residual stream (pre-norm); a final LayerNorm. 37 ops a layer (the
+/// encoder's, a mask added with broadcasting), and one.
+/// Throws `Error` if `layers` < 1 or the heads do not divide d_model.
+[[nodiscard]] inline Graph transformer_decoder(int layers, const TransformerShape& shape = {}) {
+  if (layers < 1 || shape.heads < 1 || shape.d_model % shape.heads != 0)
+    throw Error(fmt::format("transformer_decoder: {} layers of width {} with {} heads", layers, shape.d_model, shape.heads));
+  Graph g;
+  Tensor x = g.input("decoder_input", {shape.seq, shape.d_model});
+  for (int l = 0; l < layers; ++l) {
+    const std::string name = fmt::format("dec{}", l);
+    x = g.ewadd(x, internal::attention(g, internal::norm(g, x, name + "_ln1"), name + "_attn", shape.heads, true));
+    x = g.ewadd(x, internal::mlp(g, internal::norm(g, x, name + "_ln2"), name + "_mlp", shape.d_ff));
+  }
+  g.output(internal::norm(g, x, "dec_ln_f"));
+  return g;
+}
+
+/// ResNet (He et al., CVPR 2016; v1.5, the stride on the 3x3) of `depth` layers on input
+/// [1, 3, 224, 224]: a 7x7/2 conv and a 3x3/2 max pool, (depth - 2) / 3 bottleneck blocks in four
+/// stages of width 64, 128, 256, 512 (3, 4, the rest, 3 blocks: 50 gives ResNet-50's 3, 4, 6, 3,
+/// 101 gives ResNet-101's 3, 4, 23, 3), batch norm after every conv, global average pool, a
+/// 1000-way dense layer. ResNet-50: 175 ops (conv2d 53, batchnorm 53, relu 49, ewadd 16, pools,
+/// flatten, matmul). Throws `Error` if depth < 35.
+[[nodiscard]] inline Graph resnet(int depth = 50) {
+  const int blocks = (depth - 2) / 3;
+  if (blocks < 11) throw Error(fmt::format("resnet: depth {} is below 35 (eleven bottleneck blocks)", depth));
+  Graph g;
+  Tensor x = g.input("resnet_input", {1, 3, 224, 224});
+  x = internal::conv_bn(g, x, "stem", 64, 7, 2, true);
+  x = g.poolmax(x, 3, 3, 2, 2, Padding::Same);  // [1, 64, 56, 56]
+  const std::array<int, 4> stages{3, 4, blocks - 10, 3};
+  for (std::size_t s = 0; s < stages.size(); ++s)
+    for (int b = 0; b < stages[s]; ++b)
+      x = internal::bottleneck(g, x, fmt::format("res{}_{}", s + 2, b), std::int64_t{64} << s, b == 0 && s > 0 ? 2 : 1);
+  x = g.poolavg(x, 7, 7, 7, 7, Padding::Valid);  // [1, 2048, 1, 1]
+  g.output(internal::dense(g, internal::flatten(g, x), "resnet_fc", 1000));
+  return g;
+}
+
 /// The names `build_model` accepts, in the order of TENSAT's evaluation.
 [[nodiscard]] inline const std::vector<std::string_view>& model_names() {
   static const std::vector<std::string_view> names{"bert",        "nasrnn",     "resnext50", "nasneta",
@@ -484,22 +609,52 @@ inline Tensor fire(Graph& g, Tensor x, const std::string& name, std::int64_t s, 
   return names;
 }
 
-/// The model called `name` (one of `model_names()`); throws `Error` listing the valid names
-/// for any other.
+/// The models `build_model(name, layers)` builds at any depth, with their default depth
+/// (`bert`'s is 8, TENSAT's).
+[[nodiscard]] inline const std::vector<std::pair<std::string_view, int>>& stack_defaults() {
+  static const std::vector<std::pair<std::string_view, int>> stacks{
+      {"bert", 8}, {"encoder", 12}, {"decoder", 12}, {"resnet", 50}};
+  return stacks;
+}
+
+namespace internal {
+[[noreturn]] inline void unknown_model(std::string_view name) {
+  std::string valid;
+  for (std::string_view n : model_names()) valid += fmt::format("{}{}", valid.empty() ? "" : ", ", n);
+  for (const auto& stack : stack_defaults())
+    if (stack.first != "bert") valid += fmt::format(", {}", stack.first);
+  throw Error(fmt::format("unknown model '{}' (valid names: {})", name, valid));
+}
+}  // namespace internal
+
+/// The model `name` at `layers` layers, for the names of `stack_defaults()`: `bert` (TENSAT's
+/// stack), `encoder` (`transformer_encoder`), `decoder` (`transformer_decoder`), `resnet`
+/// (`resnet`, `layers` its depth). Throws `Error` for another name or a count it cannot build.
+[[nodiscard]] inline Graph build_model(std::string_view name, int layers) {
+  if (name == "bert") {
+    if (layers < 1) throw Error(fmt::format("bert: {} layers", layers));
+    return bert(layers);
+  }
+  if (name == "encoder") return transformer_encoder(layers);
+  if (name == "decoder") return transformer_decoder(layers);
+  if (name == "resnet") return resnet(layers);
+  for (std::string_view fixed : model_names())
+    if (name == fixed) throw Error(fmt::format("model '{}' has a fixed depth (layers apply to bert, encoder, decoder, resnet)", name));
+  internal::unknown_model(name);
+}
+
+/// The model called `name`: one of `model_names()`, or one of `stack_defaults()` at its
+/// default depth. Throws `Error` listing the valid names for any other.
 [[nodiscard]] inline Graph build_model(std::string_view name) {
-  if (name == "bert") return bert();
   if (name == "nasrnn") return nasrnn();
   if (name == "resnext50") return resnext50();
   if (name == "nasneta") return nasneta();
   if (name == "inceptionv3") return inceptionv3();
   if (name == "squeezenet") return squeezenet();
   if (name == "vgg19") return vgg19();
-  std::string valid;
-  for (std::string_view n : model_names()) {
-    if (!valid.empty()) valid += ", ";
-    valid += n;
-  }
-  throw Error(fmt::format("unknown model '{}' (valid names: {})", name, valid));
+  for (const auto& [stack, layers] : stack_defaults())
+    if (name == stack) return build_model(name, layers);
+  internal::unknown_model(name);
 }
 
 }  // namespace models
