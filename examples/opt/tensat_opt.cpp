@@ -67,9 +67,10 @@ namespace {
 namespace tt = tensat::tensor;
 
 constexpr const char* kUsageLine =
-    "usage: tensat-opt --model bert|nasrnn|resnext50|nasneta|inceptionv3|squeezenet|vgg19 | MODEL.onnx "
+    "usage: tensat-opt --model bert|nasrnn|resnext50|nasneta|inceptionv3|squeezenet|vgg19|encoder|decoder|resnet "
+    "[--layers L] | MODEL.onnx "
     "[--input NAME=d0,d1,...] [--out FILE.onnx] "
-    "[--node-limit N] [--iter-limit K] [--k-multi M] [--time-limit S] [--memory-limit BYTES] [--extractor greedy-dag|ilp] "
+    "[--node-limit N] [--iter-limit K] [--k-multi M] [--time-limit S] [--memory-limit BYTES] [--segment-ops T] [--threads N] [--extractor greedy-dag|ilp] "
     "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--no-guard] [--min-gain P] [--layouts auto|on|off] [--kernels] [--verify] [--measure N] [--warm-runs K] [--json]\n";
 
 constexpr const char* kHelp =
@@ -78,7 +79,10 @@ constexpr const char* kHelp =
     "tensor rules under TENSAT's limits and cycle filtering, then extraction of the cheapest program.\n"
     "\n"
     "Options:\n"
-    "  --model NAME          a built-in model\n"
+    "  --model NAME          a built-in model: TENSAT's seven, or a stack of any depth: encoder\n"
+    "                        (BERT-base-shaped), decoder (GPT-2-shaped), resnet (ResNet-50)\n"
+    "  --layers L            with --model bert, encoder, decoder: L layers (default 8, 12, 12);\n"
+    "                        with resnet: depth L (default 50, at least 35)\n"
     "  MODEL.onnx            or an ONNX model file (when built with libonnx-dev); operators the\n"
     "                        dialect does not know are kept as opaque nodes\n"
     "  --input NAME=d0,d1,.. the shape of the ONNX model's input NAME (required for symbolic\n"
@@ -89,7 +93,13 @@ constexpr const char* kHelp =
     "  --iter-limit K        iteration limit (default 15)\n"
     "  --k-multi M           iterations in which the multi-pattern rules run (default 1)\n"
     "  --time-limit S        saturation time limit in seconds (default 3600)\n"
-    "  --memory-limit BYTES  e-graph memory limit (e-graph and match lists; default none)\n"
+    "  --memory-limit BYTES  e-graph memory limit (e-graph and match lists; default none; shared by\n"
+    "                        the segments optimized at once)\n"
+    "  --segment-ops T       cut a program of more than T operators into segments of at most T,\n"
+    "                        each optimized with the limits above on its own, then stitched\n"
+    "                        (default 1000; 0: never cut)\n"
+    "  --threads N           segments optimized at once (default 0: all cores); the result does\n"
+    "                        not depend on it\n"
     "  --extractor NAME      greedy-dag (default) or ilp\n"
     "  --ilp-time-limit S    seconds for the ilp extractor (default 30)\n"
     "  --profile P           cost with the roofline model on device profile P: a built-in name\n"
@@ -124,7 +134,8 @@ constexpr const char* kHelp =
     "  --json                print only one JSON object on one line\n"
     "  --help                print this help and exit\n"
     "\n"
-    "Without --json, prints one progress line per iteration, then a before/after table.\n"
+    "Without --json, prints one progress line per iteration (per segment when the program is cut),\n"
+    "then a before/after table.\n"
     "Exit status: 0 success, 2 bad arguments or a model that cannot be read (or verified: opaque\n"
     "operators; or exported: --out then writes nothing), 1 internal error or --verify mismatch.\n";
 
@@ -133,6 +144,7 @@ using cli::one_line;
 
 struct Options {
   std::string model;
+  int layers = 0;          // --layers; 0: the model's default
   std::string onnx_path;  // an ONNX model file instead of --model
   std::vector<std::pair<std::string, tt::Dims>> input_shapes;  // --input, in order
   std::string out;        // --out
@@ -232,7 +244,8 @@ Options parse_args(int argc, char** argv) {
     if (name != "--model" && name != "--node-limit" && name != "--iter-limit" && name != "--k-multi" &&
         name != "--time-limit" && name != "--extractor" && name != "--ilp-time-limit" && name != "--profile" &&
         name != "--measure" && name != "--warm-runs" && name != "--input" && name != "--out" && name != "--layouts" &&
-        name != "--memory-limit" && name != "--min-gain")
+        name != "--memory-limit" && name != "--min-gain" && name != "--layers" && name != "--segment-ops" &&
+        name != "--threads")
       throw BadInput{"unknown option '" + name + "'"};
     if (!inline_value) {
       if (i + 1 >= argc) throw BadInput{"option " + name + " needs a value"};
@@ -246,6 +259,11 @@ Options parse_args(int argc, char** argv) {
         if (!valid.empty()) valid += ", ";
         valid += m;
       }
+      for (const auto& stack : tt::models::stack_defaults())
+        if (stack.first != "bert") {
+          known = known || stack.first == value;
+          valid += ", " + std::string(stack.first);
+        }
       if (!known) throw BadInput{"unknown model '" + value + "' (expected " + valid + ")"};
       options.model = value;
     } else if (name == "--measure") {
@@ -264,6 +282,15 @@ Options parse_args(int argc, char** argv) {
     } else if (name == "--out") {
       if (value.empty()) throw BadInput{"--out needs a file name"};
       options.out = value;
+    } else if (name == "--layers") {
+      const std::size_t layers = parse_count(name, value);
+      if (layers == 0 || layers > 100'000) throw BadInput{"--layers must be in [1, 100000], got '" + value + "'"};
+      options.layers = static_cast<int>(layers);
+    } else if (name == "--segment-ops") {
+      options.optimize.segment_ops = parse_count(name, value);
+    } else if (name == "--threads") {
+      options.optimize.threads = parse_count(name, value);
+      if (options.optimize.threads > 1024) throw BadInput{"--threads must be at most 1024, got '" + value + "'"};
     } else if (name == "--node-limit") {
       options.optimize.node_limit = parse_count(name, value);
     } else if (name == "--memory-limit") {
@@ -306,6 +333,12 @@ Options parse_args(int argc, char** argv) {
     throw BadInput{"give either --model or an ONNX model file, not both"};
   if (options.model.empty() && options.onnx_path.empty()) throw BadInput{"missing --model (or an ONNX model file)"};
   if (options.onnx_path.empty() && !options.input_shapes.empty()) throw BadInput{"--input needs an ONNX model file"};
+  if (options.layers != 0) {
+    bool stack = false;
+    for (const auto& s : tt::models::stack_defaults()) stack = stack || s.first == options.model;
+    if (!stack) throw BadInput{"--layers needs --model bert, encoder, decoder or resnet"};
+    if (options.model == "resnet" && options.layers < 35) throw BadInput{"--layers: resnet's depth must be at least 35"};
+  }
   if (options.onnx_path.empty() && !options.out.empty()) throw BadInput{"--out needs an ONNX model file"};
 #ifndef TENSAT_HAS_ONNX
   if (!options.onnx_path.empty())
@@ -346,7 +379,9 @@ struct Loaded {
 Loaded load(const Options& options) {
   Loaded loaded;
   if (options.onnx_path.empty()) {
-    loaded.program = tt::models::build_model(options.model).program();
+    loaded.program = (options.layers != 0 ? tt::models::build_model(options.model, options.layers)
+                                          : tt::models::build_model(options.model))
+                         .program();
     loaded.name = options.model;
     return loaded;
   }
@@ -399,6 +434,16 @@ int run(const Options& options) {
     for (const auto& rule : it.applied) applied += rule.second;
     std::cout << fmt::format("iter {:>2}: nodes {}  classes {}  applied {}  elapsed {:.3f} s\n", index,
                              it.egraph_nodes, it.egraph_classes, applied, elapsed)
+              << std::flush;
+  };
+
+  opts.on_segment = [&](const tt::SegmentReport& r) {
+    if (options.json) return;
+    std::cout << fmt::format("segment {:>{}}/{}: ops {}  in {}  out {}  {}  iterations {}  nodes {}  cost {:.4g} -> {:.4g}  "
+                             "{:.3f} s\n",
+                             r.index + 1, fmt::formatted_size("{}", r.count), r.count, r.ops, r.live_in, r.live_out,
+                             r.stop_reason.to_string(), r.iterations, r.egraph_nodes, r.cost_before, r.cost_after,
+                             r.saturation_seconds + r.extraction_seconds)
               << std::flush;
   };
 
@@ -480,6 +525,7 @@ int run(const Options& options) {
     }
     nlohmann::ordered_json line;
     line["model"] = loaded.name;
+    if (options.layers != 0) line["layers"] = options.layers;
 #ifdef TENSAT_HAS_ONNX
     if (loaded.onnx) {
       const auto& m = loaded.imported;
@@ -511,6 +557,8 @@ int run(const Options& options) {
     line["egraph_nodes"] = result.report.egraph_nodes;
     line["egraph_classes"] = result.report.egraph_classes;
     line["cycle_nodes_pruned"] = result.cycle_nodes_pruned;
+    line["segment_ops"] = opts.segment_ops;
+    line["segments"] = result.segments.size();
     line["extraction_status"] = status;
 #ifdef TENSAT_HAS_ONNX
     if (loaded.onnx && !options.out.empty()) line["out_written"] = out_original ? "original" : "optimized";
@@ -605,7 +653,8 @@ int run(const Options& options) {
     }
   }
   out += "\n";
-  out += fmt::format("model               {}\n", loaded.name);
+  out += fmt::format("model               {}{}\n", loaded.name,
+                     options.layers != 0 ? fmt::format(" ({} layers)", options.layers) : std::string());
 #ifdef TENSAT_HAS_ONNX
   if (loaded.onnx) {
     const auto& m = loaded.imported;
@@ -626,6 +675,9 @@ int run(const Options& options) {
   out += fmt::format("e-graph             {} nodes, {} classes\n", result.report.egraph_nodes,
                      result.report.egraph_classes);
   out += fmt::format("cycle nodes pruned  {}\n", result.cycle_nodes_pruned);
+  if (!result.segments.empty())
+    out += fmt::format("segments            {} of at most {} ops, {} thread{}\n", result.segments.size(), opts.segment_ops,
+                       opts.threads == 0 ? std::string("all") : std::to_string(opts.threads), opts.threads == 1 ? "" : "s");
   if (result.inside_error_band)
     out += "note                no change gains anything within the profile's own error; the input was kept\n";
   else if (result.kept_original)

@@ -16,6 +16,7 @@
 #include "tensat/tensor/simple_cost.h"
 #include "tensat/tensor/fusion.h"
 #include "tensat/tensor/optimize.h"
+#include "tensat/tensor/segment.h"
 #include "tensat/tensor/device_profile.h"
 #include "tensat/tensor/cost_model.h"
 #include "tensat/tensor/uncertainty.h"

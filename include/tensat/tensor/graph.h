@@ -103,6 +103,16 @@ inline void check_fused_args(const RecExpr<TensorNode>& program, const std::vect
   for (Op op : {Op::Num, Op::Sym, Op::Ints, Op::Input, Op::Weight, Op::Noop}) counts[static_cast<std::size_t>(op)] = 0;
   return counts;
 }
+/// Which nodes of `expr` `root` reaches (itself included): its term's nodes.
+[[nodiscard]] inline std::vector<bool> reachable_nodes(const RecExpr<TensorNode>& expr, Id root) {
+  std::vector<bool> needed(expr.size(), false);
+  needed[root.index()] = true;
+  for (std::size_t i = root.index() + 1; i-- > 0;)
+    if (needed[i])
+      for (Id c : expr[Id(i)].children()) needed[c.index()] = true;
+  return needed;
+}
+
 /// The total of `op_histogram`.
 [[nodiscard]] inline std::size_t count_ops(const RecExpr<TensorNode>& program) {
   std::size_t n = 0;
@@ -378,11 +388,7 @@ class Graph {
   /// The nodes of `expr` reachable from `root` (dead nodes dropped), renumbered in order.
   [[nodiscard]] static RecExpr<TensorNode> reachable(const RecExpr<TensorNode>& expr, Id root) {
     std::vector<Id> renumber(expr.size(), kInvalidId);
-    std::vector<bool> needed(expr.size(), false);
-    needed[root.index()] = true;
-    for (std::size_t i = root.index() + 1; i-- > 0;)
-      if (needed[i])
-        for (Id c : expr[Id(i)].children()) needed[c.index()] = true;
+    const std::vector<bool> needed = reachable_nodes(expr, root);
     RecExpr<TensorNode> out;
     for (std::size_t i = 0; i <= root.index(); ++i)
       if (needed[i]) renumber[i] = out.add(map_children(expr[Id(i)], [&](Id c) { return renumber[c.index()]; }));

@@ -3,13 +3,18 @@
 #ifndef TENSAT_TENSOR_OPTIMIZE_H
 #define TENSAT_TENSOR_OPTIMIZE_H
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -26,6 +31,7 @@
 #include "tensat/tensor/fusion.h"
 #include "tensat/tensor/graph.h"
 #include "tensat/tensor/rules.h"
+#include "tensat/tensor/segment.h"
 #include "tensat/tensor/simple_cost.h"
 #include "tensat/tensor/uncertainty.h"
 
@@ -83,8 +89,11 @@ inline constexpr std::array<std::string_view, 2> kRuntimeFusionFamilies{"fold", 
   return options;
 }
 
+struct SegmentReport;
+
 /// TENSAT's settings by default: 50,000 nodes, 15 iterations, multi-pattern rules in the first
-/// iteration only, cycle filtering on.
+/// iteration only, cycle filtering on. A program of more than `segment_ops` operators is cut
+/// into segments (segment.h), each optimized with these limits on its own.
 struct OptimizeOptions {
   std::size_t node_limit = 50'000;
   std::size_t iter_limit = 15;
@@ -132,6 +141,32 @@ struct OptimizeOptions {
   /// order kernels run in, where buffers land (pairs of one program against itself measured
   /// within about 1 % of each other on the corpus of bench/corpus). 0: any positive gain.
   double min_gain_percent = 1.0;
+  /// Segmented optimization (τ): a program of more than this many operators is cut into
+  /// segments of at most this many (`segment_program`: narrow cuts, never between the readers
+  /// of one tensor if it can be helped), each saturated and extracted on its own with the limits
+  /// above (the node, iteration and time limits hold per segment; the memory limit is shared
+  /// by the segments that run at once), and the results stitched. 0: never cut. The default
+  /// leaves TENSAT's seven graphs (at most 365 operators) whole; docs/optimize.md has the
+  /// measurements behind it.
+  std::size_t segment_ops = 1000;
+  /// Threads optimizing segments at once (0: `std::thread::hardware_concurrency()`). The
+  /// optimized program does not depend on it.
+  std::size_t threads = 0;
+  /// Called as each segment is done (from the thread that optimized it, one call at a time).
+  /// `on_iteration` is not called for a segmented run.
+  std::function<void(const SegmentReport&)> on_segment;
+};
+
+/// One segment of a segmented `optimize`.
+struct SegmentReport {
+  std::size_t index = 0, count = 0;  ///< this segment and how many there are
+  std::size_t first_op = 0, ops = 0;  ///< its operators' positions in the program (`Segment`)
+  std::size_t live_in = 0, live_out = 0;  ///< tensors crossing its cuts
+  StopReason stop_reason;
+  std::size_t iterations = 0, egraph_nodes = 0;
+  double cost_before = 0, cost_after = 0;
+  bool kept_original = false;
+  double saturation_seconds = 0, extraction_seconds = 0;
 };
 
 /// What `optimize` found.
@@ -163,21 +198,46 @@ struct OptimizeResult {
   /// Extraction (twice with fusion and a heuristic extractor: with and without the fused
   /// nodes) and, with `order_like_original`, laying the result out (`order_like`).
   double extraction_seconds = 0;
+  /// A segmented run: one report per segment, in program order (empty when the program was
+  /// optimized whole). `stop_reason` is then the first segment's that did not saturate,
+  /// `report` sums the segments' (iterations: the most of any), and the times are wall-clock
+  /// for the run (`saturation_seconds` the segments' optimization, `extraction_seconds` the
+  /// stitching and checks).
+  std::vector<SegmentReport> segments;
   [[nodiscard]] double optimize_seconds() const noexcept { return saturation_seconds + extraction_seconds; }
 };
 
-/// Optimizes `program` with `rules` (default: `all_rules()`), costing nodes with the roofline
-/// model when `options.profile` is set (then costs are microseconds), else `simple_node_cost`.
-/// With a profile whose runtime fuses kernels itself (`runtime_fusion`), only the rules of
-/// `runtime_fusion_rules(rules)` run and there is no fusion phase (`options.fusion` ignored).
-/// Throws `Error` if `options.fusion` is set without a profile. The optimized program is checked
-/// (`check_program`) before it is returned.
-inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const OptimizeOptions& given = {},
-                               const std::vector<TensorRewrite>& rules = all_rules()) {
+namespace detail {
+
+/// The guard shared by whole and segmented runs: `result.optimized` is kept only if it is not
+/// dearer than `program` and, with do_no_harm, its worst-case gain passes the floor.
+inline void keep_if_better(const RecExpr<TensorNode>& program, const OptimizeOptions& options, OptimizeResult& result,
+                           const std::function<double(const RecExpr<TensorNode>&)>& program_cost_of) {
+  result.cost_after = program_cost_of(result.optimized);
+  if (result.cost_after > result.cost_before) {
+    // The original program is in the e-graph, so an exact extraction is never dearer; a greedy
+    // one can be (TENSAT saw this with its greedy extractor on NasNet-A). Keep the original.
+    result.optimized = program;
+    result.cost_after = result.cost_before;
+    result.kept_original = true;
+  }
+  if (options.profile && !result.kept_original) {
+    result.gain = gain_band(program, result.optimized, *options.profile);
+    const double floor_us = std::max(0.0, options.min_gain_percent) / 100.0 * result.cost_before;
+    if (options.do_no_harm && options.profile->knows_its_error() && result.gain.worst_case_us <= floor_us) {
+      result.optimized = program;
+      result.cost_after = result.cost_before;
+      result.kept_original = true;
+      result.inside_error_band = true;
+      result.gain = GainBand{};
+    }
+  }
+}
+
+/// `optimize` on the whole program; `options.profile` is already the program's view.
+inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program, const OptimizeOptions& options,
+                                     const std::vector<TensorRewrite>& rules) {
   using Clock = std::chrono::steady_clock;
-  OptimizeOptions options = given;
-  if (options.profile) options.profile = profile_for(*options.profile, program);  // the program's own view
-  if (options.fusion && !options.profile) throw Error("optimize: fusion needs a device profile (the cost model)");
   const bool runtime_fuses = options.profile && options.profile->runtime_fusion;
   const std::vector<TensorRewrite> kept = runtime_fuses ? runtime_fusion_rules(rules) : std::vector<TensorRewrite>{};
   const std::vector<TensorRewrite>& active = runtime_fuses ? kept : rules;
@@ -295,26 +355,140 @@ inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const Optimiz
   }
   if (options.order_like_original) result.optimized = order_like(egraph, result.optimized, program);
   result.extraction_seconds = std::chrono::duration<double>(Clock::now() - extract_start).count();
-  result.cost_after = program_cost_of(result.optimized);
-  if (result.cost_after > result.cost_before) {
-    // The original program is in the e-graph, so an exact extraction is never dearer; a greedy
-    // one can be (TENSAT saw this with its greedy extractor on NasNet-A). Keep the original.
-    result.optimized = program;
-    result.cost_after = result.cost_before;
-    result.kept_original = true;
-  }
-  if (options.profile && !result.kept_original) {
-    result.gain = gain_band(program, result.optimized, *options.profile);
-    const double floor_us = std::max(0.0, options.min_gain_percent) / 100.0 * result.cost_before;
-    if (options.do_no_harm && options.profile->knows_its_error() && result.gain.worst_case_us <= floor_us) {
-      result.optimized = program;
-      result.cost_after = result.cost_before;
-      result.kept_original = true;
-      result.inside_error_band = true;
-      result.gain = GainBand{};
-    }
-  }
+  keep_if_better(program, options, result, program_cost_of);
   return result;
+}
+
+inline SegmentReport segment_report(const std::vector<Segment>& segments, std::size_t k, const OptimizeResult& part) {
+  SegmentReport report;
+  report.index = k;
+  report.count = segments.size();
+  report.first_op = segments[k].first_op;
+  report.ops = segments[k].ops;
+  report.live_in = segments[k].live_in.size();
+  report.live_out = segments[k].live_out.size();
+  report.stop_reason = part.stop_reason;
+  report.iterations = part.report.iterations;
+  report.egraph_nodes = part.report.egraph_nodes;
+  report.cost_before = part.cost_before;
+  report.cost_after = part.cost_after;
+  report.kept_original = part.kept_original;
+  report.saturation_seconds = part.saturation_seconds;
+  report.extraction_seconds = part.extraction_seconds;
+  return report;
+}
+
+/// `optimize` segment by segment, on `threads` threads; `options.profile` is the whole
+/// program's view (a segment's weights alone may fit a cache the program's do not).
+inline OptimizeResult optimize_segments(const RecExpr<TensorNode>& program, const std::vector<Segment>& segments,
+                                        const OptimizeOptions& options, const std::vector<TensorRewrite>& rules) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  OptimizeOptions each = options;
+  each.segment_ops = 0;
+  each.on_iteration = nullptr;
+  each.on_segment = nullptr;
+  // Decided once for the program, so that every segment searches alike.
+  if (each.layouts == LayoutSearch::Auto)
+    each.layouts = options.profile && has_foreign_layout_convolution(program, *options.profile) ? LayoutSearch::On
+                                                                                                 : LayoutSearch::Off;
+  std::size_t threads = options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min(threads, segments.size());
+  if (options.memory_limit != std::numeric_limits<std::size_t>::max()) each.memory_limit = options.memory_limit / threads;
+
+  std::vector<OptimizeResult> parts(segments.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex mutex;
+  std::exception_ptr failure;
+  const auto work = [&] {
+    for (std::size_t k = next++; k < segments.size(); k = next++) {
+      try {
+        parts[k] = optimize_whole(segments[k].program, each, rules);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (!failure) failure = std::current_exception();
+        next = segments.size();
+        return;
+      }
+      if (options.on_segment) {
+        const SegmentReport report = segment_report(segments, k, parts[k]);
+        const std::lock_guard<std::mutex> lock(mutex);
+        options.on_segment(report);
+      }
+    }
+  };
+  {
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+  }
+  if (failure) std::rethrow_exception(failure);
+
+  OptimizeResult result;
+  const auto program_cost_of = [&](const RecExpr<TensorNode>& p) {
+    return options.profile ? program_time(p, *options.profile) : simple_program_cost(p);
+  };
+  result.saturation_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const auto stitch_start = Clock::now();
+  std::vector<RecExpr<TensorNode>> optimized;
+  bool stop_set = false;
+  for (std::size_t k = 0; k < segments.size(); ++k) {
+    OptimizeResult& part = parts[k];
+    result.segments.push_back(segment_report(segments, k, part));
+    optimized.push_back(std::move(part.optimized));
+    if (!stop_set && part.stop_reason.kind != StopReason::Kind::Saturated) {
+      result.stop_reason = part.stop_reason;
+      stop_set = true;
+    }
+    Report& sum = result.report;
+    sum.iterations = std::max(sum.iterations, part.report.iterations);
+    sum.egraph_nodes += part.report.egraph_nodes;
+    sum.egraph_classes += part.report.egraph_classes;
+    sum.memo_size += part.report.memo_size;
+    sum.rebuilds += part.report.rebuilds;
+    sum.total_time += part.report.total_time;
+    sum.search_time += part.report.search_time;
+    sum.apply_time += part.report.apply_time;
+    sum.rebuild_time += part.report.rebuild_time;
+    sum.hook_time += part.report.hook_time;
+    for (const auto& [rule, n] : part.report.applied) sum.applied[rule] += n;
+    result.cycle_nodes_pruned += part.cycle_nodes_pruned;
+    result.fusion_nodes_added += part.fusion_nodes_added;
+    result.layout_rules = result.layout_rules || part.layout_rules;
+    result.winograd_rules = result.winograd_rules || part.winograd_rules;
+    if (part.extraction_status != ExtractionStatus::Optimal) result.extraction_status = part.extraction_status;
+    else if (k == 0) result.extraction_status = ExtractionStatus::Optimal;
+  }
+  if (!stop_set) result.stop_reason = result.segments.front().stop_reason;
+  result.report.stop_reason = result.stop_reason;
+  result.optimized = stitch(program, segments, optimized);
+  (void)check_program(result.optimized);
+  result.cost_before = program_cost_of(program);
+  keep_if_better(program, options, result, program_cost_of);
+  result.extraction_seconds = std::chrono::duration<double>(Clock::now() - stitch_start).count();
+  return result;
+}
+
+}  // namespace detail
+
+/// Optimizes `program` with `rules` (default: `all_rules()`), costing nodes with the roofline
+/// model when `options.profile` is set (then costs are microseconds), else `simple_node_cost`.
+/// With a profile whose runtime fuses kernels itself (`runtime_fusion`), only the rules of
+/// `runtime_fusion_rules(rules)` run and there is no fusion phase (`options.fusion` ignored).
+/// A program of more than `options.segment_ops` operators is optimized segment by segment
+/// (`OptimizeResult::segments`). Throws `Error` if `options.fusion` is set without a profile.
+/// The optimized program is checked (`check_program`) before it is returned.
+inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const OptimizeOptions& given = {},
+                               const std::vector<TensorRewrite>& rules = all_rules()) {
+  OptimizeOptions options = given;
+  if (options.profile) options.profile = profile_for(*options.profile, program);  // the program's own view
+  if (options.fusion && !options.profile) throw Error("optimize: fusion needs a device profile (the cost model)");
+  if (options.segment_ops != 0) {
+    const std::vector<Segment> segments = segment_program(program, options.segment_ops);
+    if (segments.size() > 1) return detail::optimize_segments(program, segments, options, rules);
+  }
+  return detail::optimize_whole(program, options, rules);
 }
 
 }  // namespace tensor
