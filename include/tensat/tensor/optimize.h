@@ -146,8 +146,8 @@ struct OptimizeOptions {
   /// of one tensor if it can be helped), each saturated and extracted on its own with the limits
   /// above (the node, iteration and time limits hold per segment; the memory limit is shared
   /// by the segments that run at once), and the results stitched. 0: never cut. The default
-  /// leaves TENSAT's seven graphs (at most 365 operators) whole; docs/optimize.md has the
-  /// measurements behind it.
+  /// leaves TENSAT's seven graphs (at most 365 operators) whole; docs/headers/tensor/segment.md
+  /// has the measurements behind it.
   std::size_t segment_ops = 1000;
   /// Threads optimizing segments at once (0: `std::thread::hardware_concurrency()`). The
   /// optimized program does not depend on it.

@@ -97,11 +97,11 @@ inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>&
 /// a tensor crossing it costs 1 if an activation, normalization or softmax made it, else 2, and
 /// 2 more if it has readers on both sides (a tensor read by several operators stays with them,
 /// so the multi-pattern rules still see, e.g., the Q, K and V products of one input together);
-/// ties go to the later cut. A cut never crosses a `split`'s
-/// pair. Operators are taken in the program's order, which is topological; those with no path
-/// to the root belong to no segment. A program of at most
-/// `max_ops` operators, one with fused kernels, or `max_ops` 0 gives one segment: the program.
-/// Throws `ShapeError` for an ill-typed program, `Error` for an empty one.
+/// ties go to the later cut. A cut never crosses a `split`'s pair. Operators are taken in the
+/// program's order, which is topological; those with no path to the root belong to no
+/// segment. A program of at most `max_ops` operators, one with fused kernels, or `max_ops` 0
+/// gives one segment: the program. Throws `ShapeError` for an ill-typed program, `Error` for an
+/// empty one.
 [[nodiscard]] inline std::vector<Segment> segment_program(const RecExpr<TensorNode>& program, std::size_t max_ops) {
   if (program.empty()) throw Error("segment_program: an empty program");
   const std::vector<TensorInfo> infos = check_program(program);
@@ -189,9 +189,6 @@ inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>&
   std::unordered_set<std::string> names;
   for (std::size_t i = 0; i < n; ++i)
     if (program[Id(i)].op() == Op::Sym) names.insert(std::string(program[Id(i)].symbol().str()));
-  std::vector<std::size_t> segment_of(m);
-  for (std::size_t k = 0; k + 1 < cuts.size(); ++k)
-    for (std::size_t p = cuts[k]; p < cuts[k + 1]; ++p) segment_of[p] = k;
 
   for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
     Segment seg;
