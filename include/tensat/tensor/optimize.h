@@ -209,11 +209,16 @@ struct OptimizeResult {
 
 namespace detail {
 
+/// The cost `optimize` ranks programs by: the predicted time on `options.profile` when set, else
+/// the simple cost. Both check the program's shapes (ShapeError).
+[[nodiscard]] inline double program_cost_for(const OptimizeOptions& options, const RecExpr<TensorNode>& program) {
+  return options.profile ? program_time(program, *options.profile) : simple_program_cost(program);
+}
+
 /// The guard shared by whole and segmented runs: `result.optimized` is kept only if it is not
 /// dearer than `program` and, with do_no_harm, its worst-case gain passes the floor.
-inline void keep_if_better(const RecExpr<TensorNode>& program, const OptimizeOptions& options, OptimizeResult& result,
-                           const std::function<double(const RecExpr<TensorNode>&)>& program_cost_of) {
-  result.cost_after = program_cost_of(result.optimized);
+inline void keep_if_better(const RecExpr<TensorNode>& program, const OptimizeOptions& options, OptimizeResult& result) {
+  result.cost_after = program_cost_for(options, result.optimized);
   if (result.cost_after > result.cost_before) {
     // The original program is in the e-graph, so an exact extraction is never dearer; a greedy
     // one can be (TENSAT saw this with its greedy extractor on NasNet-A). Keep the original.
@@ -242,9 +247,7 @@ inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program, const O
   const std::vector<TensorRewrite> kept = runtime_fuses ? runtime_fusion_rules(rules) : std::vector<TensorRewrite>{};
   const std::vector<TensorRewrite>& active = runtime_fuses ? kept : rules;
   const bool fuse = options.fusion && !runtime_fuses;
-  const auto program_cost_of = [&](const RecExpr<TensorNode>& p) {
-    return options.profile ? program_time(p, *options.profile) : simple_program_cost(p);
-  };
+  const auto program_cost_of = [&](const RecExpr<TensorNode>& p) { return program_cost_for(options, p); };
   OptimizeResult result;
   result.cost_before = program_cost_of(program);
 
@@ -355,7 +358,7 @@ inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program, const O
   }
   if (options.order_like_original) result.optimized = order_like(egraph, result.optimized, program);
   result.extraction_seconds = std::chrono::duration<double>(Clock::now() - extract_start).count();
-  keep_if_better(program, options, result, program_cost_of);
+  keep_if_better(program, options, result);
   return result;
 }
 
@@ -426,13 +429,10 @@ inline OptimizeResult optimize_segments(const RecExpr<TensorNode>& program, cons
   if (failure) std::rethrow_exception(failure);
 
   OptimizeResult result;
-  const auto program_cost_of = [&](const RecExpr<TensorNode>& p) {
-    return options.profile ? program_time(p, *options.profile) : simple_program_cost(p);
-  };
   result.saturation_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const auto stitch_start = Clock::now();
   std::vector<RecExpr<TensorNode>> optimized;
-  bool stop_set = false;
+  bool stop_set = false, all_optimal = true;
   for (std::size_t k = 0; k < segments.size(); ++k) {
     OptimizeResult& part = parts[k];
     result.segments.push_back(segment_report(segments, k, part));
@@ -457,15 +457,15 @@ inline OptimizeResult optimize_segments(const RecExpr<TensorNode>& program, cons
     result.fusion_nodes_added += part.fusion_nodes_added;
     result.layout_rules = result.layout_rules || part.layout_rules;
     result.winograd_rules = result.winograd_rules || part.winograd_rules;
-    if (part.extraction_status != ExtractionStatus::Optimal) result.extraction_status = part.extraction_status;
-    else if (k == 0) result.extraction_status = ExtractionStatus::Optimal;
+    if (all_optimal && part.extraction_status != ExtractionStatus::Optimal) result.extraction_status = part.extraction_status;
+    all_optimal = all_optimal && part.extraction_status == ExtractionStatus::Optimal;
   }
+  if (all_optimal) result.extraction_status = ExtractionStatus::Optimal;
   if (!stop_set) result.stop_reason = result.segments.front().stop_reason;
   result.report.stop_reason = result.stop_reason;
-  result.optimized = stitch(program, segments, optimized);
-  (void)check_program(result.optimized);
-  result.cost_before = program_cost_of(program);
-  keep_if_better(program, options, result, program_cost_of);
+  result.optimized = stitch(program, segments, optimized);  // keep_if_better's cost checks its shapes
+  result.cost_before = program_cost_for(options, program);
+  keep_if_better(program, options, result);
   result.extraction_seconds = std::chrono::duration<double>(Clock::now() - stitch_start).count();
   return result;
 }
