@@ -11,7 +11,12 @@
 // to the system (malloc_trim), resets the high-water mark (/proc/self/clear_refs, 5), runs,
 // and reports VmHWM minus the VmRSS it started with.
 //
+// With --ilp FILE..., it checks exact extraction's time limit instead: `extract_ilp` (backend
+// auto) on each egraph-serialize file under limits from 5 ms to 0.5 s, five runs each, and
+// prints the slowest run's wall time against the limit and whether CBC was killed.
+//
 // Usage: limits_bench [--backoff]   (BackoffScheduler, egg's default, instead of SimpleScheduler)
+//        limits_bench --ilp FILE...
 #include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include <tensat/extract/ilp.h>
+#include <tensat/io/json.h>
 #include <tensat/tensat.h>
 
 #include "math/math_suite.h"
@@ -70,9 +77,39 @@ void run_one(const Limit& limit, bool backoff) {
               static_cast<double>(bytes) / 1048576.0, static_cast<double>(peak - rss_before) / 1048576.0, seconds);
 }
 
+int ilp_limits(int argc, char** argv) {
+  using Clock = std::chrono::steady_clock;
+  std::printf("| file | limit ms | slowest of 5 ms | slowest / limit | status | CBC killed |\n"
+              "|---|---|---|---|---|---|\n");
+  for (int a = 2; a < argc; ++a) {
+    const tensat::ExtractionGraph graph = tensat::to_extraction_graph(tensat::read_egraph_json(argv[a]));
+    std::string name = argv[a];
+    name = name.substr(name.find_last_of('/') + 1);
+    for (double limit : {0.005, 0.02, 0.1, 0.5}) {
+      tensat::IlpOptions options;
+      options.time_limit_seconds = limit;
+      double slowest = 0;
+      bool killed = false;
+      tensat::ExtractionStatus status = tensat::ExtractionStatus::Optimal;
+      for (int run = 0; run < 5; ++run) {
+        const auto start = Clock::now();
+        const tensat::Extraction e = tensat::extract_ilp(graph, options);
+        slowest = std::max(slowest, std::chrono::duration<double>(Clock::now() - start).count());
+        killed = killed || e.note.find("killed") != std::string::npos;
+        if (e.status != tensat::ExtractionStatus::Optimal) status = e.status;
+      }
+      std::printf("| %s | %g | %.2f | %.2f | %s | %s |\n", name.c_str(), limit * 1e3, slowest * 1e3, slowest / limit,
+                  status == tensat::ExtractionStatus::Optimal ? "optimal" : "feasible", killed ? "yes" : "no");
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--ilp") == 0) return ilp_limits(argc, argv);
   const bool backoff = argc > 1 && std::strcmp(argv[1], "--backoff") == 0;
   // Backoff grows the e-graph slowly (hundreds of iterations to a million nodes): its list
   // stops where a run still takes seconds.

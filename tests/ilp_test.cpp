@@ -11,6 +11,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gym_oracles.h"
@@ -100,6 +101,36 @@ TEST_CASE("ilp: the shared examples where heuristics miss") {
     CHECK(exact(load("data/set_covering/test.json"), backend).dag_cost == 2.0);
     CHECK(exact(load("test_data/crafted/multi_root.json"), backend).dag_cost == 10.0);
   }
+}
+
+TEST_CASE("ilp: a pre-simplification stopped by its deadline keeps every optimum, only a larger problem") {
+  // Past the deadline the dominance and cost-bound removals are skipped; the unusable and
+  // unreachable nodes still go, so the problem stays exact.
+  using Clock = std::chrono::steady_clock;
+  std::mt19937 rng(11);
+  std::size_t larger = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const auto g = gym::random_graph(rng, 2 + trial % 7, 0, 10, trial % 3 == 0);
+    const double best = gym::brute_force_dag(g);
+    if (!std::isfinite(best)) continue;
+    INFO("trial " << trial);
+    const auto incumbent = tensat::extract_greedy_dag(g);
+    const auto full = tensat::DagProblem::reduce(g, incumbent);
+    const auto cut = tensat::DagProblem::reduce(g, incumbent, Clock::time_point::min());
+    CHECK(cut.num_nodes() >= full.num_nodes());
+    larger += cut.num_nodes() > full.num_nodes() ? 1 : 0;
+    const auto solved = tensat::detail::DagBranchAndBound(cut, Clock::now() + std::chrono::seconds(20)).solve();
+    REQUIRE(solved.optimal);
+    CHECK(gym::approx(solved.cost, best));
+    CHECK(gym::at_least(best, cut.mandatory_lower_bound()));
+  }
+  CHECK(larger > 0);
+  // Root r = {f(a) 1, g(a, b) 5}, a = {x 2}, b = {y 3}: f dominates g (no dearer, a subset of its
+  // children), and without g, b is unreachable. Cut short, both stay.
+  const ExtractionGraph g(3, {0, 0, 1, 2}, {1, 5, 2, 3}, {0, 1, 3, 3, 3}, {1, 1, 2}, {0});
+  const auto incumbent = tensat::extract_greedy_dag(g);
+  CHECK(tensat::DagProblem::reduce(g, incumbent).num_nodes() == 2);
+  CHECK(tensat::DagProblem::reduce(g, incumbent, Clock::time_point::min()).num_nodes() == 4);
 }
 
 TEST_CASE("ilp: the mandatory-class bound never exceeds the optimum, and counts exactly the classes every extraction needs") {
@@ -296,6 +327,15 @@ TEST_CASE("ilp: run_in_child passes messages back and contains a child that cras
   run = tensat::detail::run_in_child([](const auto&) {}, soon());  // exits, says nothing
   CHECK_FALSE(run.finished);
   CHECK_FALSE(run.failure.empty());
+
+  // The killed child, if its teardown was not over when run_in_child returned, is reaped by a
+  // later call: no zombie stays behind.
+  auto& killed = tensat::detail::killed_children();
+  for (int wait = 0; wait < 200 && killed.size() > 0; ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    killed.reap();
+  }
+  CHECK(killed.size() == 0);
 }
 #endif
 

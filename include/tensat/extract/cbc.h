@@ -11,6 +11,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -119,20 +120,55 @@ struct ChildRun {
 
 #if TENSAT_HAS_FORK
 
+/// Children killed and not yet reaped. A killed child's teardown takes milliseconds on a large
+/// address space; `run_in_child` does not wait for it but reaps it, without waiting, at its next
+/// call (a zombie until then holds no memory).
+class KilledChildren {
+ public:
+  void add(pid_t pid) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pids_.push_back(pid);
+  }
+  void reap() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pids_.erase(std::remove_if(pids_.begin(), pids_.end(),
+                               [](pid_t pid) {
+                                 const pid_t done = ::waitpid(pid, nullptr, WNOHANG);
+                                 return done == pid || (done < 0 && errno == ECHILD);
+                               }),
+                pids_.end());
+  }
+  [[nodiscard]] std::size_t size() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return pids_.size();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<pid_t> pids_;
+};
+
+inline KilledChildren& killed_children() {
+  static KilledChildren children;
+  return children;
+}
+
 /// Runs `work(send)` in a forked child process, so that a library that crashes or aborts (CBC
 /// does: see cbc.md) cannot take this process down. The child calls `send(bytes, final)` to
 /// pass a message back through a pipe (the parent keeps the last complete one; a final message
 /// says the work is done), then leaves with `_exit` (no atexit handlers, no stdio flush: the
 /// parent's buffers are not written twice). Its stdout goes to /dev/null and its stderr is
 /// captured: the failure line quotes it (an assertion's message). The parent waits until the
-/// child exits or `kill_at`, then kills it (SIGKILL): a child that hangs, e.g. on a lock another
-/// thread of the parent held at the fork, costs no more than the time limit. An exception
+/// child exits or `kill_at`, then kills it (SIGKILL) and returns without waiting for its
+/// teardown (see `KilledChildren`): a child that hangs, e.g. on a lock another thread of the
+/// parent held at the fork, costs no more than the time limit. An exception
 /// thrown by `work` ends the child with its message as the failure. The child is a copy of a
 /// possibly multi-threaded process with one thread: `work` must only compute and call `send`.
 template <class Work>
 ChildRun run_in_child(Work&& work, std::chrono::steady_clock::time_point kill_at) {
   using Clock = std::chrono::steady_clock;
   ChildRun run;
+  killed_children().reap();
   int data[2], err[2];
   if (::pipe(data) != 0) {
     run.failure = std::string("cannot create a pipe: ") + std::strerror(errno);
@@ -238,8 +274,7 @@ ChildRun run_in_child(Work&& work, std::chrono::steady_clock::time_point kill_at
     }
     if (Clock::now() >= kill_at) {
       ::kill(pid, SIGKILL);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
+      if (::waitpid(pid, &status, WNOHANG) != pid) killed_children().add(pid);
       killed = true;
     }
   }

@@ -4,6 +4,7 @@
 #define TENSAT_EXTRACT_DAG_PROBLEM_H
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -56,9 +57,13 @@ struct DagProblem {
   }
 
   /// The reduced problem of `graph`; `incumbent` must be a valid extraction of it (a heuristic's).
-  /// Throws `CostError` when an extractable node costs -infinity (the DAG cost has no minimum),
-  /// `Error` when a root class has no extractable node left.
-  static DagProblem reduce(const ExtractionGraph& graph, const Extraction& incumbent);
+  /// Past `deadline` the optional removals (dominated and too expensive nodes, the quadratic
+  /// part) stop where they are: the problem is then larger, never wrong. Throws `CostError` when
+  /// an extractable node costs -infinity (the DAG cost has no minimum), `Error` when a root
+  /// class has no extractable node left.
+  static DagProblem reduce(const ExtractionGraph& graph, const Extraction& incumbent,
+                           std::chrono::steady_clock::time_point deadline =
+                               std::chrono::steady_clock::time_point::max());
 
   /// A lower bound on the DAG cost of every extraction, found without search: the classes that
   /// every extraction contains (the roots, and to a fixpoint each class that is a child of every
@@ -157,7 +162,8 @@ inline double DagProblem::mandatory_lower_bound() const {
   return bound;
 }
 
-inline DagProblem DagProblem::reduce(const ExtractionGraph& graph, const Extraction& incumbent) {
+inline DagProblem DagProblem::reduce(const ExtractionGraph& graph, const Extraction& incumbent,
+                                     std::chrono::steady_clock::time_point deadline) {
   const std::size_t n_nodes = graph.num_nodes(), n_classes = graph.num_classes();
   const detail::DistinctChildren dc(graph);
   bool nonnegative = true;
@@ -174,6 +180,7 @@ inline DagProblem DagProblem::reduce(const ExtractionGraph& graph, const Extract
   std::vector<std::uint32_t> dominator(n_nodes, kNone);
   std::vector<std::uint32_t> live_nodes(n_classes, 0);
   std::vector<bool> reachable(n_classes, false);
+  bool out_of_time = false;
   for (bool changed = true; changed;) {
     changed = false;
     // Nodes whose children all have a node left, to a fixpoint (a class emptied empties users).
@@ -209,11 +216,21 @@ inline DagProblem DagProblem::reduce(const ExtractionGraph& graph, const Extract
         alive[n] = false;
         changed = true;
       }
-    if (!nonnegative) continue;
-    for (std::uint32_t c = 0; c < n_classes; ++c) {
+    if (!nonnegative || out_of_time) continue;
+    // The clock is read every 16 nodes (a node costs O(class size) here); past the deadline the
+    // pass stops, and the passes above run once more if it removed nodes.
+    std::uint32_t until_clock = 15;  // read at the first node, then every 16th
+    for (std::uint32_t c = 0; c < n_classes && !out_of_time; ++c) {
       if (!reachable[c]) continue;
       const auto members = graph.class_nodes(c);
       for (std::uint32_t n : members) {
+        if (++until_clock == 16) {
+          until_clock = 0;
+          if (std::chrono::steady_clock::now() >= deadline) {
+            out_of_time = true;
+            break;
+          }
+        }
         if (!alive[n]) continue;
         if (graph.node_cost(n) > bound) {
           alive[n] = false;

@@ -101,14 +101,14 @@ inline Extraction extract_ilp_until(const ExtractionGraph& graph, const IlpOptio
   using Clock = std::chrono::steady_clock;
   const IlpBackend backend = options.backend;
   // The limit covers the whole extraction: the warm start gets at most half of it (cut short,
-  // it still gives a valid incumbent), the rest is for the reduction, whose work is not
-  // interruptible, and the backend.
+  // it still gives a valid incumbent), the rest is for the reduction (its quadratic part stops
+  // at the deadline) and the backend.
   GreedyDagOptions warm_start = options.heuristic;
   warm_start.time_limit_seconds =
       std::min(warm_start.time_limit_seconds,
                std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count() / 2));
   Extraction heuristic = extract_greedy_dag(graph, warm_start);
-  const DagProblem problem = DagProblem::reduce(graph, heuristic);
+  const DagProblem problem = DagProblem::reduce(graph, heuristic, deadline);
   DagSolution solution;
   solution.choice = problem.incumbent;
   solution.cost = problem.incumbent.empty() ? heuristic.dag_cost : problem.incumbent_cost;
@@ -116,22 +116,30 @@ inline Extraction extract_ilp_until(const ExtractionGraph& graph, const IlpOptio
   if (backend != IlpBackend::Cbc) {
     auto until = deadline;
     if (backend == IlpBackend::Auto && kHaveCbc) until = Clock::now() + (deadline - Clock::now()) / 10;
-    solution = DagBranchAndBound(problem, until).solve();
+    if (Clock::now() < until) solution = DagBranchAndBound(problem, until).solve();
   }
   if (backend != IlpBackend::BuiltIn && !solution.optimal) {
 #if defined(TENSAT_HAS_CBC) && TENSAT_HAS_CBC
     const int threads = options.threads > 0 ? options.threads
                                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const double bound = solution.lower_bound;
-    CbcRun run = solve_cbc_contained(problem, solution, deadline, kill_at, options.cycle_cut_rounds, threads);
+    // CBC's own limit falls before the kill, so that a run it stops in time ends cleanly.
+    const auto now = Clock::now();
+    const auto cbc_deadline = kill_at > now ? now + (kill_at - now) * 9 / 10 : now;
+    CbcRun run = solve_cbc_contained(problem, solution, cbc_deadline, kill_at, options.cycle_cut_rounds, threads);
     solution = std::move(run.solution);
     solution.lower_bound = std::max(solution.lower_bound, bound);
     if (!run.failure.empty()) {
-      // The built-in search takes over for the time left, from CBC's best so far.
-      const double cbc_bound = solution.lower_bound;
-      solution = DagBranchAndBound(problem, deadline, solution).solve();
-      solution.lower_bound = std::max(solution.lower_bound, cbc_bound);
-      note = "CBC failed (" + run.failure + "); the built-in branch-and-bound took over from its best solution";
+      // The built-in search takes over for the time left, from CBC's best so far, unless CBC
+      // was killed at the limit: what is left then is the reserve for the final check.
+      if (Clock::now() < kill_at) {
+        const double cbc_bound = solution.lower_bound;
+        solution = DagBranchAndBound(problem, deadline, solution).solve();
+        solution.lower_bound = std::max(solution.lower_bound, cbc_bound);
+        note = "CBC failed (" + run.failure + "); the built-in branch-and-bound took over from its best solution";
+      } else {
+        note = "CBC failed (" + run.failure + "); its best solution is kept";
+      }
     }
 #else
     (void)kill_at;
@@ -192,9 +200,13 @@ inline Extraction extract_ilp(const ExtractionGraph& graph, const IlpOptions& op
   const auto after = [&](double s) {
     return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   };
-  // CBC gets a twentieth of the time limit (and a millisecond) past it to return before it is
-  // killed; it reports each better solution as it goes, so a kill loses at most a bound.
-  const auto deadline = after(seconds), kill_at = after(seconds * 1.05 + 0.001);
+  // The search ends 2 % and a reserve before the limit: expanding and re-checking its solution
+  // takes time linear in the graph (about 0.1 us a node). CBC is killed, if still running, 2 %
+  // and 1.5 ms (reaping the child, reading its last solution) before that; it reports each
+  // better solution as it goes, so a kill loses at most a bound.
+  const double reserve = 0.001 + 1e-7 * static_cast<double>(graph.num_nodes());
+  const auto deadline = after(std::max(0.0, seconds * 0.98 - reserve)),
+             kill_at = after(std::max(0.0, seconds * 0.96 - reserve - 0.0015));
 
   const int shift = detail::cost_shift(graph);
   Extraction result = shift == 0 ? detail::extract_ilp_until(graph, options, deadline, kill_at)
