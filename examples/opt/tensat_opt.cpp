@@ -252,12 +252,7 @@ Options parse_args(int argc, char** argv) {
       value = argv[++i];
     }
     if (name == "--model") {
-      try {  // the library knows the names and words the error (a model is small to build)
-        (void)tt::models::build_model(value);
-      } catch (const tensat::Error& e) {
-        throw BadInput{e.what()};
-      }
-      options.model = value;
+      options.model = value;  // checked by load(), which asks the models library
     } else if (name == "--measure") {
       bool ok = !value.empty() && value.size() <= 9;
       for (char ch : value) ok = ok && ch >= '0' && ch <= '9';
@@ -371,9 +366,13 @@ struct Loaded {
 Loaded load(const Options& options) {
   Loaded loaded;
   if (options.onnx_path.empty()) {
-    loaded.program = (options.layers != 0 ? tt::models::build_model(options.model, options.layers)
-                                          : tt::models::build_model(options.model))
-                         .program();
+    try {  // an unknown name: the library's error lists the valid ones
+      loaded.program = (options.layers != 0 ? tt::models::build_model(options.model, options.layers)
+                                            : tt::models::build_model(options.model))
+                           .program();
+    } catch (const tensat::Error& e) {
+      throw BadInput{e.what()};
+    }
     loaded.name = options.model;
     return loaded;
   }
