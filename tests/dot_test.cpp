@@ -2,6 +2,7 @@
 // against the e-graph, extraction view or term it came from.
 #include <catch2/catch.hpp>
 
+#include "gym_oracles.h"
 #include "support/skip.h"
 
 #include <cstdio>
@@ -203,8 +204,6 @@ ExtractionGraph small_view() {
   return ExtractionGraph(3, {0, 0, 1, 2}, {1, 10, 3, 1}, {0, 2, 3, 3, 3}, {1, 1, 2}, {0});
 }
 
-const fs::path kGym = fs::path(TENSAT_SHARED_DATA_DIR) / "extraction-gym";
-
 }  // namespace
 
 TEST_CASE("dot: an EGraph export has one cluster per class, one node per e-node, edges to child classes") {
@@ -367,7 +366,7 @@ TEST_CASE("dot: a RecExpr is drawn as its DAG, root doubled") {
 }
 
 TEST_CASE("dot: a real extraction-gym e-graph and its tree-optimal extraction") {
-  const fs::path file = kGym / "data" / "egg" / "math_simplify_add.json";
+  const fs::path file = gym::kDir / "data" / "egg" / "math_simplify_add.json";
   if (!fs::exists(file)) {
     TENSAT_SKIP(file << " is absent (shared/ is not beside the checkout)");
   }

@@ -2,6 +2,7 @@
 // counts in oracles.csv, written and read back unchanged; malformed input; export from an EGraph.
 #include <catch2/catch.hpp>
 
+#include "gym_oracles.h"
 #include "support/skip.h"
 
 #include <filesystem>
@@ -20,8 +21,6 @@ using tensat::UnknownRoots;
 
 namespace {
 
-const fs::path kGym = fs::path(TENSAT_SHARED_DATA_DIR) / "extraction-gym";
-
 struct OracleRow {
   std::string path;
   std::size_t nodes = 0, classes = 0, roots = 0;
@@ -29,7 +28,7 @@ struct OracleRow {
 
 std::vector<OracleRow> oracle_rows() {
   std::vector<OracleRow> rows;
-  std::ifstream in(kGym / "oracles.csv");
+  std::ifstream in(gym::kDir / "oracles.csv");
   std::string line;
   std::getline(in, line);  // header: path,family,nodes,classes,roots,...
   while (std::getline(in, line)) {
@@ -62,15 +61,15 @@ void require_same(const SerializedEGraph& a, const SerializedEGraph& b) {
 }  // namespace
 
 TEST_CASE("json: every extraction-gym file reads with oracles.csv's counts and round-trips") {
-  if (!fs::exists(kGym / "oracles.csv")) {
-    TENSAT_SKIP(kGym << " is absent (shared/ is not beside the checkout)");
+  if (!fs::exists(gym::kDir / "oracles.csv")) {
+    TENSAT_SKIP(gym::kDir << " is absent (shared/ is not beside the checkout)");
   }
   const auto rows = oracle_rows();
   REQUIRE(rows.size() >= 100);
   std::size_t dropped_files = 0;
   for (const auto& row : rows) {
     INFO(row.path);
-    const std::string path = (kGym / row.path).string();
+    const std::string path = (gym::kDir / row.path).string();
     const SerializedEGraph g = tensat::read_egraph_json(path, UnknownRoots::Drop);
     CHECK(g.nodes.size() == row.nodes);
     CHECK(g.classes().size() == row.classes);
