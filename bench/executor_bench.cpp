@@ -33,7 +33,8 @@
 // --warm-runs=K: before each timed run, K untimed runs of the same program (run_warm_abba_pair),
 // so that it finds its data cached as its own last run left it (TASO's back-to-back runs of one
 // graph) rather than as the other program's run did (default 0). The difference shows on NasRNN,
-// whose 72 MB of weights fit in this VM's 480 MB last-level cache: see bench/RESULTS.md.
+// whose 72 MB of weights fit in this VM's 480 MB last-level cache: see
+// bench/history/executor-runs.md.
 //
 // --control: the A/A control. The "optimized" side is the original program again (not
 // optimized; the same bindings, its own intermediate tensors), so any difference the counters

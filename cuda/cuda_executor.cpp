@@ -296,9 +296,9 @@ class Executor {
   /// TF32) one, chosen the first time the process meets the geometry on a device and cached for
   /// the rest of the process. cuDNN's heuristic (cudnnGetConvolutionForwardAlgorithm_v7) lists
   /// tensor-op engines first on Hopper, and the first FMA engine it lists made the CNNs 10 to 27
-  /// times slower on an H100 (bench/RESULTS.md). cudnnFindConvolutionForwardAlgorithm times
-  /// every algorithm once, which picked differently from one process to the next where two are
-  /// close; so its FMA candidates (up to four, fastest first) are timed again here on the
+  /// times slower on an H100 (bench/history/gpu-runs.md). cudnnFindConvolutionForwardAlgorithm
+  /// times every algorithm once, which picked differently from one process to the next where two
+  /// are close; so its FMA candidates (up to four, fastest first) are timed again here on the
   /// convolution's own buffers, the median of five runs each after one untimed, and the fastest
   /// median wins (the output is overwritten by the real call after). A 1x1 convolution with
   /// stride 1 and no groups is also timed as a cuBLAS product (`conv1x1_gemm`): at batch 1,

@@ -2131,7 +2131,7 @@ struct PrecomputedProgram {
 /// program reads unchanged) is then one buffer, so the kernels the two programs share read the
 /// same memory: given a copy each, the fully connected layers of VGG-19, which stream its 411 MB
 /// fc6 weight, ran 11 % slower on one copy than on the other in 57 of 61 pairs of a process
-/// (bench/RESULTS.md), a bias as large as the change being measured.
+/// (bench/history/executor-runs.md), a bias as large as the change being measured.
 struct PrecomputedPair {
   RecExpr<TensorNode> program[2];  ///< the original and the optimized program, precomputed
   Bindings bindings;               ///< the bindings of both
