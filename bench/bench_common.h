@@ -133,7 +133,8 @@ inline const std::vector<RuleText>& math_rule_text() {
       {"d-sin", "(d ?x (sin ?x))", "(cos ?x)"},
       {"d-cos", "(d ?x (cos ?x))", "(* -1 (sin ?x))"},
       {"d-ln", "(d ?x (ln ?x))", "(/ 1 ?x)"},
-      {"d-power", "(d ?x (pow ?f ?g))", "(* (pow ?f ?g) (+ (* (d ?x ?f) (/ ?g ?f)) (* (d ?x ?g) (ln ?f))))"},
+      {"d-power", "(d ?x (pow ?f ?g))",
+       "(* (pow ?f ?g) (+ (* (d ?x ?f) (/ ?g ?f)) (* (d ?x ?g) (ln ?f))))"},
       {"i-one", "(i 1 ?x)", "?x"},
       {"i-power-const", "(i (pow ?x ?c) ?x)", "(/ (pow ?x (+ ?c 1)) (+ ?c 1))"},
       {"i-cos", "(i (cos ?x) ?x)", "(sin ?x)"},
@@ -147,8 +148,8 @@ inline const std::vector<RuleText>& math_rule_text() {
 
 /// The names of the 9 math rules that carry conditions in egg.
 inline bool is_conditional_math_rule(std::string_view name) {
-  for (const char* c : {"div-canon", "cancel-div", "pow0", "pow-recip", "recip-mul-div", "d-variable",
-                        "d-constant", "d-ln", "d-power"})
+  for (const char* c : {"div-canon", "cancel-div", "pow0", "pow-recip", "recip-mul-div",
+                        "d-variable", "d-constant", "d-ln", "d-power"})
     if (name == c) return true;
   return false;
 }
@@ -175,17 +176,20 @@ struct BenchEGraph {
 /// limits, and egg's hook (stop when total_number_of_nodes exceeds the node limit; it also
 /// reads the size every iteration, as egg's does to print it).
 template <class L, class A>
-BenchEGraph<L, A> build_bench_egraph(const std::vector<tensat::Rewrite<L, A>>& rules, std::size_t iterations) {
+BenchEGraph<L, A> build_bench_egraph(const std::vector<tensat::Rewrite<L, A>>& rules,
+                                     std::size_t iterations) {
   tensat::Runner<L, A> runner;
   runner.with_scheduler(tensat::SimpleScheduler<L, A>{})
       .with_iter_limit(iterations)
       .with_node_limit(kBenchNodeLimit)
       .with_time_limit(std::chrono::duration<double>(kBenchTimeLimitSeconds))
       .with_hook([](tensat::Runner<L, A>& r) -> std::optional<std::string> {
-        if (r.egraph().total_number_of_nodes() > kBenchNodeLimit) return std::string("Bench stopped");
+        if (r.egraph().total_number_of_nodes() > kBenchNodeLimit)
+          return std::string("Bench stopped");
         return std::nullopt;
       });
-  for (const std::string& e : math::ematching_bench_exprs()) runner.with_expr(tensat::parse_expr<L>(e));
+  for (const std::string& e : math::ematching_bench_exprs())
+    runner.with_expr(tensat::parse_expr<L>(e));
   runner.run(rules);
   tensat::Report report = runner.report();
   return {std::move(runner.egraph()), std::move(report)};
@@ -206,7 +210,8 @@ inline double percentile(std::vector<double> samples, double k) {
   if (samples.empty()) return 0;
   std::size_t i = static_cast<std::size_t>(static_cast<double>(samples.size()) * k);
   if (i >= samples.size()) i = samples.size() - 1;
-  std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(i), samples.end());
+  std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(i),
+                   samples.end());
   return samples[i];
 }
 

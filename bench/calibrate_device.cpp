@@ -36,9 +36,12 @@ void print(const DeviceMeasurements& m) {
   for (const ContractionSample& s : m.convolutions) line(s);
   line(m.depthwise);
   line(m.grouped);
-  if (m.run_seconds > 0) std::fprintf(stderr, "run:             %.2f us (a program of one relu, whole)\n", m.run_seconds * 1e6);
+  if (m.run_seconds > 0)
+    std::fprintf(stderr, "run:             %.2f us (a program of one relu, whole)\n",
+                 m.run_seconds * 1e6);
   for (const ProbeSeconds& p : m.probes)
-    if (!p.error.empty()) std::fprintf(stderr, "probe not timed: %s: %s\n", p.name.c_str(), p.error.c_str());
+    if (!p.error.empty())
+      std::fprintf(stderr, "probe not timed: %s: %s\n", p.name.c_str(), p.error.c_str());
   for (const GemvSample& s : m.gemv)
     std::fprintf(stderr, "%-36s %10.2f us  %8.0f GB/s\n", s.what.c_str(), s.seconds * 1e6,
                  s.seconds > 0 ? s.bytes() / s.seconds * 1e-9 : 0.0);
@@ -46,10 +49,12 @@ void print(const DeviceMeasurements& m) {
 
 void print(const std::vector<Residual>& residuals) {
   if (residuals.empty()) return;
-  std::fprintf(stderr, "%-52s %-12s %12s %12s %8s\n", "probe", "class", "predicted us", "measured us", "ratio");
+  std::fprintf(stderr, "%-52s %-12s %12s %12s %8s\n", "probe", "class", "predicted us",
+               "measured us", "ratio");
   for (const Residual& r : residuals)
-    std::fprintf(stderr, "%-52s %-12s %12.2f %12.2f %8.2f\n", r.name.c_str(), std::string(cost_class_name(r.cls)).c_str(),
-                 r.predicted * 1e6, r.measured * 1e6, r.measured / r.predicted);
+    std::fprintf(stderr, "%-52s %-12s %12.2f %12.2f %8.2f\n", r.name.c_str(),
+                 std::string(cost_class_name(r.cls)).c_str(), r.predicted * 1e6, r.measured * 1e6,
+                 r.measured / r.predicted);
 }
 
 std::string read_file(const std::string& path) {
@@ -69,8 +74,9 @@ int main(int argc, char** argv) {
     if ((arg == "--base" || arg == "--from" || arg == "--measurements") && i + 1 < argc) {
       (arg == "--base" ? base_name : arg == "--from" ? from : measurements_out) = argv[++i];
     } else if (arg == "-h" || arg == "--help") {
-      std::printf("usage: calibrate_device [--base NAME|FILE] [--measurements OUT.json] [PROFILE.json]\n"
-                  "       calibrate_device --from MEASUREMENTS.json [--base NAME|FILE] [PROFILE.json]\n");
+      std::printf(
+          "usage: calibrate_device [--base NAME|FILE] [--measurements OUT.json] [PROFILE.json]\n"
+          "       calibrate_device --from MEASUREMENTS.json [--base NAME|FILE] [PROFILE.json]\n");
       return 0;
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "calibrate_device: unknown option or missing value '%s' (try --help)\n",
@@ -90,14 +96,17 @@ int main(int argc, char** argv) {
 #ifdef TENSAT_HAS_CUDA
       std::string why;
       if (!cuda_device_available(&why)) {
-        std::fprintf(stderr, "calibrate_device: no GPU (%s); --from refits recorded measurements\n", why.c_str());
+        std::fprintf(stderr, "calibrate_device: no GPU (%s); --from refits recorded measurements\n",
+                     why.c_str());
         return 2;
       }
       CudaCalibrationOptions options;
       options.base = base;
       m = measure_cuda_device(options);
 #else
-      std::fprintf(stderr, "calibrate_device: built without the CUDA executor; --from refits recorded measurements\n");
+      std::fprintf(stderr,
+                   "calibrate_device: built without the CUDA executor; --from refits recorded "
+                   "measurements\n");
       return 2;
 #endif
     }

@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
     } else if ((arg == "--repetitions" || arg == "--gemm") && i + 1 < argc) {
       const int value = std::atoi(argv[++i]);
       if (value <= 0) {
-        std::fprintf(stderr, "calibrate_host: %s wants a positive integer\n", std::string(arg).c_str());
+        std::fprintf(stderr, "calibrate_host: %s wants a positive integer\n",
+                     std::string(arg).c_str());
         return 2;
       }
       (arg == "--gemm" ? options.gemm_size : options.repetitions) = value;
@@ -49,7 +50,8 @@ int main(int argc, char** argv) {
       std::printf("usage: calibrate_host [--quick] [--repetitions N] [--gemm N] [PROFILE.json]\n");
       return 0;
     } else if (!arg.empty() && arg[0] == '-') {
-      std::fprintf(stderr, "calibrate_host: unknown option '%s' (try --help)\n", std::string(arg).c_str());
+      std::fprintf(stderr, "calibrate_host: unknown option '%s' (try --help)\n",
+                   std::string(arg).c_str());
       return 2;
     } else {
       path = std::string(arg);
@@ -57,39 +59,46 @@ int main(int argc, char** argv) {
   }
   try {
     const HostMeasurements m = measure_host(options);
-    std::fprintf(stderr,
-                 "STREAM triad bandwidth: %.2f GB/s\n"
-                 "Eigen GEMM %dx%dx%d:    %.2f GFLOP/s\n"
-                 "last-level cache:       %.0f KiB\n"
-                 "weights (x add):        exp %.2f, tanh %.2f, div %.2f, rsqrt %.2f\n"
-                 "executor node overhead: %.3f us\n"
-                 "matrix-vector products: %.2f GB/s (N = 512), %.2f GB/s (N = 4096)\n"
-                 "executor adds:          %.2f GB/s over %.0f KiB, %.2f GB/s over %.0f KiB\n"
-                 "depthwise 3x3 conv:     %.2f GFLOP/s ([1, %lld, %lld, %lld]), %.2f GFLOP/s ([1, %lld, %lld, %lld])\n"
-                 "grouped 3x3 conv:       %.2f GFLOP/s (%.0f channels a group of [1, %lld, %lld, %lld])\n",
-                 m.bandwidth * 1e-9, options.gemm_size, options.gemm_size, options.gemm_size, m.gemm_flops * 1e-9,
-                 m.cache_bytes / 1024, m.exp_weight, m.tanh_weight, m.div_weight, m.rsqrt_weight,
-                 m.node_overhead * 1e6, m.gemv_narrow * 1e-9, m.gemv_wide * 1e-9, m.add_small * 1e-9,
-                 m.add_small_bytes / 1024, m.add_large * 1e-9, m.add_large_bytes / 1024, m.window_flops * 1e-9,
-                 static_cast<long long>(options.window_channels), static_cast<long long>(options.window_size),
-                 static_cast<long long>(options.window_size), m.window_small_flops * 1e-9,
-                 static_cast<long long>(options.window_small_channels), static_cast<long long>(options.window_small_size),
-                 static_cast<long long>(options.window_small_size), m.grouped_flops * 1e-9, m.grouped_rows,
-                 static_cast<long long>(options.grouped_channels), static_cast<long long>(options.grouped_size),
-                 static_cast<long long>(options.grouped_size));
+    std::fprintf(
+        stderr,
+        "STREAM triad bandwidth: %.2f GB/s\n"
+        "Eigen GEMM %dx%dx%d:    %.2f GFLOP/s\n"
+        "last-level cache:       %.0f KiB\n"
+        "weights (x add):        exp %.2f, tanh %.2f, div %.2f, rsqrt %.2f\n"
+        "executor node overhead: %.3f us\n"
+        "matrix-vector products: %.2f GB/s (N = 512), %.2f GB/s (N = 4096)\n"
+        "executor adds:          %.2f GB/s over %.0f KiB, %.2f GB/s over %.0f KiB\n"
+        "depthwise 3x3 conv:     %.2f GFLOP/s ([1, %lld, %lld, %lld]), %.2f GFLOP/s ([1, %lld, "
+        "%lld, %lld])\n"
+        "grouped 3x3 conv:       %.2f GFLOP/s (%.0f channels a group of [1, %lld, %lld, %lld])\n",
+        m.bandwidth * 1e-9, options.gemm_size, options.gemm_size, options.gemm_size,
+        m.gemm_flops * 1e-9, m.cache_bytes / 1024, m.exp_weight, m.tanh_weight, m.div_weight,
+        m.rsqrt_weight, m.node_overhead * 1e6, m.gemv_narrow * 1e-9, m.gemv_wide * 1e-9,
+        m.add_small * 1e-9, m.add_small_bytes / 1024, m.add_large * 1e-9, m.add_large_bytes / 1024,
+        m.window_flops * 1e-9, static_cast<long long>(options.window_channels),
+        static_cast<long long>(options.window_size), static_cast<long long>(options.window_size),
+        m.window_small_flops * 1e-9, static_cast<long long>(options.window_small_channels),
+        static_cast<long long>(options.window_small_size),
+        static_cast<long long>(options.window_small_size), m.grouped_flops * 1e-9, m.grouped_rows,
+        static_cast<long long>(options.grouped_channels),
+        static_cast<long long>(options.grouped_size), static_cast<long long>(options.grouped_size));
     DeviceProfile profile = host_profile(m);
     const std::vector<Residual> residuals = measure_uncertainty(profile, options);
-    std::fprintf(stderr, "model error (measured / predicted on the probes, after the time scales):\n");
+    std::fprintf(stderr,
+                 "model error (measured / predicted on the probes, after the time scales):\n");
     for (const Residual& r : residuals)
-      std::fprintf(stderr, "  %-12s %-44s %9.1f us / %9.1f us = %.2f\n", std::string(cost_class_name(r.cls)).c_str(),
-                   r.name.c_str(), r.measured * 1e6, r.predicted * 1e6, r.measured / r.predicted);
+      std::fprintf(stderr, "  %-12s %-44s %9.1f us / %9.1f us = %.2f\n",
+                   std::string(cost_class_name(r.cls)).c_str(), r.name.c_str(), r.measured * 1e6,
+                   r.predicted * 1e6, r.measured / r.predicted);
     for (std::size_t k = 0; k < kNumTimeScales; ++k)
       if (profile.time_scale[k] != 1.0 || profile.kind_scatter[k] != 0)
-        std::fprintf(stderr, "  kind         %-20s time scale x%.2f, scatter x%.2f\n", std::string(time_scale_name(k)).c_str(),
-                     profile.time_scale[k], profile.kind_scatter[k]);
+        std::fprintf(stderr, "  kind         %-20s time scale x%.2f, scatter x%.2f\n",
+                     std::string(time_scale_name(k)).c_str(), profile.time_scale[k],
+                     profile.kind_scatter[k]);
     for (std::size_t c = 0; c < kNumCostClasses; ++c)
-      std::fprintf(stderr, "  %-12s systematic x%.2f, scatter x%.2f\n", std::string(kCostClassNames[c]).c_str(),
-                   profile.systematic_error[c], profile.scatter_error[c]);
+      std::fprintf(stderr, "  %-12s systematic x%.2f, scatter x%.2f\n",
+                   std::string(kCostClassNames[c]).c_str(), profile.systematic_error[c],
+                   profile.scatter_error[c]);
     if (path.empty()) {
       std::printf("%s\n", profile_to_json(profile).c_str());
     } else {

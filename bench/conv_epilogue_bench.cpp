@@ -36,10 +36,14 @@ namespace tt = tensat::tensor;
 struct Operands {
   tt::HostTensor x, w, y, out;
   explicit Operands(std::int64_t c, std::int64_t h)
-      : x(tt::Dims{1, c, h, h}), w(tt::Dims{c, c, 1, 1}), y(tt::Dims{1, c, h, h}), out(tt::Dims{1, c, h, h}) {
+      : x(tt::Dims{1, c, h, h}),
+        w(tt::Dims{c, c, 1, 1}),
+        y(tt::Dims{1, c, h, h}),
+        out(tt::Dims{1, c, h, h}) {
     std::uint64_t state = 1;
     for (tt::HostTensor* t : {&x, &w, &y})
-      for (float& v : t->data) v = static_cast<float>(tt::internal::splitmix64(state) % 1000) / 1000.0f - 0.5f;
+      for (float& v : t->data)
+        v = static_cast<float>(tt::internal::splitmix64(state) % 1000) / 1000.0f - 0.5f;
   }
 };
 
@@ -70,7 +74,8 @@ void run_variant(Variant v, Operands& o) {
       add_into(out, y, start, length);
     };
     tt::internal::conv2d_into(o.x, o.w, 1, 1, 0, 0, o.out, &epilogue);
-  } else {  // the direct 1x1 path of conv2d_into with the epilogue on each column block, channel by channel
+  } else {  // the direct 1x1 path of conv2d_into with the epilogue on each column block, channel by
+            // channel
     const std::int64_t C = o.x.dims[1], P = o.x.dims[2] * o.x.dims[3];
     const std::int64_t T = tt::internal::conv_tile_columns(C, P);
     using Strided = Eigen::OuterStride<>;
@@ -78,8 +83,10 @@ void run_variant(Variant v, Operands& o) {
     for (std::int64_t p0 = 0; p0 < P; p0 += T) {
       const std::int64_t t = std::min(T, P - p0);
       Eigen::Map<tt::internal::RowMatrix, 0, Strided> block(out + p0, C, t, Strided(P));
-      block.noalias() = weights * Eigen::Map<const tt::internal::RowMatrix, 0, Strided>(o.x.data.data() + p0, C, t, Strided(P));
-      if (t == P) add_into(out, y, 0, C * P);
+      block.noalias() = weights * Eigen::Map<const tt::internal::RowMatrix, 0, Strided>(
+                                      o.x.data.data() + p0, C, t, Strided(P));
+      if (t == P)
+        add_into(out, y, 0, C * P);
       else
         for (std::int64_t c = 0; c < C; ++c) add_into(out, y, c * P + p0, t);
     }
@@ -111,7 +118,8 @@ void BM_conv_add(benchmark::State& state) {
       flush_caches();
       const auto start = std::chrono::steady_clock::now();
       run_variant(v, o);
-      t[v] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      t[v] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                 .count();
       ms[v].push_back(t[v]);
     }
     group_over_block.push_back(t[kPerGroup] / t[kPerBlock]);
@@ -122,14 +130,18 @@ void BM_conv_add(benchmark::State& state) {
   state.counters["unfused_ms"] = tensat_bench::quantile(ms[kUnfused], 0.5);
   state.counters["per_block_ms"] = tensat_bench::quantile(ms[kPerBlock], 0.5);
   state.counters["per_group_ms"] = tensat_bench::quantile(ms[kPerGroup], 0.5);
-  // 1 - the median over the iterations of per-group / other, in percent (positive: per group faster)
-  state.counters["per_group_vs_per_block_percent"] = 100 * (1 - tensat_bench::quantile(group_over_block, 0.5));
-  state.counters["per_group_vs_unfused_percent"] = 100 * (1 - tensat_bench::quantile(group_over_unfused, 0.5));
+  // 1 - the median over the iterations of per-group / other, in percent (positive: per group
+  // faster)
+  state.counters["per_group_vs_per_block_percent"] =
+      100 * (1 - tensat_bench::quantile(group_over_block, 0.5));
+  state.counters["per_group_vs_unfused_percent"] =
+      100 * (1 - tensat_bench::quantile(group_over_unfused, 0.5));
 }
 
 // NasNet-A's fused convolutions (channels x size), and a larger 56x56 one.
 void shapes(benchmark::internal::Benchmark* b) {
-  for (auto [c, h] : {std::pair<int, int>{128, 56}, {256, 56}, {256, 28}, {512, 14}, {1024, 7}}) b->Args({c, h});
+  for (auto [c, h] : {std::pair<int, int>{128, 56}, {256, 56}, {256, 28}, {512, 14}, {1024, 7}})
+    b->Args({c, h});
   b->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(61);
 }
 
@@ -138,7 +150,8 @@ BENCHMARK(BM_conv_add)->Apply(shapes);
 }  // namespace
 
 int main(int argc, char** argv) {
-  cli::keep_freed_memory();  // the unfused add's fresh result not page-faulted in on every iteration
+  cli::keep_freed_memory();  // the unfused add's fresh result not page-faulted in on every
+                             // iteration
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -99,27 +99,35 @@ void BM_gpu_compare(benchmark::State& state, std::string model, bool fusion) {
   }
   const tensat_bench::PreparedPair& p = prepared(model, fusion);
   // The GPU's work alone where the pairs time it (graph timing has no per-node events): queued.
-  const tt::CudaTiming ops_timing = g_timing == tt::CudaTiming::launched ? g_timing : tt::CudaTiming::queued;
+  const tt::CudaTiming ops_timing =
+      g_timing == tt::CudaTiming::launched ? g_timing : tt::CudaTiming::queued;
   tensat_bench::PairedTimes times;
   try {
     if (g_ops)
       for (int k = 0; k < 2; ++k) {
         std::string measured;
         try {
-          measured = tt::format_profile(tt::profile_cuda(p.precomputed.program[k], p.precomputed.bindings, 5, ops_timing));
-        } catch (const tt::ExecutionError& e) {  // a queued run that overflows the launch queue: the pairs still run
+          measured = tt::format_profile(
+              tt::profile_cuda(p.precomputed.program[k], p.precomputed.bindings, 5, ops_timing));
+        } catch (const tt::ExecutionError&
+                     e) {  // a queued run that overflows the launch queue: the pairs still run
           measured = std::string("not profiled: ") + e.what() + "\n";
         }
-        std::fprintf(stderr, "%s, %s, %s program on the GPU (%s):\n%s\n", model.c_str(), fusion ? "fused" : "rewrites",
-                     k == 0 ? "original" : "optimized", ops_timing == tt::CudaTiming::queued ? "queued" : "launched",
+        std::fprintf(stderr, "%s, %s, %s program on the GPU (%s):\n%s\n", model.c_str(),
+                     fusion ? "fused" : "rewrites", k == 0 ? "original" : "optimized",
+                     ops_timing == tt::CudaTiming::queued ? "queued" : "launched",
                      measured.c_str());
         // The prediction by op kind beside it (the program before its weights were precomputed,
         // as optimize saw it; weight-only kernels are free there too).
-        const tt::ProgramTime t = tt::program_breakdown(p.program[k], tt::profile_for(profile(), p.program[k]));
-        std::fprintf(stderr, "predicted on %s:\nop             kernels    time (ms)\n", profile().name.c_str());
+        const tt::ProgramTime t =
+            tt::program_breakdown(p.program[k], tt::profile_for(profile(), p.program[k]));
+        std::fprintf(stderr, "predicted on %s:\nop             kernels    time (ms)\n",
+                     profile().name.c_str());
         for (const tt::OpKindTime& o : t.by_op)
-          std::fprintf(stderr, "%-14s %7zu  %11.3f\n", std::string(tt::op_name(o.op)).c_str(), o.kernels, o.time_us * 1e-3);
-        std::fprintf(stderr, "%-14s %7zu  %11.3f\n\n", "total", t.kernels.size(), t.total_us * 1e-3);
+          std::fprintf(stderr, "%-14s %7zu  %11.3f\n", std::string(tt::op_name(o.op)).c_str(),
+                       o.kernels, o.time_us * 1e-3);
+        std::fprintf(stderr, "%-14s %7zu  %11.3f\n\n", "total", t.kernels.size(),
+                     t.total_us * 1e-3);
       }
     std::size_t iteration = 0;
     for (auto _ : state) {
@@ -159,9 +167,12 @@ int main(int argc, char** argv) {
       g_guard = false;
     } else if (arg.rfind("--timing=", 0) == 0) {
       const std::string name = arg.substr(9);
-      if (name == "launched") g_timing = tt::CudaTiming::launched;
-      else if (name == "queued") g_timing = tt::CudaTiming::queued;
-      else if (name == "graph") g_timing = tt::CudaTiming::graph;
+      if (name == "launched")
+        g_timing = tt::CudaTiming::launched;
+      else if (name == "queued")
+        g_timing = tt::CudaTiming::queued;
+      else if (name == "graph")
+        g_timing = tt::CudaTiming::graph;
       else {
         std::fprintf(stderr, "--timing: launched, queued or graph, not '%s'\n", name.c_str());
         return 2;
@@ -174,8 +185,8 @@ int main(int argc, char** argv) {
   for (std::string_view name : tt::models::model_names())
     for (bool fusion : {false, true})
       benchmark::RegisterBenchmark(
-          ("BM_gpu_compare/" + std::string(name) + (fusion ? "/fused" : "/rewrites")).c_str(), BM_gpu_compare,
-          std::string(name), fusion)
+          ("BM_gpu_compare/" + std::string(name) + (fusion ? "/fused" : "/rewrites")).c_str(),
+          BM_gpu_compare, std::string(name), fusion)
           ->Unit(benchmark::kMillisecond)
           ->UseManualTime()
           ->Iterations(g_runs);

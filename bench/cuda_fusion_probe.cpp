@@ -23,9 +23,11 @@ namespace tt = tensat::tensor;
 
 double best_ms(const std::string& text) {
   const auto program = tt::parse_program(text);
-  const tt::PrecomputedProgram pre = tt::precompute_weights(program, tt::random_bindings(program, 1));
+  const tt::PrecomputedProgram pre =
+      tt::precompute_weights(program, tt::random_bindings(program, 1));
   double best = 1e30;
-  for (int r = 0; r < 5; ++r) best = std::min(best, tt::measure_cuda_ms(pre.program, pre.bindings, 50));
+  for (int r = 0; r < 5; ++r)
+    best = std::min(best, tt::measure_cuda_ms(pre.program, pre.bindings, 50));
   return best;
 }
 
@@ -45,23 +47,26 @@ int main() {
   for (const char* dims : {"1 256 56 56", "1 512 28 28", "1 1024 14 14", "1 2048 7 7"}) {
     const std::string a = tensor("input", "a", dims), b = tensor("input", "b", dims);
     const double unfused = best_ms("(relu (ewadd " + a + " " + b + "))");
-    const double fused = best_ms("(fused (relu (ewadd " + tensor("", "", dims, 0) + " " + tensor("", "", dims, 1) +
-                                 ")) " + a + " " + b + ")");
-    std::printf("%-14s relu(ewadd) unfused %.4f ms, fused %.4f ms, relu alone %.4f ms\n", dims, unfused, fused,
-                best_ms("(relu " + a + ")"));
+    const double fused = best_ms("(fused (relu (ewadd " + tensor("", "", dims, 0) + " " +
+                                 tensor("", "", dims, 1) + ")) " + a + " " + b + ")");
+    std::printf("%-14s relu(ewadd) unfused %.4f ms, fused %.4f ms, relu alone %.4f ms\n", dims,
+                unfused, fused, best_ms("(relu " + a + ")"));
   }
-  // ResNeXt-50's last conv3 (1024 -> 2048 channels at 7x7), then a stage-1 one (128 -> 256 at 56x56).
+  // ResNeXt-50's last conv3 (1024 -> 2048 channels at 7x7), then a stage-1 one (128 -> 256 at
+  // 56x56).
   const auto conv_case = [](const char* xd, const char* wd, const char* yd, double out[3]) {
-    const std::string x = tensor("input", "x", xd), w = tensor("weight", "w", wd), r = tensor("input", "r", yd);
-    const std::string body = "(relu (ewadd (conv2d 1 1 0 0 " + tensor("", "", xd, 0) + " " + tensor("", "", wd, 1) +
-                             ") " + tensor("", "", yd, 2) + "))";
+    const std::string x = tensor("input", "x", xd), w = tensor("weight", "w", wd),
+                      r = tensor("input", "r", yd);
+    const std::string body = "(relu (ewadd (conv2d 1 1 0 0 " + tensor("", "", xd, 0) + " " +
+                             tensor("", "", wd, 1) + ") " + tensor("", "", yd, 2) + "))";
     out[0] = best_ms("(conv2d 1 1 0 0 " + x + " " + w + ")");
     out[1] = best_ms("(relu (ewadd (conv2d 1 1 0 0 " + x + " " + w + ") " + r + "))");
     out[2] = best_ms("(fused " + body + " " + x + " " + w + " " + r + ")");
   };
   double t[3];
   conv_case("1 1024 7 7", "2048 1024 1 1", "1 2048 7 7", t);
-  std::printf("conv alone %.4f ms, conv+ewadd+relu unfused %.4f ms, fused %.4f ms\n", t[0], t[1], t[2]);
+  std::printf("conv alone %.4f ms, conv+ewadd+relu unfused %.4f ms, fused %.4f ms\n", t[0], t[1],
+              t[2]);
   conv_case("1 128 56 56", "256 128 1 1", "1 256 56 56", t);
   std::printf("56x56: conv alone %.4f, unfused %.4f, fused %.4f ms\n", t[0], t[1], t[2]);
   return 0;

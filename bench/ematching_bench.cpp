@@ -179,17 +179,19 @@ int main(int argc, char** argv) {
         ->MinTime(iterations == 1 ? 0.1 : 0.5);
     for (std::size_t i = 0; i < printed.size(); ++i) {
       const std::string index = (i < 10 ? "p0" : "p") + std::to_string(i);
-      benchmark::RegisterBenchmark(("ematch/" + tag + "/" + index + "/" + printed[i]).c_str(), BM_search,
-                                   iterations, i)
+      benchmark::RegisterBenchmark(("ematch/" + tag + "/" + index + "/" + printed[i]).c_str(),
+                                   BM_search, iterations, i)
           ->ComputeStatistics("min", bench::min_of)
           ->Unit(benchmark::kNanosecond)
           ->MinTime(iterations == 1 ? 0.03 : 0.1);
     }
   }
   for (std::size_t depth : {1'000, 4'000, 16'000, 64'000}) {
-    benchmark::RegisterBenchmark(("deep/compile/" + std::to_string(depth)).c_str(), BM_deep_compile, depth)
+    benchmark::RegisterBenchmark(("deep/compile/" + std::to_string(depth)).c_str(), BM_deep_compile,
+                                 depth)
         ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("deep/match/" + std::to_string(depth)).c_str(), BM_deep_match, depth)
+    benchmark::RegisterBenchmark(("deep/match/" + std::to_string(depth)).c_str(), BM_deep_match,
+                                 depth)
         ->Unit(benchmark::kMicrosecond);
   }
   return bench::run_benchmarks(argc, argv, {});

@@ -21,10 +21,10 @@
 // within the iteration), ratio_q1 and ratio_q3 (quartiles of those ratios), faster_pairs (the
 // iterations in which the optimized program was faster), measured_sign (the sign test of
 // compare_times: +1 when it was faster in so many iterations that a fair coin would do as well
-// with probability below 5 %, -1 when slower in so many, 0 within noise), predicted_original_us and predicted_optimized_us (program_time on the host
-// profile, the cost the optimizer minimized), predicted_gain_percent, ops_original,
-// ops_optimized (operators, a fused kernel counted once). Each model runs --runs=N iterations
-// (default 15).
+// with probability below 5 %, -1 when slower in so many, 0 within noise), predicted_original_us and
+// predicted_optimized_us (program_time on the host profile, the cost the optimizer minimized),
+// predicted_gain_percent, ops_original, ops_optimized (operators, a fused kernel counted once).
+// Each model runs --runs=N iterations (default 15).
 //
 // --order=extracted: the optimized program's nodes in the order extraction emits them (depth
 // first) instead of the original program's order where the two share nodes (optimize()'s
@@ -68,13 +68,13 @@ namespace {
 
 namespace tt = tensat::tensor;
 
-std::string g_profile_file;  // --profile=FILE.json; empty: calibrate at the start
-int g_runs = 15;              // --runs=N
-bool g_ilp = false;           // --extractor=ilp (default greedy: greedy DAG extraction)
-bool g_control = false;       // --control: the original against itself (A/A)
+std::string g_profile_file;      // --profile=FILE.json; empty: calibrate at the start
+int g_runs = 15;                 // --runs=N
+bool g_ilp = false;              // --extractor=ilp (default greedy: greedy DAG extraction)
+bool g_control = false;          // --control: the original against itself (A/A)
 bool g_extracted_order = false;  // --order=extracted: the optimized program in extraction order
-double g_ilp_seconds = 60;    // --ilp-seconds=S: the ILP extraction's time limit
-int g_warm_runs = 0;          // --warm-runs=K: untimed runs of the same program before each timed one
+double g_ilp_seconds = 60;       // --ilp-seconds=S: the ILP extraction's time limit
+int g_warm_runs = 0;  // --warm-runs=K: untimed runs of the same program before each timed one
 
 const tt::DeviceProfile& host() {
   static const tt::DeviceProfile profile =
@@ -97,7 +97,8 @@ const tensat_bench::PreparedPair& prepared(const std::string& model) {
       options.extractor = tt::TensorExtractor::Ilp;
       options.ilp.time_limit_seconds = g_ilp_seconds;
     }
-    slot->program[1] = g_control ? slot->program[0] : tt::optimize(slot->program[0], options).optimized;
+    slot->program[1] =
+        g_control ? slot->program[0] : tt::optimize(slot->program[0], options).optimized;
     slot->precompute();
   }
   return *slot;
@@ -110,16 +111,19 @@ void BM_compare(benchmark::State& state, std::string model) {
   for (auto _ : state) {
     double seconds_both = 0;
     double run_ms[2] = {0, 0};
-    tt::run_warm_abba_pair(iteration, static_cast<std::size_t>(g_warm_runs), [&](int k, bool timed) {
-      const auto start = std::chrono::steady_clock::now();
-      std::vector<tt::HostTensor> out = tt::execute(p.precomputed.program[k], p.precomputed.bindings);
-      benchmark::DoNotOptimize(out.data());
-      benchmark::ClobberMemory();
-      if (!timed) return;
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      run_ms[k] = seconds * 1e3;
-      seconds_both += seconds;
-    });
+    tt::run_warm_abba_pair(
+        iteration, static_cast<std::size_t>(g_warm_runs), [&](int k, bool timed) {
+          const auto start = std::chrono::steady_clock::now();
+          std::vector<tt::HostTensor> out =
+              tt::execute(p.precomputed.program[k], p.precomputed.bindings);
+          benchmark::DoNotOptimize(out.data());
+          benchmark::ClobberMemory();
+          if (!timed) return;
+          const double seconds =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          run_ms[k] = seconds * 1e3;
+          seconds_both += seconds;
+        });
     times.add(run_ms);
     state.SetIterationTime(seconds_both);
     ++iteration;
@@ -130,7 +134,8 @@ void BM_compare(benchmark::State& state, std::string model) {
 
 void register_benchmarks() {
   for (std::string_view name : tt::models::model_names())
-    benchmark::RegisterBenchmark(("BM_compare/" + std::string(name)).c_str(), BM_compare, std::string(name))
+    benchmark::RegisterBenchmark(("BM_compare/" + std::string(name)).c_str(), BM_compare,
+                                 std::string(name))
         ->Unit(benchmark::kMillisecond)
         ->UseManualTime()
         ->Iterations(g_runs);
@@ -170,7 +175,8 @@ int main(int argc, char** argv) {
                g_control ? "none (--control: the original against itself)"
                : g_ilp   ? ("ilp, " + std::to_string(g_ilp_seconds) + " s").c_str()
                          : "greedy dag");
-  std::fprintf(stderr, "before each timed run: %d untimed run(s) of the same program\n", g_warm_runs);
+  std::fprintf(stderr, "before each timed run: %d untimed run(s) of the same program\n",
+               g_warm_runs);
   if (!g_control)
     std::fprintf(stderr, "optimized program's order: %s\n",
                  g_extracted_order ? "as extracted (depth first)" : "like the original's");

@@ -11,7 +11,8 @@
 // (run_warm_abba_pairs, as compare_times(..., warm_runs)). --no-guard: optimize with do_no_harm
 // off, as tensat-opt --no-guard.
 //
-//   executor_profile [--profile FILE.json] [--runs N] [--top K] [--paired [--warm-runs K]] [--no-guard] [MODEL...]
+//   executor_profile [--profile FILE.json] [--runs N] [--top K] [--paired [--warm-runs K]]
+//   [--no-guard] [MODEL...]
 //
 // A MODEL ending in .onnx is imported (with libonnx-dev; bench/corpus/ writes such models).
 //
@@ -42,8 +43,8 @@ namespace {
 
 /// A short description of node `i` of `program`: its op and result shape, and for a
 /// contraction the GEMM it runs.
-std::string describe(const tensat::RecExpr<tt::TensorNode>& program, const std::vector<tt::TensorInfo>& infos,
-                     std::size_t i) {
+std::string describe(const tensat::RecExpr<tt::TensorNode>& program,
+                     const std::vector<tt::TensorInfo>& infos, std::size_t i) {
   const tt::TensorNode& node = program[tensat::Id(i)];
   std::string s = fmt::format("{} {}", node.op_name(), tt::dims_to_string(infos[i].dims));
   if (node.op() == tt::Op::Conv2d) {
@@ -58,28 +59,34 @@ std::string describe(const tensat::RecExpr<tt::TensorNode>& program, const std::
   return s;
 }
 
-void report(const std::string& label, const tt::PrecomputedProgram& pre, const tt::DeviceProfile& profile,
-            std::size_t runs, std::size_t top) {
+void report(const std::string& label, const tt::PrecomputedProgram& pre,
+            const tt::DeviceProfile& profile, std::size_t runs, std::size_t top) {
   const tt::ProgramProfile measured = tt::profile_program(pre.program, pre.bindings, runs);
   const tt::ProgramTime predicted = tt::program_breakdown(pre.program, profile);
   const std::vector<tt::TensorInfo> infos = tt::check_program(pre.program);
   std::map<std::size_t, double> predicted_node;
   std::map<tt::Op, double> predicted_kind;
-  for (const tt::KernelReport& k : predicted.kernels) predicted_node[k.node] = k.time.total_us * 1e-3;
+  for (const tt::KernelReport& k : predicted.kernels)
+    predicted_node[k.node] = k.time.total_us * 1e-3;
   for (const tt::OpKindTime& k : predicted.by_op) predicted_kind[k.op] = k.time_us * 1e-3;
-  std::printf("%s: execute %.2f ms (median of %zu, min %.2f), nodes %.2f ms; predicted %.2f ms\n", label.c_str(),
-              measured.median_ms, measured.runs, measured.min_ms, measured.nodes_ms(), predicted.total_us * 1e-3);
+  std::printf("%s: execute %.2f ms (median of %zu, min %.2f), nodes %.2f ms; predicted %.2f ms\n",
+              label.c_str(), measured.median_ms, measured.runs, measured.min_ms,
+              measured.nodes_ms(), predicted.total_us * 1e-3);
   std::printf("  %-12s %6s %12s %12s %8s\n", "op", "nodes", "measured ms", "predicted ms", "ratio");
   for (const tt::OpKindProfile& k : measured.by_op) {
-    if (k.ms < 0.005 * measured.nodes_ms() && predicted_kind[k.op] < 0.005 * predicted.total_us * 1e-3) continue;
+    if (k.ms < 0.005 * measured.nodes_ms() &&
+        predicted_kind[k.op] < 0.005 * predicted.total_us * 1e-3)
+      continue;
     const double p = predicted_kind[k.op];
-    std::printf("  %-12s %6zu %12.3f %12.3f %8s\n", std::string(tt::op_name(k.op)).c_str(), k.nodes, k.ms, p,
-                p > 0 ? fmt::format("{:.2f}", k.ms / p).c_str() : "-");
+    std::printf("  %-12s %6zu %12.3f %12.3f %8s\n", std::string(tt::op_name(k.op)).c_str(), k.nodes,
+                k.ms, p, p > 0 ? fmt::format("{:.2f}", k.ms / p).c_str() : "-");
   }
   std::vector<tt::NodeProfile> nodes = measured.nodes;
-  std::sort(nodes.begin(), nodes.end(),
-            [](const tt::NodeProfile& a, const tt::NodeProfile& b) { return a.median_ms > b.median_ms; });
-  if (top > 0) std::printf("  top nodes (measured median ms, min ms, predicted ms, ratio of the median):\n");
+  std::sort(nodes.begin(), nodes.end(), [](const tt::NodeProfile& a, const tt::NodeProfile& b) {
+    return a.median_ms > b.median_ms;
+  });
+  if (top > 0)
+    std::printf("  top nodes (measured median ms, min ms, predicted ms, ratio of the median):\n");
   for (std::size_t k = 0; k < std::min(top, nodes.size()); ++k) {
     const double p = predicted_node.count(nodes[k].node) ? predicted_node[nodes[k].node] : 0.0;
     std::printf("    %8.3f %8.3f %8.3f %6s  #%zu %s\n", nodes[k].median_ms, nodes[k].min_ms, p,
@@ -103,8 +110,8 @@ double median(std::vector<double> v) {
 
 /// An operand as the cost model reads it: shape, dtype, a layout other than contiguous, and for
 /// a `broadcast` (which costs its source's bytes) the source's shape.
-std::string operand_text(const tensat::RecExpr<tt::TensorNode>& program, const std::vector<tt::TensorInfo>& infos,
-                         tensat::Id c) {
+std::string operand_text(const tensat::RecExpr<tt::TensorNode>& program,
+                         const std::vector<tt::TensorInfo>& infos, tensat::Id c) {
   const tt::TensorInfo& info = infos[c.index()];
   std::string s = fmt::format("{} {}", tt::dims_to_string(info.dims), tt::dtype_name(info.dtype));
   if (info.layout != tt::Layout::Contiguous) s += fmt::format(" {}", tt::layout_name(info.layout));
@@ -118,8 +125,9 @@ std::string operand_text(const tensat::RecExpr<tt::TensorNode>& program, const s
 
 /// What the cost model sees of node `i`: its op, attributes and operands (a fused node's body
 /// spelled out to its `arg`s). Nodes with equal signatures are predicted to take equal time.
-std::string signature(const tensat::RecExpr<tt::TensorNode>& program, const std::vector<tt::TensorInfo>& infos,
-                      std::size_t i, bool in_body = false) {
+std::string signature(const tensat::RecExpr<tt::TensorNode>& program,
+                      const std::vector<tt::TensorInfo>& infos, std::size_t i,
+                      bool in_body = false) {
   const tt::TensorNode& node = program[tensat::Id(i)];
   std::string s = node.op_name();
   for (tensat::Id c : node.children()) {
@@ -130,7 +138,8 @@ std::string signature(const tensat::RecExpr<tt::TensorNode>& program, const std:
       s += ")";
     } else if (tt::is_attribute(child.op())) {
       s += " " + child.op_name();
-    } else if ((node.op() == tt::Op::Fused && c == node.children()[0]) || (in_body && child.op() != tt::Op::Arg)) {
+    } else if ((node.op() == tt::Op::Fused && c == node.children()[0]) ||
+               (in_body && child.op() != tt::Op::Arg)) {
       s += " {" + signature(program, infos, c.index(), true) + "}";
     } else {
       s += " " + operand_text(program, infos, c);
@@ -149,8 +158,8 @@ std::string signature(const tensat::RecExpr<tt::TensorNode>& program, const std:
 /// to cost the same (a measured difference is most likely the cache state the program's order
 /// leaves them, which the model does not see); the others are "(changed nodes)", the kernels
 /// the optimizer added or removed, whose predicted difference is the whole prediction.
-void report_paired(const tt::PrecomputedPair& pre, const tt::DeviceProfile& profile, std::size_t runs,
-                   std::size_t warm_runs) {
+void report_paired(const tt::PrecomputedPair& pre, const tt::DeviceProfile& profile,
+                   std::size_t runs, std::size_t warm_runs) {
   std::vector<std::map<std::string, double>> per_run[2];
   std::map<std::string, double> predicted;
   std::vector<bool> shared[2];
@@ -175,7 +184,9 @@ void report_paired(const tt::PrecomputedPair& pre, const tt::DeviceProfile& prof
       }
     }
   }
-  const auto part_of = [&](int k, std::size_t node) { return shared[k][node] ? "(shared nodes)" : "(changed nodes)"; };
+  const auto part_of = [&](int k, std::size_t node) {
+    return shared[k][node] ? "(shared nodes)" : "(changed nodes)";
+  };
   for (int k = 0; k < 2; ++k) {
     for (const tt::KernelReport& r : tt::program_breakdown(pre.program[k], profile).kernels) {
       const double us = (k == 0 ? -1e-3 : 1e-3) * r.time.total_us;
@@ -205,9 +216,10 @@ void report_paired(const tt::PrecomputedPair& pre, const tt::DeviceProfile& prof
     for (const auto& times : runs_of)
       for (const auto& entry : times) kinds[entry.first] = 0;
   std::printf("paired, %zu runs of each (ms; difference = optimized - original)\n", runs);
-  if (warm_runs > 0) std::printf("each timed run after %zu untimed run(s) of the same program\n", warm_runs);
-  std::printf("  %-16s %12s %12s %12s %8s %7s %12s\n", "kind", "original", "optimized", "difference", "less in",
-              "sign", "predicted");
+  if (warm_runs > 0)
+    std::printf("each timed run after %zu untimed run(s) of the same program\n", warm_runs);
+  std::printf("  %-16s %12s %12s %12s %8s %7s %12s\n", "kind", "original", "optimized",
+              "difference", "less in", "sign", "predicted");
   for (const auto& entry : kinds) {
     const std::string& kind = entry.first;
     std::vector<double> a, b, d;
@@ -225,15 +237,17 @@ void report_paired(const tt::PrecomputedPair& pre, const tt::DeviceProfile& prof
     if (median(a) < 0.01 && median(b) < 0.01) continue;
     const int sign = tt::TimeComparison::sign_test(less, runs);
     const char* verdict = sign > 0 ? "less" : sign < 0 ? "more" : "-";
-    std::printf("  %-16s %12.3f %12.3f %12.3f %4zu/%-3zu %7s %12s\n", kind.c_str(), median(a), median(b), median(d),
-                less, runs, verdict, kind == "(all nodes)" ? "" : fmt::format("{:.3f}", predicted[kind]).c_str());
+    std::printf("  %-16s %12.3f %12.3f %12.3f %4zu/%-3zu %7s %12s\n", kind.c_str(), median(a),
+                median(b), median(d), less, runs, verdict,
+                kind == "(all nodes)" ? "" : fmt::format("{:.3f}", predicted[kind]).c_str());
   }
 }
 
 /// A built-in model by name, or (built with libonnx) an ONNX file's imported program.
 tensat::RecExpr<tt::TensorNode> program_of(const std::string& model) {
 #ifdef TENSAT_HAS_ONNX
-  if (model.size() > 5 && model.compare(model.size() - 5, 5, ".onnx") == 0) return tensat::onnx::import(model).program;
+  if (model.size() > 5 && model.compare(model.size() - 5, 5, ".onnx") == 0)
+    return tensat::onnx::import(model).program;
 #endif
   return tt::models::build_model(model).program();
 }
@@ -248,23 +262,32 @@ int main(int argc, char** argv) {
   std::vector<std::string> models;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--profile" && i + 1 < argc) profile_file = argv[++i];
-    else if (arg == "--runs" && i + 1 < argc) runs = std::strtoull(argv[++i], nullptr, 10);
-    else if (arg == "--top" && i + 1 < argc) top = std::strtoull(argv[++i], nullptr, 10);
-    else if (arg == "--paired") paired = true;
-    else if (arg == "--no-guard") guard = false;
-    else if (arg == "--warm-runs" && i + 1 < argc) warm_runs = std::strtoull(argv[++i], nullptr, 10);
-    else if (!arg.empty() && arg[0] != '-') models.push_back(arg);
+    if (arg == "--profile" && i + 1 < argc)
+      profile_file = argv[++i];
+    else if (arg == "--runs" && i + 1 < argc)
+      runs = std::strtoull(argv[++i], nullptr, 10);
+    else if (arg == "--top" && i + 1 < argc)
+      top = std::strtoull(argv[++i], nullptr, 10);
+    else if (arg == "--paired")
+      paired = true;
+    else if (arg == "--no-guard")
+      guard = false;
+    else if (arg == "--warm-runs" && i + 1 < argc)
+      warm_runs = std::strtoull(argv[++i], nullptr, 10);
+    else if (!arg.empty() && arg[0] != '-')
+      models.push_back(arg);
     else {
       std::fprintf(stderr,
-                   "usage: executor_profile [--profile FILE.json] [--runs N] [--top K] [--paired [--warm-runs K]] "
+                   "usage: executor_profile [--profile FILE.json] [--runs N] [--top K] [--paired "
+                   "[--warm-runs K]] "
                    "[--no-guard] [MODEL...]\n");
       return 2;
     }
   }
   if (models.empty())
     for (std::string_view m : tt::models::model_names()) models.emplace_back(m);
-  const tt::DeviceProfile profile = profile_file.empty() ? tt::calibrate_host() : tt::load_profile(profile_file);
+  const tt::DeviceProfile profile =
+      profile_file.empty() ? tt::calibrate_host() : tt::load_profile(profile_file);
   std::printf("profile: %s\n", profile.description.c_str());
   for (const std::string& model : models) {
     const auto original = program_of(model);
@@ -275,11 +298,14 @@ int main(int argc, char** argv) {
     const auto optimized = tt::optimize(original, options).optimized;
     std::printf("\n== %s\n", model.c_str());
     if (paired) {
-      report_paired(tt::precompute_pair(original, optimized, 1), profile, std::max<std::size_t>(runs, 1), warm_runs);
+      report_paired(tt::precompute_pair(original, optimized, 1), profile,
+                    std::max<std::size_t>(runs, 1), warm_runs);
       continue;
     }
-    report("original", tt::precompute_weights(original, tt::random_bindings(original, 1)), profile, runs, top);
-    report("optimized", tt::precompute_weights(optimized, tt::random_bindings(optimized, 1)), profile, runs, top);
+    report("original", tt::precompute_weights(original, tt::random_bindings(original, 1)), profile,
+           runs, top);
+    report("optimized", tt::precompute_weights(optimized, tt::random_bindings(optimized, 1)),
+           profile, runs, top);
   }
   return 0;
 }

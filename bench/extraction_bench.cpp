@@ -15,8 +15,8 @@
 // iteration; manual time = Σ of the wall time of each extract_ilp call):
 // counters files; oracle_proven (rows with ilp_status proven); proven (status Optimal);
 // proven_and_oracle_proven; wrong (Optimal but ≠ ilp_best on a proven row, Optimal above ilp_best
-// on any row, cost or lower bound on the wrong side of a proven ilp_best, lower bound above ilp_best:
-// must be 0); large_files / proven_large (files with nodes ≥ 500 / those proven); seconds
+// on any row, cost or lower bound on the wrong side of a proven ilp_best, lower bound above
+// ilp_best: must be 0); large_files / proven_large (files with nodes ≥ 500 / those proven); seconds
 // (cumulative); dag_cost_sum; at_oracle_best (cost ≈ ilp_best); improved (cost < ilp_best − 1e-6
 // rel. on a feasible row; the files are printed to stderr). One CSV row per file and sweep (path,
 // nodes, backend, limit_s, status, cost, lower_bound, seconds, oracle_ilp_best, oracle_status).
@@ -30,7 +30,8 @@
 // * --ilp_max_nodes=N       or TENSAT_ILP_MAX_NODES  ILP sweeps only over files with nodes ≤ N;
 // * --ilp_csv=PATH          or TENSAT_ILP_CSV     per-file CSV; default: the --benchmark_out path
 //                                                 with .json replaced by .csv (none without it);
-// * --ilp_threads=N         or TENSAT_ILP_THREADS CBC threads (default 0 = one per hardware thread);
+// * --ilp_threads=N         or TENSAT_ILP_THREADS CBC threads (default 0 = one per hardware
+// thread);
 // * TENSAT_SHARED_DATA_DIR (env) overrides the compile definition of the same name (shared/data).
 #include <algorithm>
 #include <chrono>
@@ -83,7 +84,8 @@ struct GymFile {
 
 /// Where extraction-gym lies, or nothing (then every benchmark skips with `gym_error()`).
 std::optional<fs::path> gym_dir() {
-  if (const char* env = std::getenv("TENSAT_SHARED_DATA_DIR"); env && *env) return fs::path(env) / "extraction-gym";
+  if (const char* env = std::getenv("TENSAT_SHARED_DATA_DIR"); env && *env)
+    return fs::path(env) / "extraction-gym";
 #ifdef TENSAT_SHARED_DATA_DIR
   return fs::path(TENSAT_SHARED_DATA_DIR) / "extraction-gym";
 #else
@@ -128,14 +130,16 @@ const Gym& gym() {
     Gym g;
     const auto dir = gym_dir();
     if (!dir) {
-      g.error = "TENSAT_SHARED_DATA_DIR is not defined (neither at compile time nor in the environment): "
-                "cannot find extraction-gym";
+      g.error =
+          "TENSAT_SHARED_DATA_DIR is not defined (neither at compile time nor in the environment): "
+          "cannot find extraction-gym";
       return g;
     }
     const fs::path csv = *dir / "oracles.csv";
     if (!fs::exists(csv)) {
-      g.error = fmt::format("{} is absent (shared/data is not beside the checkout; set TENSAT_SHARED_DATA_DIR)",
-                            csv.string());
+      g.error = fmt::format(
+          "{} is absent (shared/data is not beside the checkout; set TENSAT_SHARED_DATA_DIR)",
+          csv.string());
       return g;
     }
     try {
@@ -149,7 +153,8 @@ const Gym& gym() {
       g.files.clear();
       g.error = fmt::format("loading extraction-gym failed: {}", e.what());
     }
-    if (g.error.empty() && g.files.empty()) g.error = fmt::format("{} lists no usable file", csv.string());
+    if (g.error.empty() && g.files.empty())
+      g.error = fmt::format("{} lists no usable file", csv.string());
     return g;
   }();
   return loaded;
@@ -167,7 +172,8 @@ std::optional<std::string> invalid(const GymFile& file, const tensat::Extraction
     return fmt::format("{}: invalid extraction: {}", file.row.path, *problem);
   const double recomputed = tensat::dag_cost(file.graph, result.choice);
   if (!approx(result.dag_cost, recomputed))
-    return fmt::format("{}: reported DAG cost {} but the choice costs {}", file.row.path, result.dag_cost, recomputed);
+    return fmt::format("{}: reported DAG cost {} but the choice costs {}", file.row.path,
+                       result.dag_cost, recomputed);
   return std::nullopt;
 }
 
@@ -177,7 +183,9 @@ std::optional<std::string> invalid(const GymFile& file, const tensat::Extraction
 using Extractor = tensat::Extraction (*)(const tensat::ExtractionGraph&);
 
 tensat::Extraction run_tree(const tensat::ExtractionGraph& g) { return tensat::extract_tree(g); }
-tensat::Extraction run_greedy(const tensat::ExtractionGraph& g) { return tensat::extract_greedy_dag(g); }
+tensat::Extraction run_greedy(const tensat::ExtractionGraph& g) {
+  return tensat::extract_greedy_dag(g);
+}
 tensat::Extraction run_greedy_plain(const tensat::ExtractionGraph& g) {
   tensat::GreedyDagOptions options;
   options.local_search = false;
@@ -202,7 +210,8 @@ void BM_heuristic(benchmark::State& state, const std::string& name, Extractor ex
     state.SetIterationTime(std::chrono::duration<double>(Clock::now() - start).count());
     // Validation (outside the timed span): every extraction of every pass.
     std::optional<std::string> problem;
-    for (std::size_t i = 0; i < g.files.size() && !problem; ++i) problem = invalid(g.files[i], results[i]);
+    for (std::size_t i = 0; i < g.files.size() && !problem; ++i)
+      problem = invalid(g.files[i], results[i]);
     if (problem) {
       state.SkipWithError(problem->c_str());
       break;
@@ -222,7 +231,8 @@ void BM_heuristic(benchmark::State& state, const std::string& name, Extractor ex
     if (approx(cost, row.ilp_best)) ++equal;
     if (cost < row.ilp_best - tolerance(row.ilp_best)) {
       ++below;
-      note_once(fmt::format("{}: {} costs {} below the proven optimum {}", name, row.path, cost, row.ilp_best));
+      note_once(fmt::format("{}: {} costs {} below the proven optimum {}", name, row.path, cost,
+                            row.ilp_best));
     }
     const double gap = std::max(0.0, (cost - row.ilp_best) / std::max(1.0, std::abs(row.ilp_best)));
     log_sum += std::log1p(gap);
@@ -235,7 +245,8 @@ void BM_heuristic(benchmark::State& state, const std::string& name, Extractor ex
   state.counters["files"] = static_cast<double>(g.files.size());
   state.counters["proven_files"] = static_cast<double>(proven);
   state.counters["dag_cost_sum"] = cost_sum;
-  state.counters["gap_geomean_pct"] = proven ? 100.0 * std::expm1(log_sum / static_cast<double>(proven)) : 0.0;
+  state.counters["gap_geomean_pct"] =
+      proven ? 100.0 * std::expm1(log_sum / static_cast<double>(proven)) : 0.0;
   state.counters["equal_opt"] = static_cast<double>(equal);
   state.counters["worst_gap_pct"] = proven ? 100.0 * worst : 0.0;
   state.counters["below_opt"] = static_cast<double>(below);
@@ -273,7 +284,8 @@ void write_csv_row(const std::string& line) {
       fmt::print(stderr, "extraction_bench: cannot write {}\n", path);
       return;
     }
-    *out << "path,nodes,backend,limit_s,status,cost,lower_bound,seconds,oracle_ilp_best,oracle_status\n";
+    *out << "path,nodes,backend,limit_s,status,cost,lower_bound,seconds,oracle_ilp_best,oracle_"
+            "status\n";
   }
   *out << line << '\n';
   out->flush();
@@ -292,8 +304,8 @@ void BM_ilp(benchmark::State& state, tensat::IlpBackend backend, double limit) {
   options.backend = backend;
   options.threads = settings.threads;
 
-  std::size_t files = 0, oracle_proven = 0, proven = 0, both = 0, wrong = 0, large = 0, proven_large = 0,
-              at_best = 0, improved = 0;
+  std::size_t files = 0, oracle_proven = 0, proven = 0, both = 0, wrong = 0, large = 0,
+              proven_large = 0, at_best = 0, improved = 0;
   double seconds = 0, cost_sum = 0;
   for (auto _ : state) {
     for (const GymFile& file : g.files) {
@@ -326,20 +338,22 @@ void BM_ilp(benchmark::State& state, tensat::IlpBackend backend, double limit) {
       // ilp_best is the cost of a verified extraction, and on proven rows the optimum.
       const bool is_wrong = (optimal && row.proven() && !approx(cost, row.ilp_best)) ||
                             (optimal && cost > row.ilp_best + tol) ||
-                            (row.proven() && cost < row.ilp_best - tol) || result.lower_bound > row.ilp_best + tol;
+                            (row.proven() && cost < row.ilp_best - tol) ||
+                            result.lower_bound > row.ilp_best + tol;
       if (is_wrong) {
         ++wrong;
-        note_once(fmt::format("{}: WRONG on {}: status {}, cost {}, lower bound {}, oracle {} ({})", name, row.path,
-                              optimal ? "optimal" : "feasible", cost, result.lower_bound, row.ilp_best, row.status));
+        note_once(fmt::format("{}: WRONG on {}: status {}, cost {}, lower bound {}, oracle {} ({})",
+                              name, row.path, optimal ? "optimal" : "feasible", cost,
+                              result.lower_bound, row.ilp_best, row.status));
       }
       if (row.status == "feasible" && cost < row.ilp_best - tol) {
         ++improved;
-        note_once(fmt::format("{}: improves on the feasible oracle row {}: {} < {}{}", name, row.path, cost,
-                              row.ilp_best, optimal ? " (proven optimal)" : ""));
+        note_once(fmt::format("{}: improves on the feasible oracle row {}: {} < {}{}", name,
+                              row.path, cost, row.ilp_best, optimal ? " (proven optimal)" : ""));
       }
-      write_csv_row(fmt::format("{},{},{},{:g},{},{},{},{:.6f},{},{}", row.path, row.nodes, tensat::to_string(backend),
-                                limit, optimal ? "optimal" : "feasible", cost, result.lower_bound, s, row.ilp_best,
-                                row.status));
+      write_csv_row(fmt::format("{},{},{},{:g},{},{},{},{:.6f},{},{}", row.path, row.nodes,
+                                tensat::to_string(backend), limit, optimal ? "optimal" : "feasible",
+                                cost, result.lower_bound, s, row.ilp_best, row.status));
     }
     state.SetIterationTime(seconds);
   }
@@ -414,8 +428,8 @@ std::vector<char*> configure(int argc, char** argv) {
       into = std::string(arg.substr(flag.size()));
       return true;
     };
-    if (take("--ilp_limit=", limit) || take("--ilp_max_nodes=", max_nodes) || take("--ilp_csv=", csv) ||
-        take("--ilp_threads=", threads))
+    if (take("--ilp_limit=", limit) || take("--ilp_max_nodes=", max_nodes) ||
+        take("--ilp_csv=", csv) || take("--ilp_threads=", threads))
       continue;
     std::optional<std::string> json;
     if (take("--benchmark_out=", json)) out = json;
@@ -438,10 +452,12 @@ std::vector<char*> configure(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   std::vector<char*> args = configure(argc, argv);
-  for (auto [name, extract] : {std::pair<const char*, Extractor>{"BM_tree", run_tree},
-                               std::pair<const char*, Extractor>{"BM_greedy_dag", run_greedy},
-                               std::pair<const char*, Extractor>{"BM_greedy_dag_plain", run_greedy_plain}}) {
-    benchmark::RegisterBenchmark((std::string(name) + "/all_files").c_str(), BM_heuristic, std::string(name), extract)
+  for (auto [name, extract] :
+       {std::pair<const char*, Extractor>{"BM_tree", run_tree},
+        std::pair<const char*, Extractor>{"BM_greedy_dag", run_greedy},
+        std::pair<const char*, Extractor>{"BM_greedy_dag_plain", run_greedy_plain}}) {
+    benchmark::RegisterBenchmark((std::string(name) + "/all_files").c_str(), BM_heuristic,
+                                 std::string(name), extract)
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   }
@@ -450,8 +466,9 @@ int main(int argc, char** argv) {
   backends.push_back(tensat::IlpBackend::Auto);
   for (double limit : ilp_settings().limits)
     for (tensat::IlpBackend backend : backends)
-      benchmark::RegisterBenchmark(fmt::format("BM_ilp/{}/{:g}", tensat::to_string(backend), limit).c_str(), BM_ilp,
-                                   backend, limit)
+      benchmark::RegisterBenchmark(
+          fmt::format("BM_ilp/{}/{:g}", tensat::to_string(backend), limit).c_str(), BM_ilp, backend,
+          limit)
           ->Iterations(1)
           ->UseManualTime()
           ->Unit(benchmark::kSecond);

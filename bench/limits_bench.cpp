@@ -62,27 +62,32 @@ void run_one(const Limit& limit, bool backoff) {
   runner.with_iter_limit(1000).with_time_limit(std::chrono::duration<double>(600.0));
   runner.with_node_limit(std::strcmp(limit.kind, "nodes") == 0 ? limit.value : 100'000'000);
   if (std::strcmp(limit.kind, "bytes") == 0) runner.with_memory_limit(limit.value);
-  for (const std::string& e : math::ematching_bench_exprs()) runner.with_expr(tensat::parse_expr<math::Math>(e));
+  for (const std::string& e : math::ematching_bench_exprs())
+    runner.with_expr(tensat::parse_expr<math::Math>(e));
   runner.run(math::rules());
 
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::size_t peak = status_bytes("VmHWM:");
   const auto& g = runner.egraph();
   const std::size_t nodes = g.total_size();
   const std::size_t bytes = g.memory_usage();
   const std::size_t reached = std::strcmp(limit.kind, "nodes") == 0 ? nodes : bytes;
-  std::printf("| %s | %zu | %s | %zu | %zu | %.2f | %zu | %.2f | %.2f | %.2f |\n", limit.kind, limit.value,
-              runner.stop_reason()->to_string().c_str(), runner.iterations().size(), reached,
-              static_cast<double>(reached) / static_cast<double>(limit.value), nodes,
-              static_cast<double>(bytes) / 1048576.0, static_cast<double>(peak - rss_before) / 1048576.0, seconds);
+  std::printf("| %s | %zu | %s | %zu | %zu | %.2f | %zu | %.2f | %.2f | %.2f |\n", limit.kind,
+              limit.value, runner.stop_reason()->to_string().c_str(), runner.iterations().size(),
+              reached, static_cast<double>(reached) / static_cast<double>(limit.value), nodes,
+              static_cast<double>(bytes) / 1048576.0,
+              static_cast<double>(peak - rss_before) / 1048576.0, seconds);
 }
 
 int ilp_limits(int argc, char** argv) {
   using Clock = std::chrono::steady_clock;
-  std::printf("| file | limit ms | slowest of 5 ms | slowest / limit | status | CBC killed |\n"
-              "|---|---|---|---|---|---|\n");
+  std::printf(
+      "| file | limit ms | slowest of 5 ms | slowest / limit | status | CBC killed |\n"
+      "|---|---|---|---|---|---|\n");
   for (int a = 2; a < argc; ++a) {
-    const tensat::ExtractionGraph graph = tensat::to_extraction_graph(tensat::read_egraph_json(argv[a]));
+    const tensat::ExtractionGraph graph =
+        tensat::to_extraction_graph(tensat::read_egraph_json(argv[a]));
     std::string name = argv[a];
     name = name.substr(name.find_last_of('/') + 1);
     for (double limit : {0.005, 0.02, 0.1, 0.5}) {
@@ -98,8 +103,10 @@ int ilp_limits(int argc, char** argv) {
         killed = killed || e.note.find("killed") != std::string::npos;
         if (e.status != tensat::ExtractionStatus::Optimal) status = e.status;
       }
-      std::printf("| %s | %g | %.2f | %.2f | %s | %s |\n", name.c_str(), limit * 1e3, slowest * 1e3, slowest / limit,
-                  status == tensat::ExtractionStatus::Optimal ? "optimal" : "feasible", killed ? "yes" : "no");
+      std::printf("| %s | %g | %.2f | %.2f | %s | %s |\n", name.c_str(), limit * 1e3, slowest * 1e3,
+                  slowest / limit,
+                  status == tensat::ExtractionStatus::Optimal ? "optimal" : "feasible",
+                  killed ? "yes" : "no");
       std::fflush(stdout);
     }
   }
@@ -118,8 +125,9 @@ int main(int argc, char** argv) {
   for (std::size_t mib : {1, 4, 16}) limits.push_back({"bytes", mib << 20});
   if (!backoff) limits.push_back({"bytes", std::size_t(64) << 20});
   std::printf("scheduler: %s\n\n", backoff ? "BackoffScheduler" : "SimpleScheduler");
-  std::printf("| limit | value | stop | iterations | reached | reached / limit | nodes | e-graph MiB | "
-              "peak RSS growth MiB | seconds |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| limit | value | stop | iterations | reached | reached / limit | nodes | e-graph MiB | "
+      "peak RSS growth MiB | seconds |\n|---|---|---|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
   for (const Limit& limit : limits) {
     const pid_t pid = fork();

@@ -28,7 +28,8 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-void set_time_counters(benchmark::State& state, double search, double apply, double rebuild, double wall) {
+void set_time_counters(benchmark::State& state, double search, double apply, double rebuild,
+                       double wall) {
   using benchmark::Counter;
   state.counters["search_s"] = Counter(search, Counter::kAvgIterations);
   state.counters["apply_s"] = Counter(apply, Counter::kAvgIterations);

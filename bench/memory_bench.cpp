@@ -73,7 +73,8 @@ void breakdown(benchmark::State& state, const tensat::EGraph<L, A>& egraph) {
 }
 
 template <class L, class A>
-void measure(benchmark::State& state, const std::vector<tensat::Rewrite<L, A>>& rules, std::size_t iterations) {
+void measure(benchmark::State& state, const std::vector<tensat::Rewrite<L, A>>& rules,
+             std::size_t iterations) {
   using EClass = typename tensat::EGraph<L, A>::EClass;
   std::size_t heap = 0, memory = 0, nodes = 0, classes = 0, memo = 0, ids = 0;
   std::size_t compacted_memory = 0, compacted_ids = 0;
@@ -97,7 +98,9 @@ void measure(benchmark::State& state, const std::vector<tensat::Rewrite<L, A>>& 
       compacted_ids = b.egraph.number_of_node_ids();
     }
   }
-  auto per = [](std::size_t bytes, std::size_t n) { return n ? static_cast<double>(bytes) / static_cast<double>(n) : 0.0; };
+  auto per = [](std::size_t bytes, std::size_t n) {
+    return n ? static_cast<double>(bytes) / static_cast<double>(n) : 0.0;
+  };
   state.counters["bytes_per_node"] = per(memory, nodes);
   state.counters["bytes_per_node_id"] = per(memory, ids);
   state.counters["bytes_per_node_compacted"] = per(compacted_memory, nodes);
@@ -115,7 +118,6 @@ void measure(benchmark::State& state, const std::vector<tensat::Rewrite<L, A>>& 
   state.SetLabel(report.stop_reason.to_string());
 }
 
-
 void BM_math_constfold(benchmark::State& state) {
   static const std::vector<math::Rewrite> rules = math::rules();
   measure<math::Math, math::ConstantFold>(state, rules, static_cast<std::size_t>(state.range(0)));
@@ -124,7 +126,8 @@ void BM_math_constfold(benchmark::State& state) {
 template <class L>
 void BM_noanalysis(benchmark::State& state) {
   static const auto all = bench::unconditional_math_rules<L, tensat::NoAnalysis>(true);
-  static const auto unconditional_only = bench::unconditional_math_rules<L, tensat::NoAnalysis>(false);
+  static const auto unconditional_only =
+      bench::unconditional_math_rules<L, tensat::NoAnalysis>(false);
   measure<L, tensat::NoAnalysis>(state, state.range(1) == 0 ? all : unconditional_only,
                                  static_cast<std::size_t>(state.range(0)));
 }
@@ -136,11 +139,16 @@ void BM_noanalysis(benchmark::State& state) {
 // TENSAT_BENCH_LARGE is set: they take seconds each.
 int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("BM_math_constfold", BM_math_constfold)
-      ->Arg(6)->Arg(8)->Iterations(1)->Unit(benchmark::kMillisecond);
-  // Args = {saturation iterations, rule set (0: all 36 without conditions, 1: the 27 unconditional)}.
+      ->Arg(6)
+      ->Arg(8)
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+  // Args = {saturation iterations, rule set (0: all 36 without conditions, 1: the 27
+  // unconditional)}.
   const bool large = std::getenv("TENSAT_BENCH_LARGE") != nullptr;
   auto* math_na = benchmark::RegisterBenchmark("BM_math_noanalysis", BM_noanalysis<math::Math>);
-  auto* sym_na = benchmark::RegisterBenchmark("BM_symbollang_noanalysis", BM_noanalysis<tensat::SymbolLang>);
+  auto* sym_na =
+      benchmark::RegisterBenchmark("BM_symbollang_noanalysis", BM_noanalysis<tensat::SymbolLang>);
   for (auto* b : {math_na, sym_na}) {
     b->Args({6, 0})->Args({4, 1});
     if (large) b->Args({5, 1});

@@ -50,8 +50,8 @@ struct PairedTimes {
 /// slower, 0 within noise), predicted_original_us, predicted_optimized_us and
 /// predicted_gain_percent (program_time on `profile`), ops_original, ops_optimized (a fused
 /// kernel counted once).
-inline void set_comparison_counters(benchmark::State& state, const PairedTimes& t, const PreparedPair& p,
-                                    const tt::DeviceProfile& profile) {
+inline void set_comparison_counters(benchmark::State& state, const PairedTimes& t,
+                                    const PreparedPair& p, const tt::DeviceProfile& profile) {
   const double original = quantile(t.ms[0], 0.5), optimized = quantile(t.ms[1], 0.5);
   state.counters["original_ms"] = original;
   state.counters["optimized_ms"] = optimized;
@@ -63,11 +63,12 @@ inline void set_comparison_counters(benchmark::State& state, const PairedTimes& 
   state.counters["paired_speedup_percent"] = 100.0 * (1.0 - quantile(t.ratios, 0.5));
   state.counters["ratio_q1"] = quantile(t.ratios, 0.25);
   state.counters["ratio_q3"] = quantile(t.ratios, 0.75);
-  const auto faster =
-      static_cast<std::size_t>(std::count_if(t.ratios.begin(), t.ratios.end(), [](double r) { return r < 1.0; }));
+  const auto faster = static_cast<std::size_t>(
+      std::count_if(t.ratios.begin(), t.ratios.end(), [](double r) { return r < 1.0; }));
   state.counters["faster_pairs"] = static_cast<double>(faster);
   state.counters["measured_sign"] = tt::TimeComparison::sign_test(faster, t.ratios.size());
-  const double before = tt::program_time(p.program[0], profile), after = tt::program_time(p.program[1], profile);
+  const double before = tt::program_time(p.program[0], profile),
+               after = tt::program_time(p.program[1], profile);
   state.counters["predicted_original_us"] = before;
   state.counters["predicted_optimized_us"] = after;
   state.counters["predicted_gain_percent"] = 100.0 * (before - after) / before;

@@ -39,13 +39,17 @@ namespace k = ::tensat::cuda_kernels;
 // ----------------------------------------------------------------------------- errors
 
 inline void check(cudaError_t e, const char* call) {
-  if (e != cudaSuccess) throw ExecutionError(fmt::format("execute_cuda: {} failed: {}", call, cudaGetErrorString(e)));
+  if (e != cudaSuccess)
+    throw ExecutionError(fmt::format("execute_cuda: {} failed: {}", call, cudaGetErrorString(e)));
 }
 inline void check(cublasStatus_t s, const char* call) {
-  if (s != CUBLAS_STATUS_SUCCESS) throw ExecutionError(fmt::format("execute_cuda: {} failed: cuBLAS status {}", call, static_cast<int>(s)));
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw ExecutionError(
+        fmt::format("execute_cuda: {} failed: cuBLAS status {}", call, static_cast<int>(s)));
 }
 inline void check(cudnnStatus_t s, const char* call) {
-  if (s != CUDNN_STATUS_SUCCESS) throw ExecutionError(fmt::format("execute_cuda: {} failed: {}", call, cudnnGetErrorString(s)));
+  if (s != CUDNN_STATUS_SUCCESS)
+    throw ExecutionError(fmt::format("execute_cuda: {} failed: {}", call, cudnnGetErrorString(s)));
 }
 #define TENSAT_CUDA_CHECK(call) ::tensat::tensor::cuda_internal::check((call), #call)
 
@@ -73,7 +77,9 @@ class Pool {
     TENSAT_CUDA_CHECK(cudaMalloc(&p, bytes));
     return static_cast<float*>(p);
   }
-  void put(float* p, std::size_t elements) { free_.emplace(std::max<std::size_t>(elements, 1) * sizeof(float), p); }
+  void put(float* p, std::size_t elements) {
+    free_.emplace(std::max<std::size_t>(elements, 1) * sizeof(float), p);
+  }
 
  private:
   std::multimap<std::size_t, float*> free_;
@@ -112,7 +118,8 @@ struct DeviceTensor {
   [[nodiscard]] float* ptr() const noexcept { return data.get(); }
 };
 
-// ----------------------------------------------------------------------------- convolution algorithms
+// ----------------------------------------------------------------------------- convolution
+// algorithms
 
 /// A cuDNN forward algorithm for one convolution geometry, and the workspace it needs.
 struct ConvAlgorithm {
@@ -207,13 +214,15 @@ class Executor {
   [[nodiscard]] std::vector<HostTensor> outputs() {
     std::vector<std::shared_ptr<DeviceTensor>> roots;
     const Value& root = values_.back();
-    if (p_[Id(p_.size() - 1)].op() == Op::Noop) roots = root.outs;
-    else roots.push_back(root.t);
+    if (p_[Id(p_.size() - 1)].op() == Op::Noop)
+      roots = root.outs;
+    else
+      roots.push_back(root.t);
     std::vector<HostTensor> out;
     for (const auto& t : roots) {
       HostTensor h(t->dims, t->dtype);
-      TENSAT_CUDA_CHECK(cudaMemcpyAsync(h.data.data(), t->ptr(), h.data.size() * sizeof(float), cudaMemcpyDeviceToHost,
-                                        stream_));
+      TENSAT_CUDA_CHECK(cudaMemcpyAsync(h.data.data(), t->ptr(), h.data.size() * sizeof(float),
+                                        cudaMemcpyDeviceToHost, stream_));
       out.push_back(std::move(h));
     }
     TENSAT_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -234,15 +243,19 @@ class Executor {
     return t;
   }
   void zero(const DeviceTensor& t) {
-    TENSAT_CUDA_CHECK(cudaMemsetAsync(t.ptr(), 0, static_cast<std::size_t>(t.elements()) * sizeof(float), stream_));
+    TENSAT_CUDA_CHECK(cudaMemsetAsync(
+        t.ptr(), 0, static_cast<std::size_t>(t.elements()) * sizeof(float), stream_));
   }
   void unary(const DeviceTensor& x, DeviceTensor& y, k::Unary op) {
     TENSAT_CUDA_CHECK(k::unary(x.ptr(), y.ptr(), x.elements(), op, stream_));
   }
   void activate(DeviceTensor& y, std::int64_t act) {
-    if (act == 1) unary(y, y, k::Unary::Sigmoid);
-    else if (act == 2) unary(y, y, k::Unary::Relu);
-    else if (act == 3) unary(y, y, k::Unary::Tanh);
+    if (act == 1)
+      unary(y, y, k::Unary::Sigmoid);
+    else if (act == 2)
+      unary(y, y, k::Unary::Relu);
+    else if (act == 3)
+      unary(y, y, k::Unary::Tanh);
   }
 
   /// The binding of `name`, uploaded once per executor (rounded to the declared dtype).
@@ -252,13 +265,14 @@ class Executor {
     if (b == bindings_.end()) throw MissingBindingError(name);
     if (b->second.dims != info.dims) throw BindingShapeError(name, info.dims, b->second.dims);
     if (static_cast<std::int64_t>(b->second.data.size()) != info.elements())
-      throw ExecutionError(fmt::format("execute_cuda: '{}' holds {} values for shape {}", name, b->second.data.size(),
-                                       dims_to_string(info.dims)));
+      throw ExecutionError(fmt::format("execute_cuda: '{}' holds {} values for shape {}", name,
+                                       b->second.data.size(), dims_to_string(info.dims)));
     HostTensor h = b->second;
     h.dtype = info.dtype;
     round_tensor(h);
     auto t = make(info.dims, info.dtype);
-    TENSAT_CUDA_CHECK(cudaMemcpy(t->ptr(), h.data.data(), h.data.size() * sizeof(float), cudaMemcpyHostToDevice));
+    TENSAT_CUDA_CHECK(
+        cudaMemcpy(t->ptr(), h.data.data(), h.data.size() * sizeof(float), cudaMemcpyHostToDevice));
     uploaded_.emplace(name, t);
     return t;
   }
@@ -273,7 +287,8 @@ class Executor {
     return workspace_;
   }
 
-  std::shared_ptr<DeviceTensor> matmul(const DeviceTensor& a, const DeviceTensor& b, std::int64_t act, DType dtype) {
+  std::shared_ptr<DeviceTensor> matmul(const DeviceTensor& a, const DeviceTensor& b,
+                                       std::int64_t act, DType dtype) {
     const std::size_t r = a.dims.size();
     const std::int64_t M = a.dims[r - 2], K = a.dims[r - 1], N = b.dims[r - 1];
     Dims dims = a.dims;
@@ -283,11 +298,11 @@ class Executor {
     for (std::size_t i = 0; i + 2 < r; ++i) batch *= a.dims[i];
     const float one = 1.0f, zero_f = 0.0f;
     // Row-major C = A B is column-major C^T = B^T A^T.
-    TENSAT_CUDA_CHECK(cublasSgemmStridedBatched(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(N),
-                                                static_cast<int>(M), static_cast<int>(K), &one, b.ptr(),
-                                                static_cast<int>(N), K * N, a.ptr(), static_cast<int>(K), M * K,
-                                                &zero_f, out->ptr(), static_cast<int>(N), M * N,
-                                                static_cast<int>(batch)));
+    TENSAT_CUDA_CHECK(cublasSgemmStridedBatched(
+        cublas_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(N), static_cast<int>(M),
+        static_cast<int>(K), &one, b.ptr(), static_cast<int>(N), K * N, a.ptr(),
+        static_cast<int>(K), M * K, &zero_f, out->ptr(), static_cast<int>(N), M * N,
+        static_cast<int>(batch)));
     activate(*out, act);
     return out;
   }
@@ -304,30 +319,33 @@ class Executor {
   /// stride 1 and no groups is also timed as a cuBLAS product (`conv1x1_gemm`): at batch 1,
   /// cuDNN's FMA engines were measured far slower on such shapes (a 1024 -> 2048 channel one
   /// at 7x7: 0.13 ms, about 30 times its roofline).
-  ConvAlgorithm conv_algorithm(const ConvGeometry& geometry, cudnnTensorDescriptor_t xd, const float* x,
-                               cudnnFilterDescriptor_t wd, const float* w, cudnnConvolutionDescriptor_t cd,
-                               cudnnTensorDescriptor_t yd, float* y) {
+  ConvAlgorithm conv_algorithm(const ConvGeometry& geometry, cudnnTensorDescriptor_t xd,
+                               const float* x, cudnnFilterDescriptor_t wd, const float* w,
+                               cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t yd,
+                               float* y) {
     ConvAlgorithmCache& cache = conv_algorithm_cache();
     std::lock_guard<std::mutex> lock(cache.mutex);
     if (auto it = cache.chosen.find(geometry); it != cache.chosen.end()) return it->second;
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int found = 0;
-    TENSAT_CUDA_CHECK(
-        cudnnFindConvolutionForwardAlgorithm(cudnn_, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf));
+    TENSAT_CUDA_CHECK(cudnnFindConvolutionForwardAlgorithm(
+        cudnn_, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf));
     std::vector<ConvAlgorithm> candidates;
     for (int a = 0; a < found && candidates.size() < 4; ++a)  // sorted by cuDNN's one timing
       if (perf[a].status == CUDNN_STATUS_SUCCESS && perf[a].mathType != CUDNN_TENSOR_OP_MATH &&
           perf[a].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
         candidates.push_back(ConvAlgorithm{perf[a].algo, perf[a].memory});
     // A 1x1 convolution with stride 1, no padding and no groups is a matrix product per image.
-    const bool gemm_shaped = geometry[6] == 1 && geometry[7] == 1 && geometry[8] == 0 && geometry[9] == 0 &&
-                             geometry[10] == 1 && geometry[11] == 1 && geometry[5] == geometry[1];
+    const bool gemm_shaped = geometry[6] == 1 && geometry[7] == 1 && geometry[8] == 0 &&
+                             geometry[9] == 0 && geometry[10] == 1 && geometry[11] == 1 &&
+                             geometry[5] == geometry[1];
     if (gemm_shaped) {
       ConvAlgorithm g;
       g.gemm = true;
       candidates.push_back(g);
     }
-    if (candidates.empty()) throw ExecutionError("execute_cuda: cuDNN offers no FMA-math algorithm for a conv2d");
+    if (candidates.empty())
+      throw ExecutionError("execute_cuda: cuDNN offers no FMA-math algorithm for a conv2d");
     ConvAlgorithm best = candidates.front();
     if (candidates.size() > 1) {
       const EventPair events;
@@ -342,7 +360,8 @@ class Executor {
           for (int r = 0; r < 6; ++r) {
             TENSAT_CUDA_CHECK(cudaEventRecord(events.start, stream_));
             if (c.gemm)
-              conv1x1_gemm(x, w, y, geometry[0], geometry[1], geometry[2] * geometry[3], geometry[4]);
+              conv1x1_gemm(x, w, y, geometry[0], geometry[1], geometry[2] * geometry[3],
+                           geometry[4]);
             else
               TENSAT_CUDA_CHECK(cudnnConvolutionForward(cudnn_, &one, xd, x, wd, w, cd, c.algo, ws,
                                                         c.workspace_bytes, &zero_f, yd, y));
@@ -351,7 +370,8 @@ class Executor {
             if (r > 0) ms.push_back(t);  // the first run untimed
           }
         } catch (const ExecutionError& e) {
-          (void)cudaGetLastError();  // clear a non-sticky error; a sticky one fails the next call anyway
+          (void)cudaGetLastError();  // clear a non-sticky error; a sticky one fails the next call
+                                     // anyway
           last_failure = e.what();
           continue;
         }
@@ -372,13 +392,14 @@ class Executor {
   /// (column-major, y[n]ᵀ = x[n]ᵀ · wᵀ), one strided-batched SGEMM with w's stride 0.
   void conv1x1_gemm(const float* x, const float* w, float* y, int N, int C, int HW, int O) {
     const float one = 1.0f, zero_f = 0.0f;
-    TENSAT_CUDA_CHECK(cublasSgemmStridedBatched(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, HW, O, C, &one, x, HW,
-                                                static_cast<long long>(C) * HW, w, C, 0, &zero_f, y, HW,
-                                                static_cast<long long>(O) * HW, N));
+    TENSAT_CUDA_CHECK(cublasSgemmStridedBatched(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, HW, O, C, &one,
+                                                x, HW, static_cast<long long>(C) * HW, w, C, 0,
+                                                &zero_f, y, HW, static_cast<long long>(O) * HW, N));
   }
 
-  std::shared_ptr<DeviceTensor> conv2d(const DeviceTensor& x0, const DeviceTensor& w, std::int64_t sh, std::int64_t sw,
-                                       std::int64_t pad, std::int64_t act, DType dtype) {
+  std::shared_ptr<DeviceTensor> conv2d(const DeviceTensor& x0, const DeviceTensor& w,
+                                       std::int64_t sh, std::int64_t sw, std::int64_t pad,
+                                       std::int64_t act, DType dtype) {
     const std::int64_t N = x0.dims[0], C = x0.dims[1], H = x0.dims[2], W = x0.dims[3];
     const std::int64_t O = w.dims[0], Cg = w.dims[1], kh = w.dims[2], kw = w.dims[3];
     const std::int64_t Ho = pad == 0 ? (H + sh - 1) / sh : (H - kh) / sh + 1;
@@ -418,18 +439,22 @@ class Executor {
     TENSAT_CUDA_CHECK(cudnnCreateTensorDescriptor(&yd));
     TENSAT_CUDA_CHECK(cudnnCreateFilterDescriptor(&wd));
     TENSAT_CUDA_CHECK(cudnnCreateConvolutionDescriptor(&cd));
-    TENSAT_CUDA_CHECK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i32(N), i32(C),
-                                                 i32(x->dims[2]), i32(x->dims[3])));
-    TENSAT_CUDA_CHECK(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, i32(O), i32(Cg), i32(kh), i32(kw)));
+    TENSAT_CUDA_CHECK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i32(N),
+                                                 i32(C), i32(x->dims[2]), i32(x->dims[3])));
+    TENSAT_CUDA_CHECK(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, i32(O),
+                                                 i32(Cg), i32(kh), i32(kw)));
     TENSAT_CUDA_CHECK(cudnnSetConvolution2dDescriptor(cd, i32(ph), i32(pw), i32(sh), i32(sw), 1, 1,
                                                       CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     TENSAT_CUDA_CHECK(cudnnSetConvolutionGroupCount(cd, i32(C / Cg)));
     TENSAT_CUDA_CHECK(cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH));
-    TENSAT_CUDA_CHECK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i32(N), i32(O), i32(Ho), i32(Wo)));
-    ConvGeometry geometry{i32(N), i32(C), i32(x->dims[2]), i32(x->dims[3]), i32(O), i32(Cg),
-                          i32(kh), i32(kw), i32(ph), i32(pw), i32(sh), i32(sw), 0};
+    TENSAT_CUDA_CHECK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i32(N),
+                                                 i32(O), i32(Ho), i32(Wo)));
+    ConvGeometry geometry{i32(N),  i32(C),  i32(x->dims[2]), i32(x->dims[3]), i32(O),  i32(Cg),
+                          i32(kh), i32(kw), i32(ph),         i32(pw),         i32(sh), i32(sw),
+                          0};
     TENSAT_CUDA_CHECK(cudaGetDevice(&geometry[12]));
-    const ConvAlgorithm chosen = conv_algorithm(geometry, xd, x->ptr(), wd, w.ptr(), cd, yd, out->ptr());
+    const ConvAlgorithm chosen =
+        conv_algorithm(geometry, xd, x->ptr(), wd, w.ptr(), cd, yd, out->ptr());
     if (chosen.gemm) {
       conv1x1_gemm(x->ptr(), w.ptr(), out->ptr(), i32(N), i32(C), i32(H * W), i32(O));
       activate(*out, act);
@@ -437,7 +462,8 @@ class Executor {
     }
     void* ws = chosen.workspace_bytes ? workspace(chosen.workspace_bytes) : nullptr;
     const float one = 1.0f, zero_f = 0.0f;
-    if (act == 2 && chosen.relu_fusion >= 0) {  // the ReLU inside cuDNN's kernel, as TASO runs conv + relu
+    if (act == 2 &&
+        chosen.relu_fusion >= 0) {  // the ReLU inside cuDNN's kernel, as TASO runs conv + relu
       cudnnTensorDescriptor_t bd = nullptr;
       struct BiasGuard {
         cudnnTensorDescriptor_t& d;
@@ -446,13 +472,14 @@ class Executor {
         }
       } bias_guard{bd};
       TENSAT_CUDA_CHECK(cudnnCreateTensorDescriptor(&bd));
-      TENSAT_CUDA_CHECK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, i32(O), 1, 1));
+      TENSAT_CUDA_CHECK(
+          cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, i32(O), 1, 1));
       // y = relu(conv(x) + 0 * z + bias), z = y, bias = zeros. The output is zeroed first: cuDNN
       // does not promise to skip z when alpha2 is 0, and 0 * a stale Inf or NaN is NaN.
       zero(*out);
       const cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
-          cudnn_, &one, xd, x->ptr(), wd, w.ptr(), cd, chosen.algo, ws, chosen.workspace_bytes, &zero_f, yd, out->ptr(),
-          bd, zeros(O), relu_descriptor(), yd, out->ptr());
+          cudnn_, &one, xd, x->ptr(), wd, w.ptr(), cd, chosen.algo, ws, chosen.workspace_bytes,
+          &zero_f, yd, out->ptr(), bd, zeros(O), relu_descriptor(), yd, out->ptr());
       if (status == CUDNN_STATUS_SUCCESS) {
         if (chosen.relu_fusion == 0) set_relu_fusion(geometry, 1);
         return out;
@@ -461,8 +488,9 @@ class Executor {
       // which reports any failure that is not a refusal.
       set_relu_fusion(geometry, -1);
     }
-    TENSAT_CUDA_CHECK(cudnnConvolutionForward(cudnn_, &one, xd, x->ptr(), wd, w.ptr(), cd, chosen.algo, ws,
-                                              chosen.workspace_bytes, &zero_f, yd, out->ptr()));
+    TENSAT_CUDA_CHECK(cudnnConvolutionForward(cudnn_, &one, xd, x->ptr(), wd, w.ptr(), cd,
+                                              chosen.algo, ws, chosen.workspace_bytes, &zero_f, yd,
+                                              out->ptr()));
     activate(*out, act);
     return out;
   }
@@ -480,7 +508,8 @@ class Executor {
     if (!relu_) {
       TENSAT_CUDA_CHECK(cudnnCreateActivationDescriptor(&relu_));
       // NaN to 0, as the ReLU kernel's v > 0 ? v : 0 does.
-      TENSAT_CUDA_CHECK(cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+      TENSAT_CUDA_CHECK(
+          cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
     }
     return relu_;
   }
@@ -491,10 +520,12 @@ class Executor {
     cache.chosen[geometry].relu_fusion = value;
   }
 
-  std::shared_ptr<DeviceTensor> gather(const DeviceTensor& x, const Dims& out_dims, const std::vector<std::int64_t>& strides,
+  std::shared_ptr<DeviceTensor> gather(const DeviceTensor& x, const Dims& out_dims,
+                                       const std::vector<std::int64_t>& strides,
                                        std::int64_t offset, DType dtype) {
     if (out_dims.size() > static_cast<std::size_t>(k::kMaxRank))
-      throw ExecutionError(fmt::format("execute_cuda: rank {} above {}", out_dims.size(), k::kMaxRank));
+      throw ExecutionError(
+          fmt::format("execute_cuda: rank {} above {}", out_dims.size(), k::kMaxRank));
     auto out = make(out_dims, dtype);
     k::Strided s;
     s.rank = static_cast<int>(out_dims.size());
@@ -511,13 +542,15 @@ class Executor {
   void place(const DeviceTensor& x, DeviceTensor& out, std::int64_t axis, std::int64_t at) {
     std::int64_t outer = 1, inner = 1;
     for (std::int64_t a = 0; a < axis; ++a) outer *= x.dims[static_cast<std::size_t>(a)];
-    for (std::size_t a = static_cast<std::size_t>(axis) + 1; a < x.dims.size(); ++a) inner *= x.dims[a];
+    for (std::size_t a = static_cast<std::size_t>(axis) + 1; a < x.dims.size(); ++a)
+      inner *= x.dims[a];
     const std::int64_t extent = x.dims[static_cast<std::size_t>(axis)];
-    TENSAT_CUDA_CHECK(
-        k::place(x.ptr(), out.ptr(), outer, extent, inner, out.dims[static_cast<std::size_t>(axis)], at, stream_));
+    TENSAT_CUDA_CHECK(k::place(x.ptr(), out.ptr(), outer, extent, inner,
+                               out.dims[static_cast<std::size_t>(axis)], at, stream_));
   }
 
-  static void split_dims(const Dims& d, std::int64_t axis, std::int64_t& outer, std::int64_t& extent, std::int64_t& inner) {
+  static void split_dims(const Dims& d, std::int64_t axis, std::int64_t& outer,
+                         std::int64_t& extent, std::int64_t& inner) {
     outer = inner = 1;
     for (std::int64_t i = 0; i < axis; ++i) outer *= d[static_cast<std::size_t>(i)];
     extent = d[static_cast<std::size_t>(axis)];
@@ -529,8 +562,8 @@ class Executor {
     return s;
   }
 
-  std::shared_ptr<DeviceTensor> slice(const DeviceTensor& x, std::int64_t axis, std::int64_t start, std::int64_t end,
-                                      DType dtype) {
+  std::shared_ptr<DeviceTensor> slice(const DeviceTensor& x, std::int64_t axis, std::int64_t start,
+                                      std::int64_t end, DType dtype) {
     Dims d = x.dims;
     d[static_cast<std::size_t>(axis)] = end - start;
     const auto s = strides_of(x.dims);
@@ -540,13 +573,15 @@ class Executor {
   /// Copies a host-computed tensor (the weight transforms `enlarge` and `merge`) to the device.
   std::shared_ptr<DeviceTensor> from_host(const HostTensor& h, DType dtype) {
     auto t = make(h.dims, dtype);
-    TENSAT_CUDA_CHECK(cudaMemcpyAsync(t->ptr(), h.data.data(), h.data.size() * sizeof(float), cudaMemcpyHostToDevice, stream_));
+    TENSAT_CUDA_CHECK(cudaMemcpyAsync(t->ptr(), h.data.data(), h.data.size() * sizeof(float),
+                                      cudaMemcpyHostToDevice, stream_));
     TENSAT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return t;
   }
   HostTensor to_host(const DeviceTensor& t) {
     HostTensor h(t.dims, t.dtype);
-    TENSAT_CUDA_CHECK(cudaMemcpyAsync(h.data.data(), t.ptr(), h.data.size() * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    TENSAT_CUDA_CHECK(cudaMemcpyAsync(h.data.data(), t.ptr(), h.data.size() * sizeof(float),
+                                      cudaMemcpyDeviceToHost, stream_));
     TENSAT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return h;
   }
@@ -576,7 +611,9 @@ class Executor {
         continue;
       }
       const Value& v = values_[c.index()];
-      if (!v.t) throw ExecutionError(fmt::format("execute_cuda: node {} ({}) reads a freed or missing tensor", i, node.op_name()));
+      if (!v.t)
+        throw ExecutionError(fmt::format(
+            "execute_cuda: node {} ({}) reads a freed or missing tensor", i, node.op_name()));
       const std::string name = fmt::format("__operand{}", k++);
       std::vector<Id> dims;
       for (std::int64_t d : ci.dims) dims.push_back(one.add(TensorNode::num(d)));
@@ -598,39 +635,49 @@ class Executor {
     auto num = [&](std::size_t k) { return val(k).value; };
     auto ten = [&](std::size_t k) -> const DeviceTensor& {
       const Value& v = val(k);
-      if (!v.t) throw ExecutionError(fmt::format("execute_cuda: node {} ({}) reads a freed or missing tensor", i, node.op_name()));
+      if (!v.t)
+        throw ExecutionError(fmt::format(
+            "execute_cuda: node {} ({}) reads a freed or missing tensor", i, node.op_name()));
       return *v.t;
     };
     Value out;
     auto result = [&](std::shared_ptr<DeviceTensor> t) {
       t->dtype = info.dtype;
       if (info.dtype != DType::F32)
-        TENSAT_CUDA_CHECK(k::round_to(t->ptr(), t->elements(), info.dtype == DType::BF16 ? 1 : 2, stream_));
+        TENSAT_CUDA_CHECK(
+            k::round_to(t->ptr(), t->elements(), info.dtype == DType::BF16 ? 1 : 2, stream_));
       out.t = std::move(t);
       return out;
     };
     switch (node.op()) {
-      case Op::Num: out.value = node.value(); return out;
-      case Op::Sym: out.name = std::string(node.symbol().str()); return out;
+      case Op::Num:
+        out.value = node.value();
+        return out;
+      case Op::Sym:
+        out.name = std::string(node.symbol().str());
+        return out;
       case Op::Ints:
         for (std::size_t k = 0; k < ch.size(); ++k) out.ints.push_back(num(k));
         return out;
       case Op::Input:
       case Op::Weight: {
-        const std::string name = p_[ch[0]].op() == Op::Num ? std::to_string(val(0).value) : val(0).name;
+        const std::string name =
+            p_[ch[0]].op() == Op::Num ? std::to_string(val(0).value) : val(0).name;
         out.t = upload(name, info);
         return out;
       }
       case Op::Arg: {
         const auto k = static_cast<std::size_t>(num(0));
-        if (!args || k >= args->size()) throw ExecutionError(fmt::format("execute_cuda: arg {} outside a fused kernel", k));
+        if (!args || k >= args->size())
+          throw ExecutionError(fmt::format("execute_cuda: arg {} outside a fused kernel", k));
         out.t = (*args)[k];
         return out;
       }
       case Op::EwAdd:
       case Op::EwMul: {
         auto y = make(info.dims, info.dtype);
-        TENSAT_CUDA_CHECK(k::binary(ten(0).ptr(), ten(1).ptr(), y->ptr(), y->elements(), node.op() == Op::EwMul, stream_));
+        TENSAT_CUDA_CHECK(k::binary(ten(0).ptr(), ten(1).ptr(), y->ptr(), y->elements(),
+                                    node.op() == Op::EwMul, stream_));
         return result(std::move(y));
       }
       case Op::SMul: {
@@ -654,16 +701,26 @@ class Executor {
         unary(ten(0), *y, op);
         return result(std::move(y));
       }
-      case Op::MatMul: return result(matmul(ten(1), ten(2), num(0), info.dtype));
-      case Op::Conv2d: return result(conv2d(ten(4), ten(5), num(0), num(1), num(2), num(3), info.dtype));
+      case Op::MatMul:
+        return result(matmul(ten(1), ten(2), num(0), info.dtype));
+      case Op::Conv2d:
+        return result(conv2d(ten(4), ten(5), num(0), num(1), num(2), num(3), info.dtype));
       case Op::PoolMax:
       case Op::PoolAvg: {
         const DeviceTensor& x = ten(6);
         const std::int64_t kh = num(0), kw = num(1), sh = num(2), sw = num(3), pad = num(4);
         const std::int64_t H = x.dims[2], W = x.dims[3], Ho = info.dims[2], Wo = info.dims[3];
-        k::PoolShape s{x.dims[0] * x.dims[1], H, W, Ho, Wo, kh, kw, sh, sw,
-                    pad == 0 ? std::max<std::int64_t>((Ho - 1) * sh + kh - H, 0) / 2 : 0,
-                    pad == 0 ? std::max<std::int64_t>((Wo - 1) * sw + kw - W, 0) / 2 : 0};
+        k::PoolShape s{x.dims[0] * x.dims[1],
+                       H,
+                       W,
+                       Ho,
+                       Wo,
+                       kh,
+                       kw,
+                       sh,
+                       sw,
+                       pad == 0 ? std::max<std::int64_t>((Ho - 1) * sh + kh - H, 0) / 2 : 0,
+                       pad == 0 ? std::max<std::int64_t>((Wo - 1) * sw + kw - W, 0) / 2 : 0};
         auto y = make(info.dims, info.dtype);
         TENSAT_CUDA_CHECK(k::pool(x.ptr(), y->ptr(), s, node.op() == Op::PoolMax, stream_));
         activate(*y, num(5));
@@ -717,15 +774,17 @@ class Executor {
         std::int64_t outer, extent, inner;
         split_dims(x.dims, 1, outer, extent, inner);
         auto y = make(info.dims, info.dtype);
-        TENSAT_CUDA_CHECK(k::batchnorm(x.ptr(), ten(1).ptr(), ten(2).ptr(), ten(3).ptr(), ten(4).ptr(), y->ptr(), extent,
-                                       inner, y->elements(), internal::kNormEps, stream_));
+        TENSAT_CUDA_CHECK(k::batchnorm(x.ptr(), ten(1).ptr(), ten(2).ptr(), ten(3).ptr(),
+                                       ten(4).ptr(), y->ptr(), extent, inner, y->elements(),
+                                       internal::kNormEps, stream_));
         return result(std::move(y));
       }
       case Op::LayerNorm: {
         const DeviceTensor& x = ten(0);
         const std::int64_t n = x.dims.back(), rows = n ? x.elements() / n : 0;
         auto y = make(info.dims, info.dtype);
-        TENSAT_CUDA_CHECK(k::layernorm(x.ptr(), ten(1).ptr(), ten(2).ptr(), y->ptr(), rows, n, internal::kNormEps, stream_));
+        TENSAT_CUDA_CHECK(k::layernorm(x.ptr(), ten(1).ptr(), ten(2).ptr(), y->ptr(), rows, n,
+                                       internal::kNormEps, stream_));
         return result(std::move(y));
       }
       case Op::Softmax: {
@@ -743,13 +802,14 @@ class Executor {
         std::int64_t outer, extent, inner;
         split_dims(x.dims, num(0), outer, extent, inner);
         auto y = make(info.dims, info.dtype);
-        const k::Reduce op = node.op() == Op::ReduceSum ? k::Reduce::Sum
+        const k::Reduce op = node.op() == Op::ReduceSum   ? k::Reduce::Sum
                              : node.op() == Op::ReduceMax ? k::Reduce::Max
                                                           : k::Reduce::Mean;
         TENSAT_CUDA_CHECK(k::reduce(x.ptr(), y->ptr(), outer, extent, inner, op, stream_));
         return result(std::move(y));
       }
-      case Op::Slice: return result(slice(ten(3), num(0), num(1), num(2), info.dtype));
+      case Op::Slice:
+        return result(slice(ten(3), num(0), num(1), num(2), info.dtype));
       case Op::Pad: {
         auto y = make(info.dims, info.dtype);
         zero(*y);
@@ -762,28 +822,40 @@ class Executor {
       case Op::Sqrt:
       case Op::Clip:
       case Op::Resize:
-      case Op::ConvTranspose: return result(on_host(i));
-      case Op::Opaque: throw OpaqueOpError(i, val(0).name);
+      case Op::ConvTranspose:
+        return result(on_host(i));
+      case Op::Opaque:
+        throw OpaqueOpError(i, val(0).name);
       // Device tensors stay in their logical order, as the Eigen executor's (executor.h).
-      case Op::Relayout: out.t = val(1).t; return out;
-      case Op::Enlarge: return result(from_host(internal::enlarge(to_host(ten(0)), ten(1).dims), info.dtype));
-      case Op::Merge: return result(from_host(internal::merge(to_host(ten(2)), num(0), num(1)), info.dtype));
+      case Op::Relayout:
+        out.t = val(1).t;
+        return out;
+      case Op::Enlarge:
+        return result(from_host(internal::enlarge(to_host(ten(0)), ten(1).dims), info.dtype));
+      case Op::Merge:
+        return result(from_host(internal::merge(to_host(ten(2)), num(0), num(1)), info.dtype));
       // Weight transforms are computed on the host (precomputed before timing). wino_conv2d runs
       // on the host too: optimize offers it only for profiles whose convolutions run directly
       // (DeviceProfile::winograd), never the GPU's, where cuDNN picks Winograd inside conv2d.
-      case Op::WinoWeight: return result(from_host(internal::wino_weight(to_host(ten(0))), info.dtype));
-      case Op::WinoConv2d: return result(on_host(i));
+      case Op::WinoWeight:
+        return result(from_host(internal::wino_weight(to_host(ten(0))), info.dtype));
+      case Op::WinoConv2d:
+        return result(on_host(i));
       case Op::Noop:
         for (std::size_t k = 0; k < ch.size(); ++k) {
           const Value& v = val(k);
-          if (v.t) out.outs.push_back(v.t);
-          else out.outs.insert(out.outs.end(), v.outs.begin(), v.outs.end());
+          if (v.t)
+            out.outs.push_back(v.t);
+          else
+            out.outs.insert(out.outs.end(), v.outs.begin(), v.outs.end());
         }
         return out;
       case Op::Fused: {
         std::vector<std::shared_ptr<DeviceTensor>> inputs;
         for (std::size_t k = 1; k < ch.size(); ++k) {
-          if (!val(k).t) throw ExecutionError(fmt::format("execute_cuda: fused node {} reads a freed tensor", i));
+          if (!val(k).t)
+            throw ExecutionError(
+                fmt::format("execute_cuda: fused node {} reads a freed tensor", i));
           inputs.push_back(val(k).t);
         }
         return result(eval_body(ch[0].index(), inputs));
@@ -798,11 +870,13 @@ class Executor {
   /// region (a contraction, a reduction, an injective term), which are evaluated op by op first,
   /// so `fused(relu(ewadd(conv2d(..), arg 1)))` is cuDNN's convolution and one kernel. A body
   /// whose root is not elementwise, or whose region is too large for `FusedCode`, runs op by op.
-  std::shared_ptr<DeviceTensor> eval_body(std::size_t body, const std::vector<std::shared_ptr<DeviceTensor>>& inputs) {
+  std::shared_ptr<DeviceTensor> eval_body(
+      std::size_t body, const std::vector<std::shared_ptr<DeviceTensor>>& inputs) {
     const std::int64_t n = infos_[body].elements();
     ElementwiseRegion region{k::FusedCode{}, {}, 0, 0};
     if (is_elementwise(p_[Id(body)].op()) && compile_region(body, n, inputs, region)) {
-      for (std::size_t l = 0; l < region.leaves.size(); ++l) region.code.leaves[l] = region.leaves[l]->ptr();
+      for (std::size_t l = 0; l < region.leaves.size(); ++l)
+        region.code.leaves[l] = region.leaves[l]->ptr();
       auto y = make(infos_[body].dims, infos_[body].dtype);
       TENSAT_CUDA_CHECK(k::fused_elementwise(region.code, y->ptr(), n, stream_));
       return y;  // region.leaves released after the launch: the stream orders their reuse
@@ -810,15 +884,19 @@ class Executor {
     auto r = eval_term(body, inputs);
     // A body whose root is an arg (or a reshape of one) would alias an input: copy it.
     auto copy = make(r->dims, r->dtype);
-    TENSAT_CUDA_CHECK(cudaMemcpyAsync(copy->ptr(), r->ptr(), static_cast<std::size_t>(r->elements()) * sizeof(float),
+    TENSAT_CUDA_CHECK(cudaMemcpyAsync(copy->ptr(), r->ptr(),
+                                      static_cast<std::size_t>(r->elements()) * sizeof(float),
                                       cudaMemcpyDeviceToDevice, stream_));
     return copy;
   }
 
-  /// The value of body term `term`, its symbolic nodes evaluated op by op with args bound to `inputs`.
-  std::shared_ptr<DeviceTensor> eval_term(std::size_t term, const std::vector<std::shared_ptr<DeviceTensor>>& inputs) {
+  /// The value of body term `term`, its symbolic nodes evaluated op by op with args bound to
+  /// `inputs`.
+  std::shared_ptr<DeviceTensor> eval_term(
+      std::size_t term, const std::vector<std::shared_ptr<DeviceTensor>>& inputs) {
     if (!infos_[term].symbolic) {  // a tensor from outside the body, kept alive by run() for it
-      if (!values_[term].t) throw ExecutionError(fmt::format("execute_cuda: a fused body reads freed node {}", term));
+      if (!values_[term].t)
+        throw ExecutionError(fmt::format("execute_cuda: a fused body reads freed node {}", term));
       return values_[term].t;
     }
     std::vector<bool> needed(term + 1, false);
@@ -856,7 +934,8 @@ class Executor {
   }
 
   /// Emits a load of `t`, of `n` elements or, for a scalar operand, 1.
-  bool emit_leaf(ElementwiseRegion& r, std::shared_ptr<DeviceTensor> t, std::int64_t n, bool scalar) {
+  bool emit_leaf(ElementwiseRegion& r, std::shared_ptr<DeviceTensor> t, std::int64_t n,
+                 bool scalar) {
     if (!t || t->elements() != (scalar ? 1 : n)) return false;
     std::size_t l = 0;
     while (l < r.leaves.size() && r.leaves[l]->ptr() != t->ptr()) ++l;
@@ -868,12 +947,15 @@ class Executor {
   }
 
   /// Emits term `j` of the region (n elements) in postfix order; false: it does not fit.
-  bool compile_region(std::size_t j, std::int64_t n, const std::vector<std::shared_ptr<DeviceTensor>>& inputs,
+  bool compile_region(std::size_t j, std::int64_t n,
+                      const std::vector<std::shared_ptr<DeviceTensor>>& inputs,
                       ElementwiseRegion& r) {
     const TensorNode& node = p_[Id(j)];
     const auto ch = node.children();
     const auto operand = [&](std::size_t k) { return compile_region(ch[k].index(), n, inputs, r); };
-    const auto scalar = [&](std::size_t k) { return emit_leaf(r, eval_term(ch[k].index(), inputs), n, true); };
+    const auto scalar = [&](std::size_t k) {
+      return emit_leaf(r, eval_term(ch[k].index(), inputs), n, true);
+    };
     // A tensor computed outside the body is a leaf, never recomputed (its operands may be freed).
     if (!infos_[j].symbolic) return emit_leaf(r, eval_term(j, inputs), n, false);
     if (node.op() == Op::Reshape) return operand(1);  // the same elements in the same order
@@ -881,24 +963,54 @@ class Executor {
       const auto k = static_cast<std::size_t>(p_[ch[0]].value());
       return k < inputs.size() && emit_leaf(r, inputs[k], n, false);
     }
-    if (!is_elementwise(node.op()) || infos_[j].elements() != n) return emit_leaf(r, eval_term(j, inputs), n, false);
+    if (!is_elementwise(node.op()) || infos_[j].elements() != n)
+      return emit_leaf(r, eval_term(j, inputs), n, false);
     bool ok = false;
     switch (node.op()) {
-      case Op::EwAdd: ok = operand(0) && operand(1) && emit(r, k::FusedOp::Add, 2, 1); break;
-      case Op::EwMul: ok = operand(0) && operand(1) && emit(r, k::FusedOp::Mul, 2, 1); break;
-      case Op::EwSub: ok = operand(0) && operand(1) && emit(r, k::FusedOp::Sub, 2, 1); break;
-      case Op::EwDiv: ok = operand(0) && operand(1) && emit(r, k::FusedOp::Div, 2, 1); break;
-      case Op::EwPow: ok = operand(0) && operand(1) && emit(r, k::FusedOp::Pow, 2, 1); break;
-      case Op::SMul: ok = operand(0) && scalar(1) && emit(r, k::FusedOp::Mul, 2, 1); break;
-      case Op::Clip: ok = operand(0) && scalar(1) && scalar(2) && emit(r, k::FusedOp::Clip, 3, 1); break;
-      case Op::Relu: ok = operand(0) && emit(r, k::FusedOp::Relu, 1, 1); break;
-      case Op::Tanh: ok = operand(0) && emit(r, k::FusedOp::Tanh, 1, 1); break;
-      case Op::Sigmoid: ok = operand(0) && emit(r, k::FusedOp::Sigmoid, 1, 1); break;
-      case Op::Gelu: ok = operand(0) && emit(r, k::FusedOp::Gelu, 1, 1); break;
-      case Op::Exp: ok = operand(0) && emit(r, k::FusedOp::Exp, 1, 1); break;
-      case Op::Sqrt: ok = operand(0) && emit(r, k::FusedOp::Sqrt, 1, 1); break;
-      case Op::Erf: ok = operand(0) && emit(r, k::FusedOp::Erf, 1, 1); break;
-      default: return false;
+      case Op::EwAdd:
+        ok = operand(0) && operand(1) && emit(r, k::FusedOp::Add, 2, 1);
+        break;
+      case Op::EwMul:
+        ok = operand(0) && operand(1) && emit(r, k::FusedOp::Mul, 2, 1);
+        break;
+      case Op::EwSub:
+        ok = operand(0) && operand(1) && emit(r, k::FusedOp::Sub, 2, 1);
+        break;
+      case Op::EwDiv:
+        ok = operand(0) && operand(1) && emit(r, k::FusedOp::Div, 2, 1);
+        break;
+      case Op::EwPow:
+        ok = operand(0) && operand(1) && emit(r, k::FusedOp::Pow, 2, 1);
+        break;
+      case Op::SMul:
+        ok = operand(0) && scalar(1) && emit(r, k::FusedOp::Mul, 2, 1);
+        break;
+      case Op::Clip:
+        ok = operand(0) && scalar(1) && scalar(2) && emit(r, k::FusedOp::Clip, 3, 1);
+        break;
+      case Op::Relu:
+        ok = operand(0) && emit(r, k::FusedOp::Relu, 1, 1);
+        break;
+      case Op::Tanh:
+        ok = operand(0) && emit(r, k::FusedOp::Tanh, 1, 1);
+        break;
+      case Op::Sigmoid:
+        ok = operand(0) && emit(r, k::FusedOp::Sigmoid, 1, 1);
+        break;
+      case Op::Gelu:
+        ok = operand(0) && emit(r, k::FusedOp::Gelu, 1, 1);
+        break;
+      case Op::Exp:
+        ok = operand(0) && emit(r, k::FusedOp::Exp, 1, 1);
+        break;
+      case Op::Sqrt:
+        ok = operand(0) && emit(r, k::FusedOp::Sqrt, 1, 1);
+        break;
+      case Op::Erf:
+        ok = operand(0) && emit(r, k::FusedOp::Erf, 1, 1);
+        break;
+      default:
+        return false;
     }
     if (ok && infos_[j].dtype == DType::BF16) ok = emit(r, k::FusedOp::RoundBf16, 1, 1);
     if (ok && infos_[j].dtype == DType::F16) ok = emit(r, k::FusedOp::RoundF16, 1, 1);
@@ -983,10 +1095,11 @@ class RunTimer {
       TENSAT_CUDA_CHECK(state);
       TENSAT_CUDA_CHECK(cudaStreamSynchronize(ex_.stream()));
       if (spin_ns >= max_spin_ns)
-        throw ExecutionError(
-            fmt::format("CudaTiming::queued: the host took {:.1f} ms to launch a run, and the GPU started it "
-                        "before the host was done even behind {} ms of spin (the stream's launch queue fills up)",
-                        static_cast<double>(host_ns_) * 1e-6, max_spin_ns / 1'000'000));
+        throw ExecutionError(fmt::format(
+            "CudaTiming::queued: the host took {:.1f} ms to launch a run, and the GPU started it "
+            "before the host was done even behind {} ms of spin (the stream's launch queue fills "
+            "up)",
+            static_cast<double>(host_ns_) * 1e-6, max_spin_ns / 1'000'000));
     }
   }
 

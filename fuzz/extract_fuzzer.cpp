@@ -76,7 +76,8 @@ Recomputed recompute(const ExtractionGraph& g, const std::vector<std::uint32_t>&
       const std::uint32_t n = choice[c];
       if (state[c] == 0) {
         if (n == kNone || n >= g.num_nodes() || g.node_class(n) != c || g.subsumed(n)) {
-          r.why = fmt::format("class {} is reachable but its choice {} is none, foreign or subsumed", c, n);
+          r.why = fmt::format(
+              "class {} is reachable but its choice {} is none, foreign or subsumed", c, n);
           return r;
         }
         state[c] = 1;
@@ -123,18 +124,23 @@ double tolerance(double magnitude) { return 1e-9 * std::max(1.0, magnitude); }
 
 void check_result(const ExtractionGraph& g, Run& run, double dag_magnitude) {
   run.costs = recompute(g, run.result.choice);
-  if (!run.costs.valid) fuzz::fuzz_fail(fmt::format("{}: invalid extraction: {}", run.name, run.costs.why));
+  if (!run.costs.valid)
+    fuzz::fuzz_fail(fmt::format("{}: invalid extraction: {}", run.name, run.costs.why));
   if (std::abs(run.costs.dag - run.result.dag_cost) > tolerance(dag_magnitude))
-    fuzz::fuzz_fail(fmt::format("{}: reported DAG cost {} but the choice costs {}", run.name, run.result.dag_cost, run.costs.dag));
+    fuzz::fuzz_fail(fmt::format("{}: reported DAG cost {} but the choice costs {}", run.name,
+                                run.result.dag_cost, run.costs.dag));
   if (std::isfinite(run.costs.tree_magnitude) &&
       std::abs(run.costs.tree - run.result.tree_cost) > tolerance(run.costs.tree_magnitude))
-    fuzz::fuzz_fail(fmt::format("{}: reported tree cost {} but the choice costs {}", run.name, run.result.tree_cost, run.costs.tree));
-  const bool bound_above = run.tree_objective
-                               ? std::isfinite(run.costs.tree_magnitude) &&
-                                     run.result.lower_bound > run.costs.tree + tolerance(run.costs.tree_magnitude)
-                               : run.result.lower_bound > run.costs.dag + tolerance(dag_magnitude);
+    fuzz::fuzz_fail(fmt::format("{}: reported tree cost {} but the choice costs {}", run.name,
+                                run.result.tree_cost, run.costs.tree));
+  const bool bound_above =
+      run.tree_objective
+          ? std::isfinite(run.costs.tree_magnitude) &&
+                run.result.lower_bound > run.costs.tree + tolerance(run.costs.tree_magnitude)
+          : run.result.lower_bound > run.costs.dag + tolerance(dag_magnitude);
   if (bound_above)
-    fuzz::fuzz_fail(fmt::format("{}: lower bound {} above the cost", run.name, run.result.lower_bound));
+    fuzz::fuzz_fail(
+        fmt::format("{}: lower bound {} above the cost", run.name, run.result.lower_bound));
 }
 
 /// The least DAG and tree costs over every valid choice, by enumeration (small graphs only).
@@ -175,15 +181,16 @@ std::optional<Optimum> brute_force(const ExtractionGraph& g, std::size_t max_cho
       best.dag = std::min(best.dag, r.dag);
       best.tree = std::min(best.tree, r.tree);
     }
-    for (std::uint32_t c = 0; c < g.num_classes() && ++digit[c] == options[c].size(); ++c) digit[c] = 0;
+    for (std::uint32_t c = 0; c < g.num_classes() && ++digit[c] == options[c].size(); ++c)
+      digit[c] = 0;
   }
   return best;
 }
 
 void check_round_trip(const tensat::SerializedEGraph& read) {
   const tensat::SerializedEGraph again = tensat::parse_egraph_json(tensat::to_egraph_json(read));
-  bool same = again.nodes.size() == read.nodes.size() && again.root_eclasses == read.root_eclasses &&
-              again.class_data == read.class_data;
+  bool same = again.nodes.size() == read.nodes.size() &&
+              again.root_eclasses == read.root_eclasses && again.class_data == read.class_data;
   for (std::size_t i = 0; same && i < read.nodes.size(); ++i) {
     const auto& a = read.nodes[i];
     const auto& b = again.nodes[again.find_node(a.id)];
@@ -194,7 +201,8 @@ void check_round_trip(const tensat::SerializedEGraph& read) {
 }
 
 void check_extractors(std::string_view text) {
-  const tensat::SerializedEGraph read = tensat::parse_egraph_json(text, "<fuzz>", tensat::UnknownRoots::Drop);
+  const tensat::SerializedEGraph read =
+      tensat::parse_egraph_json(text, "<fuzz>", tensat::UnknownRoots::Drop);
   check_round_trip(read);
   const ExtractionGraph g = tensat::to_extraction_graph(read);
   if (g.num_nodes() > 4000) return;
@@ -230,17 +238,19 @@ void check_extractors(std::string_view text) {
     fuzz::fuzz_fail("extractors disagree on whether an extraction exists");
   const double tol = tolerance(dag_magnitude);
   if (greedy.ran && ilp.ran && ilp.result.dag_cost > greedy.result.dag_cost + tol)
-    fuzz::fuzz_fail(fmt::format("extract_ilp {} worse than its heuristic {}", ilp.result.dag_cost, greedy.result.dag_cost));
+    fuzz::fuzz_fail(fmt::format("extract_ilp {} worse than its heuristic {}", ilp.result.dag_cost,
+                                greedy.result.dag_cost));
   if (nonnegative && tree.ran) {
     for (const Run* run : {&tree, &greedy, &ilp}) {
       if (!run->ran) continue;
       if (run->costs.dag > run->costs.tree + tol)
-        fuzz::fuzz_fail(fmt::format("{}: DAG cost {} above tree cost {}", run->name, run->costs.dag, run->costs.tree));
+        fuzz::fuzz_fail(fmt::format("{}: DAG cost {} above tree cost {}", run->name, run->costs.dag,
+                                    run->costs.tree));
       if (tree.result.status == tensat::ExtractionStatus::Optimal &&
           std::isfinite(run->costs.tree_magnitude) &&
           tree.costs.tree > run->costs.tree + tolerance(run->costs.tree_magnitude))
-        fuzz::fuzz_fail(fmt::format("extract_tree's optimal tree cost {} beaten by {}'s {}", tree.costs.tree,
-                                    run->name, run->costs.tree));
+        fuzz::fuzz_fail(fmt::format("extract_tree's optimal tree cost {} beaten by {}'s {}",
+                                    tree.costs.tree, run->name, run->costs.tree));
     }
     if (greedy.result.dag_cost > tree.result.dag_cost + tol)
       fuzz::fuzz_fail(fmt::format("extract_greedy_dag {} worse than the tree choice's DAG cost {}",
@@ -250,18 +260,24 @@ void check_extractors(std::string_view text) {
   const auto optimum = brute_force(g, 2048);
   if (!optimum) return;
   if (optimum->feasible != tree.ran)
-    fuzz::fuzz_fail(fmt::format("a valid extraction exists: {}; extract_tree found one: {}", optimum->feasible, tree.ran));
+    fuzz::fuzz_fail(fmt::format("a valid extraction exists: {}; extract_tree found one: {}",
+                                optimum->feasible, tree.ran));
   if (!optimum->feasible) return;
-  if (tree.result.status == tensat::ExtractionStatus::Optimal && std::isfinite(tree.costs.tree_magnitude) &&
+  if (tree.result.status == tensat::ExtractionStatus::Optimal &&
+      std::isfinite(tree.costs.tree_magnitude) &&
       std::abs(tree.costs.tree - optimum->tree) > tolerance(tree.costs.tree_magnitude))
-    fuzz::fuzz_fail(fmt::format("extract_tree says optimal at tree cost {}, the optimum is {}", tree.costs.tree, optimum->tree));
+    fuzz::fuzz_fail(fmt::format("extract_tree says optimal at tree cost {}, the optimum is {}",
+                                tree.costs.tree, optimum->tree));
   if (greedy.ran && greedy.result.dag_cost < optimum->dag - tol)
     fuzz::fuzz_fail("extract_greedy_dag below the DAG optimum");
   if (ilp.ran) {
-    if (ilp.result.status == tensat::ExtractionStatus::Optimal && std::abs(ilp.result.dag_cost - optimum->dag) > tol)
-      fuzz::fuzz_fail(fmt::format("extract_ilp says optimal at {}, the optimum is {}", ilp.result.dag_cost, optimum->dag));
+    if (ilp.result.status == tensat::ExtractionStatus::Optimal &&
+        std::abs(ilp.result.dag_cost - optimum->dag) > tol)
+      fuzz::fuzz_fail(fmt::format("extract_ilp says optimal at {}, the optimum is {}",
+                                  ilp.result.dag_cost, optimum->dag));
     if (ilp.result.lower_bound > optimum->dag + tol)
-      fuzz::fuzz_fail(fmt::format("extract_ilp's lower bound {} above the optimum {}", ilp.result.lower_bound, optimum->dag));
+      fuzz::fuzz_fail(fmt::format("extract_ilp's lower bound {} above the optimum {}",
+                                  ilp.result.lower_bound, optimum->dag));
   }
 }
 

@@ -82,10 +82,12 @@ inline std::optional<tensat::Id> lookup_instance(const tensat::EGraph<L>& egraph
 
 /// Every substitution of `matches` instantiates `ast` to a term already in the matched class.
 inline void check_sound(const tensat::EGraph<L>& egraph, const tensat::PatternAst<L>& ast,
-                        const tensat::SearchMatches& m, const tensat::Subst& subst, std::string_view what) {
+                        const tensat::SearchMatches& m, const tensat::Subst& subst,
+                        std::string_view what) {
   const auto id = lookup_instance(egraph, ast, ast.root(), subst);
   if (!id || *id != egraph.find(m.eclass))
-    fuzz_fail(std::string(what) + ": a match of " + ast.to_string() + " does not instantiate to its class");
+    fuzz_fail(std::string(what) + ": a match of " + ast.to_string() +
+              " does not instantiate to its class");
 }
 
 }  // namespace fuzz

@@ -24,7 +24,8 @@ void check_round_trip(const tensat::MultiPattern<fuzz::L>& mp) {
   const auto& a = mp.clauses();
   const auto& b = reread.clauses();
   bool same = a.size() == b.size();
-  for (std::size_t i = 0; same && i < a.size(); ++i) same = a[i].first == b[i].first && a[i].second == b[i].second;
+  for (std::size_t i = 0; same && i < a.size(); ++i)
+    same = a[i].first == b[i].first && a[i].second == b[i].second;
   if (!same) fuzz::fuzz_fail("multi-pattern does not read back: " + mp.to_string());
 }
 
@@ -33,20 +34,21 @@ void check_multipattern(std::string_view text) {
   const tensat::MultiPattern<fuzz::L> mp(text);
   check_round_trip(mp);
 
-
   std::size_t applied = 0;
   for (const auto& m : mp.search_with_limit(egraph, kMaxMatches))
     for (const auto& subst : m.substs) {
       for (const auto& [var, ast] : mp.clauses()) {
         const auto id = fuzz::lookup_instance(egraph, ast, ast.root(), subst);
         if (!id || *id != egraph.find(subst[var]))
-          fuzz::fuzz_fail("a match of " + mp.to_string() + " does not hold clause " + std::string(var.name()));
+          fuzz::fuzz_fail("a match of " + mp.to_string() + " does not hold clause " +
+                          std::string(var.name()));
       }
       if (applied++ < 20) {  // applying copies the e-graph: a few per input
         tensat::EGraph<fuzz::L> copy = egraph;
         const std::size_t classes = copy.number_of_classes();
         const std::size_t nodes = copy.total_size();
-        if (!mp.apply(copy, subst).empty()) fuzz::fuzz_fail("applying a match of its own searcher united classes");
+        if (!mp.apply(copy, subst).empty())
+          fuzz::fuzz_fail("applying a match of its own searcher united classes");
         copy.rebuild();
         if (copy.number_of_classes() != classes || copy.total_size() != nodes)
           fuzz::fuzz_fail("applying a match of its own searcher changed the e-graph");
@@ -58,7 +60,9 @@ void check_multipattern(std::string_view text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  if (size > 1u << 16 || text.find(';') != std::string_view::npos || fuzz::nesting_depth(text) > 500) return 0;
+  if (size > 1u << 16 || text.find(';') != std::string_view::npos ||
+      fuzz::nesting_depth(text) > 500)
+    return 0;
   try {
     check_multipattern(text);
   } catch (const tensat::Error&) {

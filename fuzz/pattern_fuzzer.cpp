@@ -25,7 +25,8 @@ void check_pattern(std::string_view text) {
   const auto& egraph = fuzz::fixed_egraph();
   const tensat::Pattern<fuzz::L> pattern(text);
   const tensat::Pattern<fuzz::L> reread(pattern.to_string());
-  if (!(reread.ast() == pattern.ast())) fuzz::fuzz_fail("pattern does not read back: " + pattern.to_string());
+  if (!(reread.ast() == pattern.ast()))
+    fuzz::fuzz_fail("pattern does not read back: " + pattern.to_string());
 
   std::size_t total = 0;
   for (const auto& m : pattern.search_with_limit(egraph, kMaxMatches))
@@ -37,10 +38,12 @@ void check_pattern(std::string_view text) {
     std::size_t per_class = 0;
     for (const auto& cls : egraph.classes())
       if (auto m = pattern.search_eclass(egraph, cls.id)) {
-        if (egraph.find(m->eclass) != cls.id) fuzz::fuzz_fail("search_eclass reports another class");
+        if (egraph.find(m->eclass) != cls.id)
+          fuzz::fuzz_fail("search_eclass reports another class");
         per_class += m->substs.size();
       }
-    if (per_class != total) fuzz::fuzz_fail("search and search_eclass disagree on " + pattern.to_string());
+    if (per_class != total)
+      fuzz::fuzz_fail("search and search_eclass disagree on " + pattern.to_string());
   }
 
   if (pattern.vars().empty()) {  // a ground term: added, it must match its own class
@@ -48,7 +51,8 @@ void check_pattern(std::string_view text) {
     const tensat::Id id = copy.add_expr(tensat::parse_expr<fuzz::L>(text));
     copy.rebuild();
     const auto m = pattern.search_eclass(copy, copy.find(id));
-    if (!m || m->substs.empty()) fuzz::fuzz_fail("a ground pattern does not match the term it denotes");
+    if (!m || m->substs.empty())
+      fuzz::fuzz_fail("a ground pattern does not match the term it denotes");
   }
 }
 

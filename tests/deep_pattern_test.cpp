@@ -118,8 +118,9 @@ TEST_CASE("deep pattern: a deep chain with a new variable at every level") {
   REQUIRE(match);
   REQUIRE(match->substs.size() == 1);
   CHECK(match->substs[0].size() == kDepth);
-  CHECK(match->substs[0][Var("?v" + std::to_string(kDepth - 1))] ==
-        egraph.find(egraph.add_expr(tensat::parse_expr<L>("c" + std::to_string((kDepth - 1) % 7)))));
+  CHECK(
+      match->substs[0][Var("?v" + std::to_string(kDepth - 1))] ==
+      egraph.find(egraph.add_expr(tensat::parse_expr<L>("c" + std::to_string((kDepth - 1) % 7)))));
 }
 
 TEST_CASE("deep pattern: a 20000-wide pattern with a repeated variable") {

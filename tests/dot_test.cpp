@@ -32,9 +32,9 @@ namespace {
 
 /// What the tests read back from a cluster-layout export.
 struct Parsed {
-  std::vector<std::uint32_t> clusters;                   // cluster ids, in order
-  std::map<std::uint32_t, std::uint32_t> node_cluster;   // dot node n<i> -> enclosing cluster
-  std::map<std::uint32_t, std::string> node_attrs;       // n<i> -> its attribute list
+  std::vector<std::uint32_t> clusters;                  // cluster ids, in order
+  std::map<std::uint32_t, std::uint32_t> node_cluster;  // dot node n<i> -> enclosing cluster
+  std::map<std::uint32_t, std::string> node_attrs;      // n<i> -> its attribute list
   struct Edge {
     std::uint32_t from, to;
     std::string attrs;
@@ -65,18 +65,22 @@ bool eat_number(const std::string& line, std::size_t& at, std::uint32_t& value) 
 /// `  subgraph cluster_<id> {`
 bool match_cluster(const std::string& line, std::uint32_t& id) {
   std::size_t at = 0;
-  return eat(line, at, "  subgraph cluster_") && eat_number(line, at, id) && line.substr(at) == " {";
+  return eat(line, at, "  subgraph cluster_") && eat_number(line, at, id) &&
+         line.substr(at) == " {";
 }
 
 /// `  <p><from> -> <p><to>;` or `  <p><from> -> <p><to> [<attrs>];`
-bool match_edge(const std::string& line, char prefix, std::uint32_t& from, std::uint32_t& to, std::string& attrs) {
+bool match_edge(const std::string& line, char prefix, std::uint32_t& from, std::uint32_t& to,
+                std::string& attrs) {
   const std::string p(1, prefix);
   std::size_t at = 0;
-  if (!(eat(line, at, "  " + p) && eat_number(line, at, from) && eat(line, at, " -> " + p) && eat_number(line, at, to)))
+  if (!(eat(line, at, "  " + p) && eat_number(line, at, from) && eat(line, at, " -> " + p) &&
+        eat_number(line, at, to)))
     return false;
   attrs.clear();
   if (line.substr(at) == ";") return true;
-  if (!eat(line, at, " [") || line.size() < at + 2 || line.compare(line.size() - 2, 2, "];") != 0) return false;
+  if (!eat(line, at, " [") || line.size() < at + 2 || line.compare(line.size() - 2, 2, "];") != 0)
+    return false;
   attrs = line.substr(at, line.size() - 2 - at);
   return true;
 }
@@ -152,7 +156,8 @@ void check_egraph_export(const tensat::EGraph<L, A>& egraph, const std::string& 
         REQUIRE(p.node_cluster.count(edges[i]->to) == 1);
         CHECK(p.node_cluster.at(edges[i]->to) == child.value);
         if (child != cls.id)
-          CHECK(edges[i]->attrs.find("lhead=cluster_" + std::to_string(child.value)) != std::string::npos);
+          CHECK(edges[i]->attrs.find("lhead=cluster_" + std::to_string(child.value)) !=
+                std::string::npos);
         else
           CHECK(edges[i]->attrs.find("lhead") == std::string::npos);
         if (kids.size() > 1)
@@ -164,7 +169,8 @@ void check_egraph_export(const tensat::EGraph<L, A>& egraph, const std::string& 
 }
 
 /// Classes reachable from the roots through the chosen nodes, computed independently.
-std::set<std::uint32_t> reachable(const ExtractionGraph& g, const std::vector<std::uint32_t>& choice) {
+std::set<std::uint32_t> reachable(const ExtractionGraph& g,
+                                  const std::vector<std::uint32_t>& choice) {
   std::set<std::uint32_t> seen;
   std::vector<std::uint32_t> todo(g.roots().begin(), g.roots().end());
   while (!todo.empty()) {
@@ -206,7 +212,9 @@ ExtractionGraph small_view() {
 
 }  // namespace
 
-TEST_CASE("dot: an EGraph export has one cluster per class, one node per e-node, edges to child classes") {
+TEST_CASE(
+    "dot: an EGraph export has one cluster per class, one node per e-node, edges to child "
+    "classes") {
   const auto egraph = small_egraph();
   const std::string dot = tensat::to_dot(egraph);
   check_egraph_export(egraph, dot);
@@ -276,7 +284,8 @@ TEST_CASE("dot: exports are deterministic") {
 
   const ExtractionGraph g = small_view();
   const auto best = tensat::extract_tree(g);
-  CHECK(tensat::to_dot(g, {"f", "g", "a", "b"}, best) == tensat::to_dot(g, {"f", "g", "a", "b"}, best));
+  CHECK(tensat::to_dot(g, {"f", "g", "a", "b"}, best) ==
+        tensat::to_dot(g, {"f", "g", "a", "b"}, best));
   CHECK(tensat::extraction_to_dot(g, best) == tensat::extraction_to_dot(g, best));
 }
 
@@ -290,7 +299,8 @@ TEST_CASE("dot: an ExtractionGraph export, plain and with an extraction highligh
   CHECK(p.node_cluster.size() == 4);
   for (std::uint32_t n = 0; n < 4; ++n) CHECK(p.node_cluster.at(n) == g.node_class(n));
   CHECK(p.edges.size() == 3);
-  for (const auto& e : p.edges) CHECK(e.attrs.find("lhead=cluster_" + std::to_string(g.node_class(e.to))) != std::string::npos);
+  for (const auto& e : p.edges)
+    CHECK(e.attrs.find("lhead=cluster_" + std::to_string(g.node_class(e.to))) != std::string::npos);
   CHECK(plain.find(R"(n0 [label="f\ncost 1"];)") != std::string::npos);
   CHECK(plain.find("style=\"filled") == std::string::npos);
   CHECK(count(plain, "penwidth=2;") == 1);  // the root class
@@ -312,7 +322,8 @@ TEST_CASE("dot: an ExtractionGraph export, plain and with an extraction highligh
   }
   CHECK(chosen == live.size());
   // Class 2 (only under g) is unreachable: greyed as a whole.
-  CHECK(lit.find("subgraph cluster_2 {\n    style=dashed;\n    label=\"2\";\n    color=gray60;") != std::string::npos);
+  CHECK(lit.find("subgraph cluster_2 {\n    style=dashed;\n    label=\"2\";\n    color=gray60;") !=
+        std::string::npos);
   for (const auto& e : p.edges)
     CHECK((e.attrs.find("penwidth=2") != std::string::npos) == (e.from == 0));
 
@@ -354,7 +365,8 @@ TEST_CASE("dot: a RecExpr is drawn as its DAG, root doubled") {
   CHECK(p.edges.size() == edges);
   for (const auto& e : p.edges) CHECK(e.to < e.from);
   CHECK(count(dot, "peripheries=2") == 1);
-  CHECK(p.node_attrs.at(static_cast<std::uint32_t>(expr.size() - 1)) == "label=\"+\", peripheries=2");
+  CHECK(p.node_attrs.at(static_cast<std::uint32_t>(expr.size() - 1)) ==
+        "label=\"+\", peripheries=2");
 
   // A term extracted from an e-graph shares its subterms: each class appears once.
   Id root;

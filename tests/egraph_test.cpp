@@ -91,7 +91,8 @@ TEST_CASE("egraph: bounded growth grows full arrays by 1/16 steps, never doublin
   // One step's growth is a small share of what the e-graph holds (doubling would be all of it).
   CHECK(largest_step * 8 < egraph.memory_usage());
   const auto m = egraph.memory_breakdown();
-  CHECK(m.classes <= egraph.number_of_classes() * sizeof(EGraph<L>::EClass) * 18 / 16 + 64 * sizeof(EGraph<L>::EClass));
+  CHECK(m.classes <= egraph.number_of_classes() * sizeof(EGraph<L>::EClass) * 18 / 16 +
+                         64 * sizeof(EGraph<L>::EClass));
 }
 
 namespace {
@@ -210,7 +211,8 @@ TEST_CASE("egraph: random unions agree with a brute-force congruence closure") {
       changed = false;
       for (std::size_t i = 0; i < terms.size(); ++i)
         for (std::size_t j = i + 1; j < terms.size(); ++j) {
-          if (find(i) == find(j) || terms[i].op != terms[j].op || terms[i].kids.size() != terms[j].kids.size())
+          if (find(i) == find(j) || terms[i].op != terms[j].op ||
+              terms[i].kids.size() != terms[j].kids.size())
             continue;
           bool congruent = true;
           for (std::size_t k = 0; k < terms[i].kids.size(); ++k)

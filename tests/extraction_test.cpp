@@ -27,7 +27,9 @@ ExtractionGraph small() {
 
 }  // namespace
 
-TEST_CASE("extraction: tree-optimal equals tree_opt on every extraction-gym file, valid and never below the DAG optimum") {
+TEST_CASE(
+    "extraction: tree-optimal equals tree_opt on every extraction-gym file, valid and never below "
+    "the DAG optimum") {
   if (!gym::available()) {
     TENSAT_SKIP(gym::kDir << " is absent (shared/ is not beside the checkout)");
   }
@@ -45,8 +47,7 @@ TEST_CASE("extraction: tree-optimal equals tree_opt on every extraction-gym file
     if (!problem) {
       CHECK(gym::approx(tensat::tree_cost(graph, result.choice), result.tree_cost));
       CHECK(gym::approx(tensat::dag_cost(graph, result.choice), result.dag_cost));
-      if (row.status == "proven")
-        CHECK(gym::at_least(result.dag_cost, row.ilp_best));
+      if (row.status == "proven") CHECK(gym::at_least(result.dag_cost, row.ilp_best));
     }
     ++checked;
   }
@@ -56,13 +57,14 @@ TEST_CASE("extraction: tree-optimal equals tree_opt on every extraction-gym file
 TEST_CASE("extraction: tree vs DAG cost on a small graph, and the checker's complaints") {
   const ExtractionGraph g = small();
   const auto result = tensat::extract_tree(g);
-  CHECK(result.choice[0] == 0u);         // f(a, a): 1 + 3 + 3 = 7 < g(b) = 11
+  CHECK(result.choice[0] == 0u);  // f(a, a): 1 + 3 + 3 = 7 < g(b) = 11
   CHECK(result.tree_cost == 7.0);
-  CHECK(result.dag_cost == 4.0);         // a paid once
+  CHECK(result.dag_cost == 4.0);                      // a paid once
   CHECK(result.choice[2] == ExtractionGraph::kNone);  // b is not reachable
   CHECK(tensat::check_extraction(g, {1, ExtractionGraph::kNone, 3}) == std::nullopt);
   CHECK(tensat::dag_cost(g, {1, ExtractionGraph::kNone, 3}) == 11.0);
-  CHECK_THAT(*tensat::check_extraction(g, {0, ExtractionGraph::kNone, 3}), Catch::Contains("no chosen node"));
+  CHECK_THAT(*tensat::check_extraction(g, {0, ExtractionGraph::kNone, 3}),
+             Catch::Contains("no chosen node"));
   CHECK_THAT(*tensat::check_extraction(g, {2, 2, 3}), Catch::Contains("not one of its nodes"));
   CHECK_THAT(*tensat::check_extraction(g, {0, 2}), Catch::Contains("entries"));
   // A cycle: class 0 = {h(0)}, plus a leaf.
@@ -88,19 +90,24 @@ TEST_CASE("extraction: the view of an EGraph extracts what TreeExtractor finds")
   using L = tensat::SymbolLang;
   tensat::Runner<L> runner;
   runner.with_expr(tensat::parse_expr<L>("(* (+ a 0) 1)"))
-      .run({tensat::rewrite<L>("add-0", "(+ ?x 0)", "?x"), tensat::rewrite<L>("mul-1", "(* ?x 1)", "?x")});
+      .run({tensat::rewrite<L>("add-0", "(+ ?x 0)", "?x"),
+            tensat::rewrite<L>("mul-1", "(* ?x 1)", "?x")});
   const auto& egraph = runner.egraph();
-  const auto graph = ExtractionGraph::from_egraph(egraph, runner.roots(), [](const L&) { return 1.0; });
+  const auto graph =
+      ExtractionGraph::from_egraph(egraph, runner.roots(), [](const L&) { return 1.0; });
   const auto result = tensat::extract_tree(graph);
-  const auto [cost, best] = tensat::TreeExtractor(egraph, tensat::AstSize{}).find_best(runner.roots()[0]);
+  const auto [cost, best] =
+      tensat::TreeExtractor(egraph, tensat::AstSize{}).find_best(runner.roots()[0]);
   CHECK(result.tree_cost == static_cast<double>(cost));
   CHECK(best.to_string() == "a");
 }
 
-TEST_CASE("extraction: a DAG extraction of an EGraph back as a RecExpr, shared subterms stored once") {
+TEST_CASE(
+    "extraction: a DAG extraction of an EGraph back as a RecExpr, shared subterms stored once") {
   using L = tensat::SymbolLang;
   tensat::Runner<L> runner;
-  runner.with_expr(tensat::parse_expr<L>("(* (f a) 2)")).run({tensat::rewrite<L>("double", "(* ?x 2)", "(+ ?x ?x)")});
+  runner.with_expr(tensat::parse_expr<L>("(* (f a) 2)"))
+      .run({tensat::rewrite<L>("double", "(* ?x 2)", "(+ ?x ?x)")});
   const auto& egraph = runner.egraph();
   std::size_t calls = 0;
   // The two-argument form sees the class (here only to count calls; a tensor cost reads shapes).
@@ -135,10 +142,12 @@ TEST_CASE("extraction: to_recexpr emits depth first, a node's first child's subg
   runner.with_expr(tensat::parse_expr<L>("(h (g (f a) b) (k c d))")).run({});
   const auto& egraph = runner.egraph();
   std::vector<tensat::Id> node_ids;
-  const auto graph = ExtractionGraph::from_egraph(egraph, runner.roots(), [](const L&) { return 1.0; }, &node_ids);
+  const auto graph = ExtractionGraph::from_egraph(
+      egraph, runner.roots(), [](const L&) { return 1.0; }, &node_ids);
   const auto expr = tensat::to_recexpr(egraph, graph, node_ids, tensat::extract_tree(graph));
   std::string order;
-  for (std::size_t i = 0; i < expr.size(); ++i) order += std::string(expr[tensat::Id(i)].op_name()) + " ";
+  for (std::size_t i = 0; i < expr.size(); ++i)
+    order += std::string(expr[tensat::Id(i)].op_name()) + " ";
   CHECK(order == "a f b g c d k h ");
   CHECK(expr.to_string() == "(h (g (f a) b) (k c d))");
 }

@@ -12,7 +12,8 @@ namespace fs = std::filesystem;
 TEST_CASE("file: read_file returns every byte, an empty file as empty text") {
   const fs::path path = fs::temp_directory_path() / "tensat_file_test.bin";
   std::string bytes;
-  for (std::size_t i = 0; i < 200000; ++i) bytes += static_cast<char>(i * 7 % 256);  // NULs, > one buffer
+  for (std::size_t i = 0; i < 200000; ++i)
+    bytes += static_cast<char>(i * 7 % 256);  // NULs, > one buffer
   std::ofstream(path, std::ios::binary) << bytes;
   CHECK(tensat::read_file(path.string()) == bytes);
   std::ofstream(path, std::ios::binary | std::ios::trunc).close();

@@ -23,9 +23,11 @@ inline std::string substitute(std::string body, const std::vector<Operand>& oper
                               const std::string& dtype = "f32") {
   for (std::size_t k = operands.size(); k-- > 0;) {
     const std::string key = "$" + std::to_string(k);
-    const std::string with = as_args ? "(arg " + std::to_string(k) + " " + dtype + " (ints " + operands[k].dims + "))"
-                                     : input_of(operands[k], dtype);
-    for (std::size_t at = body.find(key); at != std::string::npos; at = body.find(key, at + with.size()))
+    const std::string with =
+        as_args ? "(arg " + std::to_string(k) + " " + dtype + " (ints " + operands[k].dims + "))"
+                : input_of(operands[k], dtype);
+    for (std::size_t at = body.find(key); at != std::string::npos;
+         at = body.find(key, at + with.size()))
       body.replace(at, key.size(), with);
   }
   return body;

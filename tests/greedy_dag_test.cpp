@@ -21,7 +21,8 @@ using tensat::ExtractionGraph;
 namespace {
 
 tensat::Extraction greedy_of(const std::string& path, bool local_search = true) {
-  const auto graph = tensat::to_extraction_graph(tensat::read_egraph_json((gym::kDir / path).string()));
+  const auto graph =
+      tensat::to_extraction_graph(tensat::read_egraph_json((gym::kDir / path).string()));
   tensat::GreedyDagOptions options;
   options.local_search = local_search;
   return tensat::extract_greedy_dag(graph, options);
@@ -29,7 +30,9 @@ tensat::Extraction greedy_of(const std::string& path, bool local_search = true) 
 
 }  // namespace
 
-TEST_CASE("greedy_dag: on every extraction-gym file, valid, no worse than the tree choice's DAG cost, never below the optimum") {
+TEST_CASE(
+    "greedy_dag: on every extraction-gym file, valid, no worse than the tree choice's DAG cost, "
+    "never below the optimum") {
   if (!gym::available()) {
     TENSAT_SKIP(gym::kDir << " is absent (shared/ is not beside the checkout)");
   }
@@ -38,7 +41,8 @@ TEST_CASE("greedy_dag: on every extraction-gym file, valid, no worse than the tr
   for (const auto& row : gym::rows()) {
     if (row.status == "none") continue;
     INFO(row.path);
-    const auto graph = tensat::to_extraction_graph(tensat::read_egraph_json((gym::kDir / row.path).string()));
+    const auto graph =
+        tensat::to_extraction_graph(tensat::read_egraph_json((gym::kDir / row.path).string()));
     const auto greedy = tensat::extract_greedy_dag(graph);
     const auto tree = tensat::extract_tree(graph);
     const auto problem = tensat::check_extraction(graph, greedy.choice);
@@ -51,18 +55,22 @@ TEST_CASE("greedy_dag: on every extraction-gym file, valid, no worse than the tr
       CHECK(gym::at_least(greedy.dag_cost, row.ilp_best));
       ++proven;
       optimal += gym::approx(greedy.dag_cost, row.ilp_best);
-      log_gap += std::log1p((greedy.dag_cost - row.ilp_best) / std::max(1.0, std::abs(row.ilp_best)));
+      log_gap +=
+          std::log1p((greedy.dag_cost - row.ilp_best) / std::max(1.0, std::abs(row.ilp_best)));
     }
     ++checked;
   }
   CHECK(checked >= 100);
   // Quality is measured in bench/ (bench/RESULTS.md); this only guards against a collapse of it.
   const double geomean_gap = std::expm1(log_gap / static_cast<double>(proven));
-  INFO("optimal on " << optimal << " of " << proven << " proven files, geo-mean gap " << geomean_gap * 100 << " %");
+  INFO("optimal on " << optimal << " of " << proven << " proven files, geo-mean gap "
+                     << geomean_gap * 100 << " %");
   CHECK(geomean_gap <= 0.005);
 }
 
-TEST_CASE("greedy_dag: the local search finds shared subterms that pay off only when several classes use them") {
+TEST_CASE(
+    "greedy_dag: the local search finds shared subterms that pay off only when several classes use "
+    "them") {
   if (!gym::available()) {
     TENSAT_SKIP(gym::kDir << " is absent");
   }
@@ -83,7 +91,8 @@ TEST_CASE("greedy_dag: a shared product reaches its users through a chain of dea
   //   G1 = { leaf 4, first(T1) }   T1 = { split(P) }    P = { leaf 9 }
   //   G2 = { leaf 4, first(T2) }   R1 = { second(T1), leaf 8 }
   //   G3 = { leaf 4, second(T2) }  T2 = { split(R1) }
-  const ExtractionGraph graph(7, {0, 0, 1, 1, 2, 2, 3, 4, 5, 5, 6}, {4, 0.1, 4, 0.1, 4, 0.1, 9, 0.1, 0.1, 8, 0.1},
+  const ExtractionGraph graph(7, {0, 0, 1, 1, 2, 2, 3, 4, 5, 5, 6},
+                              {4, 0.1, 4, 0.1, 4, 0.1, 9, 0.1, 0.1, 8, 0.1},
                               {0, 0, 1, 1, 2, 2, 3, 3, 4, 5, 5, 6}, {4, 6, 6, 3, 4, 5}, {0, 1, 2});
   const auto exact = tensat::extract_ilp(graph);
   REQUIRE(exact.status == tensat::ExtractionStatus::Optimal);
@@ -98,7 +107,9 @@ TEST_CASE("greedy_dag: a shared product reaches its users through a chain of dea
   CHECK(greedy.choice[5] == 8u);  // R1 re-pointed from its leaf to the split's second part
 }
 
-TEST_CASE("greedy_dag: random e-graphs, never below the brute-force optimum and valid, and local search never hurts") {
+TEST_CASE(
+    "greedy_dag: random e-graphs, never below the brute-force optimum and valid, and local search "
+    "never hurts") {
   std::mt19937 rng(7);
   std::size_t solvable = 0, optimal = 0;
   for (int trial = 0; trial < 400; ++trial) {
@@ -135,7 +146,8 @@ TEST_CASE("greedy_dag: bad input") {
   CHECK(tensat::extract_greedy_dag(subsumed).choice[0] == 1u);
 }
 
-TEST_CASE("greedy_dag: a spent cost-set budget falls back to the tree choice, still valid and polished") {
+TEST_CASE(
+    "greedy_dag: a spent cost-set budget falls back to the tree choice, still valid and polished") {
   // A chain of 300 classes, class i = {leaf of cost 100 + i, node(i - 1) of cost 1}: the sets
   // grow to 300 entries, 45,000 merged in all.
   const std::uint32_t n = 300;
@@ -159,8 +171,10 @@ TEST_CASE("greedy_dag: cost sets as tries choose what flat cost sets choose") {
     const d::DistinctChildren dc(g);
     const d::ChildUsers users = d::usable_child_users(g, dc);
     std::vector<std::uint32_t> flat, trie;
-    CHECK_FALSE(d::cost_set_greedy_with<d::FlatCostSets>(g, dc, users, ~std::uint64_t{0}, never, flat));
-    CHECK_FALSE(d::cost_set_greedy_with<d::TrieCostSets>(g, dc, users, ~std::uint64_t{0}, never, trie));
+    CHECK_FALSE(
+        d::cost_set_greedy_with<d::FlatCostSets>(g, dc, users, ~std::uint64_t{0}, never, flat));
+    CHECK_FALSE(
+        d::cost_set_greedy_with<d::TrieCostSets>(g, dc, users, ~std::uint64_t{0}, never, trie));
     CHECK(flat == trie);
   };
   for (std::uint32_t classes : {3u, 17u, 300u, 5000u})
@@ -179,14 +193,17 @@ TEST_CASE("greedy_dag: a deep e-graph's cost sets fit a budget its flat sets ove
   const d::ChildUsers users = d::usable_child_users(chain, dc);
   const auto never = d::GreedyClock::time_point::max();
   std::vector<std::uint32_t> flat;
-  CHECK(d::cost_set_greedy_with<d::FlatCostSets>(chain, dc, users, 1'000'000, never, flat));  // spent
+  CHECK(
+      d::cost_set_greedy_with<d::FlatCostSets>(chain, dc, users, 1'000'000, never, flat));  // spent
   const std::vector<std::uint32_t> choice = d::cost_set_greedy(chain, dc, users, 1'000'000, never);
   REQUIRE(choice[chain.roots().front()] != ExtractionGraph::kNone);  // the greedy completed
   CHECK_FALSE(tensat::check_extraction(chain, d::reachable_choice(chain, choice)).has_value());
   CHECK(tensat::dag_cost(chain, d::reachable_choice(chain, choice)) == 100.0 + 2999);
 }
 
-TEST_CASE("greedy_dag: the local search converges when costs span 18 orders of magnitude around a huge negative one") {
+TEST_CASE(
+    "greedy_dag: the local search converges when costs span 18 orders of magnitude around a huge "
+    "negative one") {
   // Costs 10^u, u uniform in [-6, 12], and one node of -1e12. A move's cost change is a sum in
   // which terms of 1e12 cancel: its rounding (~1e-4) dwarfs the small costs, and a move taken
   // on that noise alone can be followed by another for ever. Measured in class visits: the

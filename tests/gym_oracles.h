@@ -54,7 +54,9 @@ inline std::vector<Row> rows() {
 }
 
 /// The comparison oracles.csv asks for: |a − b| ≤ 1e-6·max(1, |b|).
-inline bool approx(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(b)); }
+inline bool approx(double a, double b) {
+  return std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(b));
+}
 inline bool at_least(double a, double b) { return a >= b - 1e-6 * std::max(1.0, std::abs(b)); }
 
 /// A random e-graph: `classes` classes of 1..3 nodes, each with 0..2 children drawn from all
@@ -75,15 +77,16 @@ tensat::ExtractionGraph random_graph_costed(std::mt19937& rng, std::uint32_t cla
     }
   std::vector<std::uint32_t> roots{0};
   if (two_roots && classes > 1) roots.push_back(1);
-  return tensat::ExtractionGraph(classes, std::move(node_class), std::move(costs), std::move(offsets),
-                                 std::move(children), std::move(roots));
+  return tensat::ExtractionGraph(classes, std::move(node_class), std::move(costs),
+                                 std::move(offsets), std::move(children), std::move(roots));
 }
 
 /// `random_graph_costed` with integer costs from [low, high).
-inline tensat::ExtractionGraph random_graph(std::mt19937& rng, std::uint32_t classes, double low, double high,
-                                            bool two_roots = false) {
+inline tensat::ExtractionGraph random_graph(std::mt19937& rng, std::uint32_t classes, double low,
+                                            double high, bool two_roots = false) {
   std::uniform_real_distribution<double> cost(low, high);
-  return random_graph_costed(rng, classes, [&] { return std::round(cost(rng)); }, two_roots);
+  return random_graph_costed(
+      rng, classes, [&] { return std::round(cost(rng)); }, two_roots);
 }
 
 /// A chain of `n` classes, class i = {leaf of cost 100 + step·i, link(i − 1) of cost 1}, rooted
@@ -103,8 +106,8 @@ inline tensat::ExtractionGraph chain_graph(std::uint32_t n, double step = 1) {
     children.push_back(c - 1);
     offsets.push_back(static_cast<std::uint32_t>(children.size()));
   }
-  return tensat::ExtractionGraph(n, std::move(node_class), std::move(costs), std::move(offsets), std::move(children),
-                                 {n - 1});
+  return tensat::ExtractionGraph(n, std::move(node_class), std::move(costs), std::move(offsets),
+                                 std::move(children), {n - 1});
 }
 
 /// The DAG optimum by enumerating every choice of every class (tiny graphs only); +infinity

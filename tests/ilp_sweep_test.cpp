@@ -15,20 +15,26 @@
 #include <tensat/extract/ilp.h>
 #include <tensat/io/json.h>
 
-TEST_CASE("ilp: equals ilp_best on every proven extraction-gym file whose reference ILP took at most 30 s", "[slow]") {
+TEST_CASE(
+    "ilp: equals ilp_best on every proven extraction-gym file whose reference ILP took at most 30 "
+    "s",
+    "[slow]") {
   if (!gym::available()) {
     TENSAT_SKIP(gym::kDir << " is absent");
   }
-  if (!tensat::kHaveCbc) WARN("built without CBC: only the built-in backend runs (files under 500 nodes are required)");
+  if (!tensat::kHaveCbc)
+    WARN("built without CBC: only the built-in backend runs (files under 500 nodes are required)");
   std::size_t checked = 0, proven = 0, slow = 0;
   for (const auto& row : gym::rows()) {
     if (row.status != "proven" || row.ilp_seconds > 30) continue;
     INFO(row.path);
-    const auto graph = tensat::to_extraction_graph(tensat::read_egraph_json((gym::kDir / row.path).string()));
+    const auto graph =
+        tensat::to_extraction_graph(tensat::read_egraph_json((gym::kDir / row.path).string()));
     tensat::IlpOptions options;
     options.time_limit_seconds = 30;
     auto result = tensat::extract_ilp(graph, options);
-    if (result.status != tensat::ExtractionStatus::Optimal && (tensat::kHaveCbc || row.nodes < 500)) {
+    if (result.status != tensat::ExtractionStatus::Optimal &&
+        (tensat::kHaveCbc || row.nodes < 500)) {
       WARN(row.path << ": not proven within 30 s here; retrying with 180 s");
       ++slow;
       options.time_limit_seconds = 180;
@@ -48,5 +54,7 @@ TEST_CASE("ilp: equals ilp_best on every proven extraction-gym file whose refere
   CHECK(checked == 96);
   INFO(proven << " of " << checked << " proven");
   CHECK(proven >= 79);
-  if (slow > 0) WARN(slow << " file(s) needed more than 30 s on this machine (see bench/RESULTS.md for the figure)");
+  if (slow > 0)
+    WARN(slow
+         << " file(s) needed more than 30 s on this machine (see bench/RESULTS.md for the figure)");
 }

@@ -47,7 +47,9 @@ std::vector<IlpBackend> backends() {
 
 }  // namespace
 
-TEST_CASE("ilp: every backend equals the brute-force DAG optimum on random e-graphs, negative costs included") {
+TEST_CASE(
+    "ilp: every backend equals the brute-force DAG optimum on random e-graphs, negative costs "
+    "included") {
   for (const IlpBackend backend : backends()) {
     std::mt19937 rng(11);
     INFO("backend " << tensat::to_string(backend));
@@ -73,7 +75,9 @@ TEST_CASE("ilp: every backend equals the brute-force DAG optimum on random e-gra
   }
 }
 
-TEST_CASE("ilp: the built-in backend alone proves the optimum of every proven extraction-gym file under 500 nodes") {
+TEST_CASE(
+    "ilp: the built-in backend alone proves the optimum of every proven extraction-gym file under "
+    "500 nodes") {
   if (!gym::available()) {
     TENSAT_SKIP(gym::kDir << " is absent");
   }
@@ -103,7 +107,9 @@ TEST_CASE("ilp: the shared examples where heuristics miss") {
   }
 }
 
-TEST_CASE("ilp: a pre-simplification stopped by its deadline keeps every optimum, only a larger problem") {
+TEST_CASE(
+    "ilp: a pre-simplification stopped by its deadline keeps every optimum, only a larger "
+    "problem") {
   // Past the deadline the dominance and cost-bound removals are skipped; the unusable and
   // unreachable nodes still go, so the problem stays exact.
   using Clock = std::chrono::steady_clock;
@@ -119,7 +125,8 @@ TEST_CASE("ilp: a pre-simplification stopped by its deadline keeps every optimum
     const auto cut = tensat::DagProblem::reduce(g, incumbent, Clock::time_point::min());
     CHECK(cut.num_nodes() >= full.num_nodes());
     larger += cut.num_nodes() > full.num_nodes() ? 1 : 0;
-    const auto solved = tensat::detail::DagBranchAndBound(cut, Clock::now() + std::chrono::seconds(20)).solve();
+    const auto solved =
+        tensat::detail::DagBranchAndBound(cut, Clock::now() + std::chrono::seconds(20)).solve();
     REQUIRE(solved.optimal);
     CHECK(gym::approx(solved.cost, best));
     CHECK(gym::at_least(best, cut.mandatory_lower_bound()));
@@ -133,7 +140,9 @@ TEST_CASE("ilp: a pre-simplification stopped by its deadline keeps every optimum
   CHECK(tensat::DagProblem::reduce(g, incumbent, Clock::time_point::min()).num_nodes() == 4);
 }
 
-TEST_CASE("ilp: the mandatory-class bound never exceeds the optimum, and counts exactly the classes every extraction needs") {
+TEST_CASE(
+    "ilp: the mandatory-class bound never exceeds the optimum, and counts exactly the classes "
+    "every extraction needs") {
   std::mt19937 rng(5);
   std::size_t positive = 0;
   for (int trial = 0; trial < 400; ++trial) {
@@ -151,18 +160,20 @@ TEST_CASE("ilp: the mandatory-class bound never exceeds the optimum, and counts 
 
   // Root r = {f(a, b) 1, g(a) 4}; a = {x 2, h(b) 3}; b = {y 7, z 4}: every extraction needs r
   // and a (a child of both root nodes), not b (g(a) with a = x avoids it). Bound 1 + 2.
-  const ExtractionGraph g(3, {0, 0, 1, 1, 2, 2}, {1, 4, 2, 3, 7, 4}, {0, 2, 3, 3, 4, 4, 4}, {1, 2, 1, 2}, {0});
+  const ExtractionGraph g(3, {0, 0, 1, 1, 2, 2}, {1, 4, 2, 3, 7, 4}, {0, 2, 3, 3, 4, 4, 4},
+                          {1, 2, 1, 2}, {0});
   const auto problem = tensat::DagProblem::reduce(g, tensat::extract_greedy_dag(g));
   CHECK(problem.mandatory_lower_bound() == 3.0);
   CHECK(gym::brute_force_dag(g) == 6.0);  // g(x) = 4 + 2; f(x, z) = 1 + 2 + 4 = 7
 
   // With a negative cost there is no such bound.
   const ExtractionGraph negative(2, {0, 1}, {1, -3}, {0, 1, 1}, {1}, {0});
-  CHECK(tensat::DagProblem::reduce(negative, tensat::extract_greedy_dag(negative)).mandatory_lower_bound() ==
-        -std::numeric_limits<double>::infinity());
+  CHECK(tensat::DagProblem::reduce(negative, tensat::extract_greedy_dag(negative))
+            .mandatory_lower_bound() == -std::numeric_limits<double>::infinity());
 }
 
-TEST_CASE("ilp: on a time limit, a valid extraction no worse than the heuristic and a bound below it") {
+TEST_CASE(
+    "ilp: on a time limit, a valid extraction no worse than the heuristic and a bound below it") {
   if (!gym::available()) {
     TENSAT_SKIP(gym::kDir << " is absent");
   }
@@ -176,7 +187,8 @@ TEST_CASE("ilp: on a time limit, a valid extraction no worse than the heuristic 
     CHECK(result.dag_cost <= greedy.dag_cost);
     CHECK(result.lower_bound <= result.dag_cost);
     CHECK(result.lower_bound > 0);  // something was proven
-    if (result.status == tensat::ExtractionStatus::Feasible) CHECK(result.lower_bound < result.dag_cost);
+    if (result.status == tensat::ExtractionStatus::Feasible)
+      CHECK(result.lower_bound < result.dag_cost);
     // With no time at all, however slow the machine: still valid, and the mandatory classes'
     // bound, which needs no search, is proven.
     const auto instant = exact(graph, backend, 0.0);
@@ -190,7 +202,8 @@ TEST_CASE("ilp: on a time limit, a valid extraction no worse than the heuristic 
   if (!tensat::kHaveCbc) CHECK_THROWS_AS(exact(graph, IlpBackend::Cbc), tensat::Error);
 }
 
-TEST_CASE("ilp: the time limit covers the warm start: cut at once, a valid extraction that says so") {
+TEST_CASE(
+    "ilp: the time limit covers the warm start: cut at once, a valid extraction that says so") {
   // A chain of 75,000 classes whose tree choice takes every link: one pass of the warm start's
   // local search would visit ~n² classes (each class's leaf swap drops the chain under it), so
   // without the deadline it stops on its own work budget (WorkLimit), long after the limit.
@@ -221,16 +234,20 @@ TEST_CASE("ilp: the built-in search runs as deep as the e-graph, without the cal
   CHECK(result.dag_cost == 100.0 + (n - 1));
 }
 
-TEST_CASE("ilp: on saturated math e-graphs, the two exact backends agree, and the DAG extracted is a term of the root class") {
+TEST_CASE(
+    "ilp: on saturated math e-graphs, the two exact backends agree, and the DAG extracted is a "
+    "term of the root class") {
   // E-graphs the gym has not seen: egg's e-matching bench expressions after 5 iterations of the
   // math rules, with uneven costs per operator so that ties are rare.
   auto cost = [](const math::Math& node) {
-    return tensat::is_leaf(node) ? 1.0 : 2.0 + static_cast<double>(static_cast<int>(node.kind()) % 3);
+    return tensat::is_leaf(node) ? 1.0
+                                 : 2.0 + static_cast<double>(static_cast<int>(node.kind()) % 3);
   };
   for (const auto& text : math::ematching_bench_exprs()) {
     INFO(text);
     tensat::Runner<math::Math, math::ConstantFold> runner;
-    runner.with_iter_limit(5).with_scheduler(tensat::SimpleScheduler<math::Math, math::ConstantFold>{});
+    runner.with_iter_limit(5).with_scheduler(
+        tensat::SimpleScheduler<math::Math, math::ConstantFold>{});
     runner.with_expr(tensat::parse_expr<math::Math>(text)).run(math::rules());
     const auto& egraph = runner.egraph();
     std::vector<tensat::Id> node_ids;
@@ -243,9 +260,11 @@ TEST_CASE("ilp: on saturated math e-graphs, the two exact backends agree, and th
     if (tensat::kHaveCbc) {
       const auto cbc = exact(graph, IlpBackend::Cbc, 20);
       REQUIRE_FALSE(tensat::check_extraction(graph, cbc.choice).has_value());
-      if (builtin.status == tensat::ExtractionStatus::Optimal && cbc.status == tensat::ExtractionStatus::Optimal)
+      if (builtin.status == tensat::ExtractionStatus::Optimal &&
+          cbc.status == tensat::ExtractionStatus::Optimal)
         CHECK(gym::approx(cbc.dag_cost, builtin.dag_cost));
-      CHECK(cbc.lower_bound <= builtin.dag_cost + 1e-9);  // neither proves more than the other finds
+      CHECK(cbc.lower_bound <=
+            builtin.dag_cost + 1e-9);  // neither proves more than the other finds
       CHECK(builtin.lower_bound <= cbc.dag_cost + 1e-9);
     }
     const auto expr = tensat::to_recexpr(egraph, graph, node_ids, builtin);
@@ -255,7 +274,9 @@ TEST_CASE("ilp: on saturated math e-graphs, the two exact backends agree, and th
   }
 }
 
-TEST_CASE("ilp: CBC stopped by its time limit never takes the process down; a failure is reported in the note") {
+TEST_CASE(
+    "ilp: CBC stopped by its time limit never takes the process down; a failure is reported in the "
+    "note") {
   // CBC 2.10 segfaulted in CglPreProcess::postProcess on this file when its time limit stopped
   // it (a few milliseconds to a few tens of them, depending on the machine): every limit in
   // that range, with the backends that run CBC.
@@ -280,7 +301,9 @@ TEST_CASE("ilp: CBC stopped by its time limit never takes the process down; a fa
 }
 
 #if TENSAT_HAS_FORK
-TEST_CASE("ilp: run_in_child passes messages back and contains a child that crashes, aborts, throws or hangs") {
+TEST_CASE(
+    "ilp: run_in_child passes messages back and contains a child that crashes, aborts, throws or "
+    "hangs") {
   using Clock = std::chrono::steady_clock;
   const auto soon = [] { return Clock::now() + std::chrono::seconds(20); };
   auto run = tensat::detail::run_in_child(
@@ -359,7 +382,9 @@ TEST_CASE("ilp: when CBC aborts, the contained solver returns the start and why"
 }
 #endif
 
-TEST_CASE("ilp: costs of any finite magnitude, 1e25 and up, positive or negative, give the exact optimum") {
+TEST_CASE(
+    "ilp: costs of any finite magnitude, 1e25 and up, positive or negative, give the exact "
+    "optimum") {
   // Random e-graphs with their costs multiplied by 2^k (exact), so that the brute-force optimum
   // scales exactly: CBC's LP aborted on coefficients of 1e25 or more, and sums near the largest
   // double overflowed.
@@ -420,7 +445,8 @@ TEST_CASE("ilp: a DAG cost that overflows a double is a CostError, never an opti
   }
   // Where one extraction overflows and another does not, the one that does not.
   //   root = {f(x, y) 1e308, g 1}, as above
-  const ExtractionGraph either(3, {0, 0, 1, 2}, {1e308, 1, 1e308, 1e308}, {0, 2, 2, 2, 2}, {1, 2}, {0});
+  const ExtractionGraph either(3, {0, 0, 1, 2}, {1e308, 1, 1e308, 1e308}, {0, 2, 2, 2, 2}, {1, 2},
+                               {0});
   for (const IlpBackend backend : backends()) {
     const auto result = exact(either, backend);
     CHECK(result.status == tensat::ExtractionStatus::Optimal);

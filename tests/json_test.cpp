@@ -136,25 +136,33 @@ TEST_CASE("json: malformed input gives JsonError with source, offset and reason"
   CHECK(syntax.source() == "in.json");
   CHECK(syntax.offset() == 42);
   CHECK_THAT(syntax.what(), Catch::Contains("in.json: offset 42"));
-  CHECK_FALSE(json_error(R"({"nodes": {"a": {"op": "f", "children": ["zz"], "eclass": "1"}}})").offset());
-  CHECK_THAT(json_error(R"({"nodes": {"a": {"op": "f", "children": ["zz"], "eclass": "1"}}})").reason(),
-             Catch::Contains("dangling child 'zz'"));
-  CHECK_THAT(json_error(R"({"nodes": {"a": {"op": "f", "children": ["1"], "eclass": "2"}}})").reason(),
-             Catch::Contains("dangling child '1'"));  // names neither a node nor a class
-  CHECK_THAT(json_error(R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "root_eclasses": ["9"]})").reason(),
+  CHECK_FALSE(
+      json_error(R"({"nodes": {"a": {"op": "f", "children": ["zz"], "eclass": "1"}}})").offset());
+  CHECK_THAT(
+      json_error(R"({"nodes": {"a": {"op": "f", "children": ["zz"], "eclass": "1"}}})").reason(),
+      Catch::Contains("dangling child 'zz'"));
+  CHECK_THAT(
+      json_error(R"({"nodes": {"a": {"op": "f", "children": ["1"], "eclass": "2"}}})").reason(),
+      Catch::Contains("dangling child '1'"));  // names neither a node nor a class
+  CHECK_THAT(json_error(R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "root_eclasses": ["9"]})")
+                 .reason(),
              Catch::Contains("root '9' names no class"));
   CHECK_THAT(json_error(R"({"nodes": {"a": {"op": "x", "eclass": "1", "cost": "NaN"}}})").reason(),
              Catch::Contains("must be a number"));
-  CHECK(json_error(R"({"nodes": {"a": {"op": "x", "eclass": "1", "cost": NaN}}})").offset() == 51u);  // at the N: not JSON
-  CHECK_THAT(json_error(R"({"nodes": {"a": {"op": "x"}}})").reason(), Catch::Contains("no \"eclass\""));
-  CHECK_THAT(json_error(R"({"nodes": {"a": {"eclass": "1"}}})").reason(), Catch::Contains("no string \"op\""));
+  CHECK(json_error(R"({"nodes": {"a": {"op": "x", "eclass": "1", "cost": NaN}}})").offset() ==
+        51u);  // at the N: not JSON
+  CHECK_THAT(json_error(R"({"nodes": {"a": {"op": "x"}}})").reason(),
+             Catch::Contains("no \"eclass\""));
+  CHECK_THAT(json_error(R"({"nodes": {"a": {"eclass": "1"}}})").reason(),
+             Catch::Contains("no string \"op\""));
   CHECK_THAT(json_error(R"([1, 2])").reason(), Catch::Contains("top level"));
   CHECK_THAT(json_error(R"({"roots": []})").reason(), Catch::Contains("missing \"nodes\""));
   CHECK_THAT(json_error("").what(), Catch::Contains("in.json"));
   CHECK_THROWS_AS(tensat::read_egraph_json("/nonexistent/file.json"), JsonError);
   // Drop keeps the known roots and reports the others.
   const auto dropped = tensat::parse_egraph_json(
-      R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "root_eclasses": ["1", "9"]})", "in.json", UnknownRoots::Drop);
+      R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "root_eclasses": ["1", "9"]})", "in.json",
+      UnknownRoots::Drop);
   CHECK(dropped.root_eclasses == std::vector<std::string>{"1"});
   CHECK(dropped.dropped_roots == std::vector<std::string>{"9"});
 }
@@ -190,7 +198,8 @@ TEST_CASE("json: integer ids are read exactly; other numbers as ids are rejected
   CHECK(g.nodes[g.find_node("c")].eclass == "-9223372036854775808");
   CHECK(g.nodes[g.find_node("c")].children == std::vector<std::string>{"9223372036854775808"});
   CHECK(g.classes().size() == 4);
-  CHECK(g.root_eclasses == std::vector<std::string>{"18446744073709551615", "-9223372036854775808"});
+  CHECK(g.root_eclasses ==
+        std::vector<std::string>{"18446744073709551615", "-9223372036854775808"});
   const auto graph = tensat::to_extraction_graph(g);
   const auto tree = tensat::extract_tree(graph);
   CHECK(tree.tree_cost == 5 + 1 + 1);  // big; min(leaf)
@@ -198,18 +207,24 @@ TEST_CASE("json: integer ids are read exactly; other numbers as ids are rejected
   // A fraction, an exponent or an integer beyond 64 bits would not be the id written.
   for (const char* id : {"1.5", "1e3", "18446744073709551616", "-9223372036854775809"}) {
     INFO(id);
-    const JsonError e = json_error(fmt::format(R"({{"nodes": {{"a": {{"op": "x", "eclass": {}}}}}}})", id));
-    CHECK_THAT(e.reason(), Catch::Contains("\"eclass\" of node 'a' must be a string or an integer id within 64 bits"));
+    const JsonError e =
+        json_error(fmt::format(R"({{"nodes": {{"a": {{"op": "x", "eclass": {}}}}}}})", id));
+    CHECK_THAT(
+        e.reason(),
+        Catch::Contains("\"eclass\" of node 'a' must be a string or an integer id within 64 bits"));
   }
-  CHECK_THAT(json_error(R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "root_eclasses": [1.0]})").reason(),
+  CHECK_THAT(json_error(R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "root_eclasses": [1.0]})")
+                 .reason(),
              Catch::Contains("a root must be a string or an integer id"));
-  CHECK_THAT(json_error(R"({"nodes": {"a": {"op": "x", "eclass": "1", "children": [true]}}})").reason(),
-             Catch::Contains("a child of node 'a' must be a string or an integer id, got boolean"));
+  CHECK_THAT(
+      json_error(R"({"nodes": {"a": {"op": "x", "eclass": "1", "children": [true]}}})").reason(),
+      Catch::Contains("a child of node 'a' must be a string or an integer id, got boolean"));
 }
 
 TEST_CASE("json: a key named twice in an object is a JsonError naming it, at the second one") {
   // Two nodes "a": the DOM kept the last, and the first's class vanished ("root names no class").
-  const std::string nodes = R"({"nodes": {"a": {"op": "x", "eclass": "1"}, "a": {"op": "y", "eclass": "2"}},
+  const std::string nodes =
+      R"({"nodes": {"a": {"op": "x", "eclass": "1"}, "a": {"op": "y", "eclass": "2"}},
                                "root_eclasses": ["1"]})";
   const JsonError e = json_error(nodes);
   CHECK(e.offset() == nodes.rfind("\"a\""));
@@ -219,20 +234,22 @@ TEST_CASE("json: a key named twice in an object is a JsonError naming it, at the
   CHECK(json_error(op).offset() == op.rfind("\"op\""));
   const std::string top = R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "nodes": {}})";
   CHECK(json_error(top).offset() == top.rfind("\"nodes\""));
-  const std::string escaped = R"({"nodes": {"\"a\\": {"op": "x", "eclass": "1"}, "\"a\\" : {"op": "x", "eclass": "1"}}})";
+  const std::string escaped =
+      R"({"nodes": {"\"a\\": {"op": "x", "eclass": "1"}, "\"a\\" : {"op": "x", "eclass": "1"}}})";
   const JsonError esc = json_error(escaped);
   CHECK(esc.offset() == escaped.rfind(R"("\"a\\")"));
   CHECK_THAT(esc.reason(), Catch::Contains(R"(duplicate key '"a\')"));
   // Equal keys in different objects are fine.
-  CHECK(tensat::parse_egraph_json(R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "class_data": {"a": {"a": 1}}})")
+  CHECK(tensat::parse_egraph_json(
+            R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "class_data": {"a": {"a": 1}}})")
             .nodes.size() == 1);
 }
 
 TEST_CASE("json: nesting deeper than kMaxJsonDepth is a JsonError, not a stack overflow") {
   // Copying or dumping an nlohmann value recurses once per level: 10^5 levels crashed the reader.
   auto with_class_data = [](std::size_t depth) {
-    return R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "class_data": {"1": )" + std::string(depth, '[') +
-           std::string(depth, ']') + "}}";
+    return R"({"nodes": {"a": {"op": "x", "eclass": "1"}}, "class_data": {"1": )" +
+           std::string(depth, '[') + std::string(depth, ']') + "}}";
   };
   const std::size_t deepest = tensat::kMaxJsonDepth - 2;  // the top level and class_data are two
   const auto ok = tensat::parse_egraph_json(with_class_data(deepest));
@@ -243,7 +260,8 @@ TEST_CASE("json: nesting deeper than kMaxJsonDepth is a JsonError, not a stack o
   CHECK_THAT(e.reason(), Catch::Contains("deeper than 128 levels"));
   CHECK(json_error(with_class_data(100000)).offset() == too_deep.rfind('['));
   // Also as an id, where the error message used to dump the value.
-  const std::string id = R"({"nodes": {"a": {"op": "x", "eclass": )" + std::string(100000, '[') + "}}}";
+  const std::string id =
+      R"({"nodes": {"a": {"op": "x", "eclass": )" + std::string(100000, '[') + "}}}";
   CHECK_THAT(json_error(id).reason(), Catch::Contains("deeper than"));
 }
 
@@ -288,7 +306,8 @@ TEST_CASE("json: what JSON cannot hold is a JsonError when writing, not an nlohm
   }
   // An infinite cost would be written as null, which the reader rejects.
   g.nodes[0].cost = std::numeric_limits<double>::infinity();
-  CHECK_THROWS_WITH(tensat::to_egraph_json(g), Catch::Contains("node 'a' has a cost that is not finite"));
+  CHECK_THROWS_WITH(tensat::to_egraph_json(g),
+                    Catch::Contains("node 'a' has a cost that is not finite"));
 }
 
 TEST_CASE("json: export of an EGraph reads back with its classes, children and costs") {
@@ -298,7 +317,8 @@ TEST_CASE("json: export of an EGraph reads back with its classes, children and c
   const tensat::Id shift = egraph.add_expr(tensat::parse_expr<L>("(<< a 1)"));
   egraph.unite(*egraph.lookup_expr(tensat::parse_expr<L>("(* a 2)")), shift);
   egraph.rebuild();
-  const auto g = tensat::serialize(egraph, {root}, [](const L& n) { return n.op_name() == "*" ? 4.0 : 1.0; });
+  const auto g =
+      tensat::serialize(egraph, {root}, [](const L& n) { return n.op_name() == "*" ? 4.0 : 1.0; });
   CHECK(g.nodes.size() == egraph.total_number_of_nodes());
   CHECK(g.classes().size() == egraph.number_of_classes());
   const auto back = tensat::parse_egraph_json(tensat::to_egraph_json(g, -1));

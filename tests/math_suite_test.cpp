@@ -100,7 +100,8 @@ TEST_CASE("math_ematching_bench set-up and the 6-iteration stress e-graph match 
         .with_node_limit(1'000'000)
         .with_time_limit(std::chrono::seconds(30))
         .with_scheduler(tensat::SimpleScheduler<math::Math, A>{});
-    for (const auto& e : math::ematching_bench_exprs()) runner.with_expr(tensat::parse_expr<math::Math>(e));
+    for (const auto& e : math::ematching_bench_exprs())
+      runner.with_expr(tensat::parse_expr<math::Math>(e));
     runner.run(math::rules());
     return runner.report();
   };

@@ -63,10 +63,11 @@ TEST_CASE("multipattern: ctx_transfer (egg multipattern.rs)") {
   const Id z1 = egraph.add_expr(parse_expr<L>("(tag z ctx1)"));
   egraph.unite(x1, y1);
   egraph.unite(y2, z2);
-  std::vector<tensat::Rewrite<L, tensat::NoAnalysis>> rules = {tensat::multi_rewrite<L>(
-      "context-transfer",
-      "?x = (tag ?a ?ctx1) = (tag ?b ?ctx1), ?t = (lte ?ctx1 ?ctx2), ?a1 = (tag ?a ?ctx2), ?b1 = (tag ?b ?ctx2)",
-      "?a1 = ?b1")};
+  std::vector<tensat::Rewrite<L, tensat::NoAnalysis>> rules = {
+      tensat::multi_rewrite<L>("context-transfer",
+                               "?x = (tag ?a ?ctx1) = (tag ?b ?ctx1), ?t = (lte ?ctx1 ?ctx2), ?a1 "
+                               "= (tag ?a ?ctx2), ?b1 = (tag ?b ?ctx2)",
+                               "?a1 = ?b1")};
   tensat::Runner<L> runner;
   runner.with_egraph(std::move(egraph)).run(rules);
   const auto& g = runner.egraph();
@@ -87,12 +88,12 @@ TEST_CASE("multipattern: mistakes give typed errors with positions") {
     }
     return -1;
   };
-  CHECK(offset_of("(f a)") == 0);              // no '?var ='
-  CHECK(offset_of("x = (f a)") == 0);          // clause must start with a variable
-  CHECK(offset_of("?x = (f a), ?y") == 12);    // second clause lacks '='
-  CHECK(offset_of("?x = (f a), ?y = ") == 17); // empty pattern
-  CHECK(offset_of("?x = (f (?a b))") == 9);    // error inside a pattern, offset in the whole text
-  CHECK(offset_of("?x = (f a b") > 0);         // unclosed list
+  CHECK(offset_of("(f a)") == 0);               // no '?var ='
+  CHECK(offset_of("x = (f a)") == 0);           // clause must start with a variable
+  CHECK(offset_of("?x = (f a), ?y") == 12);     // second clause lacks '='
+  CHECK(offset_of("?x = (f a), ?y = ") == 17);  // empty pattern
+  CHECK(offset_of("?x = (f (?a b))") == 9);     // error inside a pattern, offset in the whole text
+  CHECK(offset_of("?x = (f a b") > 0);          // unclosed list
   try {
     (void)tensat::multi_rewrite<L>("r", "?x = (f a", "?x = (g a)");
     FAIL("expected ParseError");

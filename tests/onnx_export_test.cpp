@@ -34,9 +34,11 @@ using onnx_test_data::read_bytes;
 using onnx_test_data::tensor_from_json;
 
 /// The model's weights plus `inputs` bound to its input symbols (by ONNX name).
-Bindings bind_inputs(const tonnx::ImportedModel& m, const std::map<std::string, HostTensor>& inputs) {
+Bindings bind_inputs(const tonnx::ImportedModel& m,
+                     const std::map<std::string, HostTensor>& inputs) {
   Bindings b = m.weights;
-  for (std::size_t i = 0; i < m.inputs.size(); ++i) b.emplace(m.input_symbols[i], inputs.at(m.inputs[i]));
+  for (std::size_t i = 0; i < m.inputs.size(); ++i)
+    b.emplace(m.input_symbols[i], inputs.at(m.inputs[i]));
   return b;
 }
 
@@ -47,7 +49,8 @@ tonnx::ImportedModel reimport(const ::onnx::ModelProto& model) {
   return tonnx::import_model_from_bytes(bytes);
 }
 
-void require_outputs_close(const std::vector<HostTensor>& got, const std::vector<HostTensor>& want, const std::string& what) {
+void require_outputs_close(const std::vector<HostTensor>& got, const std::vector<HostTensor>& want,
+                           const std::string& what) {
   const VerifyResult v = compare_outputs(want, got, 1e-4, 1e-5);
   INFO(what << ": " << v.message);
   REQUIRE(v.ok);
@@ -62,42 +65,51 @@ void round_trip(const std::string& name, const tonnx::ImportOptions& options) {
   const tonnx::ImportedModel m = tonnx::import(kData + name + ".onnx", options);
   const nlohmann::json ref = nlohmann::json::parse(read_bytes(kData + name + ".reference.json"));
   std::map<std::string, HostTensor> inputs;
-  for (const auto& [input, value] : ref.at("inputs").items()) inputs.emplace(input, tensor_from_json(value));
+  for (const auto& [input, value] : ref.at("inputs").items())
+    inputs.emplace(input, tensor_from_json(value));
   std::vector<HostTensor> reference;
-  for (const std::string& output : m.outputs) reference.push_back(tensor_from_json(ref.at("outputs").at(output)));
+  for (const std::string& output : m.outputs)
+    reference.push_back(tensor_from_json(ref.at("outputs").at(output)));
 
   OptimizeOptions opt;
   opt.node_limit = 20000;
   opt.profile = find_profile("h100-sxm");
   opt.fusion = true;
   const OptimizeResult r = optimize(m.program, opt);
-  const ::onnx::ModelProto exported = tonnx::export_model(r.optimized, m.weights, tonnx::export_options_for(m));
+  const ::onnx::ModelProto exported =
+      tonnx::export_model(r.optimized, m.weights, tonnx::export_options_for(m));
   CHECK_NOTHROW(::onnx::checker::check_model(exported));
   CHECK(exported.opset_import(0).version() == std::max<std::int64_t>(13, m.opset));
   for (const auto& n : exported.graph().node()) CHECK(n.op_type() != "fused");
 
   // Names: the model's inputs and outputs, in order.
   REQUIRE(exported.graph().input_size() == static_cast<int>(m.inputs.size()));
-  for (std::size_t i = 0; i < m.inputs.size(); ++i) CHECK(exported.graph().input(static_cast<int>(i)).name() == m.inputs[i]);
+  for (std::size_t i = 0; i < m.inputs.size(); ++i)
+    CHECK(exported.graph().input(static_cast<int>(i)).name() == m.inputs[i]);
   REQUIRE(exported.graph().output_size() == static_cast<int>(m.outputs.size()));
   for (std::size_t i = 0; i < m.outputs.size(); ++i)
     CHECK(exported.graph().output(static_cast<int>(i)).name() == m.outputs[i]);
 
   tonnx::ImportOptions again_options;
-  for (std::size_t i = 0; i < m.inputs.size(); ++i) again_options.input_shapes[m.inputs[i]] = m.input_dims[i];
+  for (std::size_t i = 0; i < m.inputs.size(); ++i)
+    again_options.input_shapes[m.inputs[i]] = m.input_dims[i];
   std::string bytes;
   REQUIRE(exported.SerializeToString(&bytes));
   const tonnx::ImportedModel again = tonnx::import_model_from_bytes(bytes, again_options);
   CHECK(again.outputs == m.outputs);
   const std::vector<HostTensor> original = execute(m.program, bind_inputs(m, inputs));
   require_outputs_close(original, reference, "original vs numpy");
-  require_outputs_close(execute(r.optimized, bind_inputs(m, inputs)), original, "optimized vs original");
-  require_outputs_close(execute(again.program, bind_inputs(again, inputs)), original, "exported vs original");
+  require_outputs_close(execute(r.optimized, bind_inputs(m, inputs)), original,
+                        "optimized vs original");
+  require_outputs_close(execute(again.program, bind_inputs(again, inputs)), original,
+                        "exported vs original");
 }
 
 }  // namespace
 
-TEST_CASE("onnx export: import, optimize, export, check, import again: every test model computes the same") {
+TEST_CASE(
+    "onnx export: import, optimize, export, check, import again: every test model computes the "
+    "same") {
   tonnx::ImportOptions cnn;
   cnn.input_shapes["x"] = {2, 3, 16, 16};
   round_trip("cnn_constant_weights", cnn);
@@ -117,7 +129,8 @@ TEST_CASE("onnx export: an opaque node is written back as the node it was import
   opt.profile = find_profile("h100-sxm");
   opt.fusion = true;
   const OptimizeResult r = optimize(m.program, opt);
-  const ::onnx::ModelProto exported = tonnx::export_model(r.optimized, m.weights, tonnx::export_options_for(m));
+  const ::onnx::ModelProto exported =
+      tonnx::export_model(r.optimized, m.weights, tonnx::export_options_for(m));
   CHECK_NOTHROW(::onnx::checker::check_model(exported));
   std::size_t sin = 0;
   for (const auto& n : exported.graph().node()) sin += n.op_type() == "Sin";
@@ -143,7 +156,8 @@ TEST_CASE("onnx export: an opaque node keeps its attributes, domain and integer 
   auto* x = g->add_input();
   x->set_name("x");
   x->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
-  for (int d : {2, 6}) x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  for (int d : {2, 6})
+    x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
   auto* k = g->add_initializer();
   k->set_name("k");
   k->set_data_type(::onnx::TensorProto::INT64);
@@ -162,11 +176,13 @@ TEST_CASE("onnx export: an opaque node keeps its attributes, domain and integer 
   auto* y = g->add_output();
   y->set_name("y");
   y->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
-  for (int d : {2, 3}) y->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  for (int d : {2, 3})
+    y->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
   const tonnx::ImportedModel m = tonnx::import_model(model);
   REQUIRE(m.opaque.count("Pick") == 1);
   CHECK(m.opaque.at("Pick").inputs == std::vector<std::int64_t>{0, tonnx::OpaqueOp::kConstant});
-  const ::onnx::ModelProto exported = tonnx::export_model(m.program, m.weights, tonnx::export_options_for(m));
+  const ::onnx::ModelProto exported =
+      tonnx::export_model(m.program, m.weights, tonnx::export_options_for(m));
   REQUIRE(exported.graph().node_size() == 1);
   const auto& written = exported.graph().node(0);
   CHECK(written.op_type() == "Pick");
@@ -177,7 +193,8 @@ TEST_CASE("onnx export: an opaque node keeps its attributes, domain and integer 
   CHECK(written.input(0) == "x");
   bool constant_found = false;
   for (const auto& init : exported.graph().initializer())
-    if (init.name() == written.input(1)) constant_found = init.int64_data_size() == 1 && init.int64_data(0) == 3;
+    if (init.name() == written.input(1))
+      constant_found = init.int64_data_size() == 1 && init.int64_data(0) == 3;
   CHECK(constant_found);
   CHECK(exported.opset_import_size() == 2);
   const tonnx::ImportedModel again = reimport(exported);
@@ -185,21 +202,25 @@ TEST_CASE("onnx export: an opaque node keeps its attributes, domain and integer 
   CHECK(check_program(again.program).back().dims == Dims{2, 3});
 }
 
-TEST_CASE("onnx export: every operator of the dialect is written and read back to the same values") {
+TEST_CASE(
+    "onnx export: every operator of the dialect is written and read back to the same values") {
   // Operators the importer never produces (gelu, merge, enlarge, split, smul of a scalar,
   // activations fused into matmul/conv/pool, layernorm, reductions, pad) included.
   Graph g;
   const Tensor img = g.input("img", {1, 4, 7, 7});
   const Tensor w = g.weight("w", {8, 2, 3, 3});
   const Tensor merged = g.merge(w, 2, 2);  // weight-only, twice the size of w: written with Tile
-  const Tensor c1 = g.conv2d(img, w, 2, 2, Padding::Same, Activation::Relu);   // groups 2
-  const Tensor c2 = g.conv2d(g.input("img4", {1, 4, 7, 7}), merged, 1, 1, Padding::Valid, Activation::Tanh);
+  const Tensor c1 = g.conv2d(img, w, 2, 2, Padding::Same, Activation::Relu);  // groups 2
+  const Tensor c2 =
+      g.conv2d(g.input("img4", {1, 4, 7, 7}), merged, 1, 1, Padding::Valid, Activation::Tanh);
   // Physical layouts: relayouts are Identity in ONNX, a channels_last input its logical shape.
-  const Tensor e = g.relayout(
-      g.conv2d(g.relayout(img, Layout::ChannelsLast), g.enlarge(g.weight("k1", {4, 4, 1, 1}), g.weight("k3", {4, 4, 3, 3}))),
-      Layout::Contiguous);
+  const Tensor e =
+      g.relayout(g.conv2d(g.relayout(img, Layout::ChannelsLast),
+                          g.enlarge(g.weight("k1", {4, 4, 1, 1}), g.weight("k3", {4, 4, 3, 3}))),
+                 Layout::Contiguous);
   const Tensor nhwc = g.relu(g.input("img_cl", {1, 4, 7, 7}, DType::F32, Layout::ChannelsLast));
-  const Tensor p = g.poolavg(g.poolmax(c1, 2, 2, 1, 1, Padding::Same, Activation::Sigmoid), 3, 3, 2, 2, Padding::Same);
+  const Tensor p = g.poolavg(g.poolmax(c1, 2, 2, 1, 1, Padding::Same, Activation::Sigmoid), 3, 3, 2,
+                             2, Padding::Same);
   const auto [s0, s1] = g.split(c2, 1, 3);
   const Tensor x = g.input("x", {6, 16});
   const Tensor h = g.gelu(g.matmul(x, g.weight("m", {16, 16}), Activation::Relu));
@@ -207,14 +228,19 @@ TEST_CASE("onnx export: every operator of the dialect is written and read back t
   const Tensor sm = g.softmax(g.smul(ln, g.weight("scale", {})), 1);
   const Tensor red = g.reduce_sum(g.reduce_max(g.reshape(sm, {2, 3, 16}), 1), 1);
   const Tensor mean = g.reduce_mean(g.transpose(g.reshape(sm, {2, 3, 16}), {2, 0, 1}), 2);
-  const Tensor mixed = g.ewpow(g.exp(g.slice(g.pad(mean, 0, 1, 2), 0, 2, 18)), g.broadcast(g.weight("e", {1}), {16, 2}));
-  const Tensor cl = g.clip(g.ewdiv(g.sqrt(mixed), g.add(mixed, g.weight("one", {1}))), g.weight("lo", {1}), g.weight("hi", {1}));
+  const Tensor mixed = g.ewpow(g.exp(g.slice(g.pad(mean, 0, 1, 2), 0, 2, 18)),
+                               g.broadcast(g.weight("e", {1}), {16, 2}));
+  const Tensor cl = g.clip(g.ewdiv(g.sqrt(mixed), g.add(mixed, g.weight("one", {1}))),
+                           g.weight("lo", {1}), g.weight("hi", {1}));
   const Tensor up = g.resize(p, {1, 8, 5, 3}, ResizeInterp::Linear, ResizeCoord::AlignCorners);
-  const Tensor down = g.resize(e, {1, 4, 3, 9}, ResizeInterp::Nearest, ResizeCoord::HalfPixel, ResizeNearest::RoundPreferCeil);
-  const Tensor ct = g.conv_transpose(g.sigmoid(s1), g.weight("ct", {5, 3, 3, 3}), 2, 1, {1, 0, -1, 1}, 1);
+  const Tensor down = g.resize(e, {1, 4, 3, 9}, ResizeInterp::Nearest, ResizeCoord::HalfPixel,
+                               ResizeNearest::RoundPreferCeil);
+  const Tensor ct =
+      g.conv_transpose(g.sigmoid(s1), g.weight("ct", {5, 3, 3, 3}), 2, 1, {1, 0, -1, 1}, 1);
   const Tensor cat = g.concat(1, {s0, g.ewsub(s0, g.relu(s0))});
   // Winograd: written as the 3x3 Conv of the kernel recovered from the transformed weight.
-  const Tensor wino = g.wino_conv2d(img, g.wino_weight(g.weight("k3w", {5, 4, 3, 3})), Padding::Valid, Activation::Relu);
+  const Tensor wino = g.wino_conv2d(img, g.wino_weight(g.weight("k3w", {5, 4, 3, 3})),
+                                    Padding::Valid, Activation::Relu);
   for (Tensor t : {up, down, ct, cat, red, cl, g.tanh(g.sigmoid(ln)), nhwc, wino}) g.output(t);
   const RecExpr<TensorNode> program = g.program();
   Bindings b = random_bindings(program, 5);
@@ -222,7 +248,8 @@ TEST_CASE("onnx export: every operator of the dialect is written and read back t
   const std::vector<HostTensor> want = execute(program, b);
   Bindings weights;
   for (const auto& [name, t] : b)
-    if (name != "img" && name != "img4" && name != "x" && name != "img_cl") weights.emplace(name, t);
+    if (name != "img" && name != "img4" && name != "x" && name != "img_cl")
+      weights.emplace(name, t);
   for (bool precompute : {true, false}) {
     INFO("precompute_weights " << precompute);
     tonnx::ExportOptions options;
@@ -232,12 +259,14 @@ TEST_CASE("onnx export: every operator of the dialect is written and read back t
     CHECK_NOTHROW(::onnx::checker::check_model(exported));
     std::set<std::string> types;
     for (const auto& n : exported.graph().node()) types.insert(n.op_type());
-    CHECK(types.count("Tile") == 1);  // the merged weight is larger than its weight: never precomputed
-    std::size_t pads = 0;  // the pad, and the enlarged kernel unless precomputed (no larger than k1 and k3)
+    CHECK(types.count("Tile") ==
+          1);  // the merged weight is larger than its weight: never precomputed
+    std::size_t pads =
+        0;  // the pad, and the enlarged kernel unless precomputed (no larger than k1 and k3)
     for (const auto& n : exported.graph().node()) pads += n.op_type() == "Pad";
     CHECK(pads == (precompute ? 1u : 2u));
     CHECK(types.count("Expand") == 0);  // broadcasts left to ONNX's broadcasting
-    std::size_t identities = 0;  // the two relayouts
+    std::size_t identities = 0;         // the two relayouts
     for (const auto& n : exported.graph().node()) identities += n.op_type() == "Identity";
     CHECK(identities == 2);
     for (const auto& in : exported.graph().input())
@@ -264,7 +293,8 @@ TEST_CASE("onnx export: errors name the problem") {
   CHECK_THROWS_AS(tonnx::export_model(program, {{"w", HostTensor({4, 3})}}), tonnx::ExportError);
   tonnx::ExportOptions old;
   old.opset = 11;
-  CHECK_THROWS_WITH(tonnx::export_model(program, w, old), Catch::Contains("opset 11 is not supported"));
+  CHECK_THROWS_WITH(tonnx::export_model(program, w, old),
+                    Catch::Contains("opset 11 is not supported"));
   Graph h;
   h.output(h.relu(h.input("x", {2}, DType::F16)));
   CHECK_THROWS_WITH(tonnx::export_model(h.program(), {}), Catch::Contains("f16"));
@@ -276,7 +306,8 @@ TEST_CASE("onnx export: errors name the problem") {
   tonnx::ExportOptions twice;
   twice.output_names = {"x"};  // the input's name
   CHECK_THROWS_AS(tonnx::export_model(program, w, twice), tonnx::ExportError);
-  CHECK_THROWS_AS(tonnx::save_model(tonnx::export_model(program, w), "/nonexistent-dir/model.onnx"), tonnx::ExportError);
+  CHECK_THROWS_AS(tonnx::save_model(tonnx::export_model(program, w), "/nonexistent-dir/model.onnx"),
+                  tonnx::ExportError);
   // An opaque operator whose schema changed between the opsets cannot be written at the other.
   ::onnx::ModelProto pad9;
   pad9.set_ir_version(7);
@@ -309,14 +340,16 @@ TEST_CASE("onnx export: errors name the problem") {
   // An operator of the default domain that ONNX does not know (imported opaque) is refused.
   const tonnx::ImportedModel fancy = tonnx::import(kData + "unknown_op.onnx");
   CHECK(fancy.opaque_ops == std::vector<std::string>{"FancyOp"});
-  CHECK_THROWS_WITH(tonnx::export_model(fancy.program, fancy.weights, tonnx::export_options_for(fancy)),
-                    Catch::Contains("'FancyOp' is not an ONNX operator"));
+  CHECK_THROWS_WITH(
+      tonnx::export_model(fancy.program, fancy.weights, tonnx::export_options_for(fancy)),
+      Catch::Contains("'FancyOp' is not an ONNX operator"));
   // A Sign of opset 9 only gained element types by opset 13: it is written.
   n->set_op_type("Sign");
   n->clear_attribute();
   const tonnx::ImportedModel sign = tonnx::import_model(pad9);
   CHECK(sign.opaque_ops == std::vector<std::string>{"Sign"});
-  const ::onnx::ModelProto written = tonnx::export_model(sign.program, sign.weights, tonnx::export_options_for(sign));
+  const ::onnx::ModelProto written =
+      tonnx::export_model(sign.program, sign.weights, tonnx::export_options_for(sign));
   CHECK(written.opset_import(0).version() == 13);
   CHECK(written.graph().node(0).op_type() == "Sign");
 }
@@ -328,7 +361,8 @@ TEST_CASE("onnx export: weight-only values larger than their weights are written
   const tonnx::ImportedModel m = tonnx::import(kData + "det_bias_broadcast.onnx");
   std::size_t weight_bytes = 0;
   for (const auto& [name, t] : m.weights) weight_bytes += t.data.size() * sizeof(float);
-  const Bindings inputs = bind_inputs(m, {{"x", random_bindings(m.program, 7).at(m.input_symbols.at(0))}});
+  const Bindings inputs =
+      bind_inputs(m, {{"x", random_bindings(m.program, 7).at(m.input_symbols.at(0))}});
   const std::vector<HostTensor> want = execute(m.program, inputs);
   for (const char* profile : {"", "h100-sxm"}) {
     INFO("profile '" << profile << "'");
@@ -337,16 +371,19 @@ TEST_CASE("onnx export: weight-only values larger than their weights are written
     if (*profile) opt.profile = find_profile(profile);
     opt.fusion = opt.profile.has_value();
     const OptimizeResult r = optimize(m.program, opt);
-    const ::onnx::ModelProto exported = tonnx::export_model(r.optimized, m.weights, tonnx::export_options_for(m));
+    const ::onnx::ModelProto exported =
+        tonnx::export_model(r.optimized, m.weights, tonnx::export_options_for(m));
     std::size_t initializer_bytes = 0;
     for (const auto& t : exported.graph().initializer())
-      initializer_bytes += t.raw_data().size() + sizeof(float) * static_cast<std::size_t>(t.float_data_size()) +
+      initializer_bytes += t.raw_data().size() +
+                           sizeof(float) * static_cast<std::size_t>(t.float_data_size()) +
                            sizeof(std::int64_t) * static_cast<std::size_t>(t.int64_data_size());
     INFO("weights " << weight_bytes << " bytes, initializers " << initializer_bytes << " bytes");
     CHECK(static_cast<double>(initializer_bytes) <= 1.1 * static_cast<double>(weight_bytes));
     const tonnx::ImportedModel again = reimport(exported);
-    require_outputs_close(execute(again.program, bind_inputs(again, {{"x", inputs.at(m.input_symbols.at(0))}})), want,
-                          "exported vs original");
+    require_outputs_close(
+        execute(again.program, bind_inputs(again, {{"x", inputs.at(m.input_symbols.at(0))}})), want,
+        "exported vs original");
   }
 }
 
@@ -396,12 +433,15 @@ TEST_CASE("onnx export: layernorm is written as onnxruntime fuses it") {
   CHECK(count_of(at13, "LayerNormalization") == 0);
 }
 
-TEST_CASE("onnx export: reductions, N-d products and erf arguments are written as onnxruntime fuses them") {
+TEST_CASE(
+    "onnx export: reductions, N-d products and erf arguments are written as onnxruntime fuses "
+    "them") {
   Graph g;
   const Tensor x = g.input("x", {2, 3, 8});
   // An N-d product as the importer writes it: flattened to 2-d, multiplied, reshaped back.
   const Tensor w = g.weight("w", {8, 8});
-  const Tensor y = g.add(g.reshape(g.matmul(g.reshape(x, {6, 8}), w), {2, 3, 8}), g.broadcast(g.weight("b", {8}), {2, 3, 8}));
+  const Tensor y = g.add(g.reshape(g.matmul(g.reshape(x, {6, 8}), w), {2, 3, 8}),
+                         g.broadcast(g.weight("b", {8}), {2, 3, 8}));
   // A mean over the last axis given back as 1 and broadcast (a spelled-out layer norm's).
   const Tensor mean = g.broadcast(g.reshape(g.reduce_mean(y, 2), {2, 3, 1}), {2, 3, 8});
   const Tensor centred = g.ewsub(y, mean);

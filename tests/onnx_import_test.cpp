@@ -28,14 +28,16 @@ using onnx_test_data::read_bytes;
 using onnx_test_data::tensor_from_json;
 
 /// Imports `name`, runs it on the reference input and compares with the numpy output.
-tonnx::ImportedModel check_against_reference(const std::string& name, const tonnx::ImportOptions& options) {
+tonnx::ImportedModel check_against_reference(const std::string& name,
+                                             const tonnx::ImportOptions& options) {
   const tonnx::ImportedModel m = tonnx::import(kData + name + ".onnx", options);
   const nlohmann::json ref = nlohmann::json::parse(read_bytes(kData + name + ".reference.json"));
   Bindings b = m.weights;
   for (const auto& [input, value] : ref.at("inputs").items()) {
     const auto at = std::find(m.inputs.begin(), m.inputs.end(), input);
     REQUIRE(at != m.inputs.end());
-    b.emplace(m.input_symbols[static_cast<std::size_t>(at - m.inputs.begin())], tensor_from_json(value));
+    b.emplace(m.input_symbols[static_cast<std::size_t>(at - m.inputs.begin())],
+              tensor_from_json(value));
   }
   const std::vector<HostTensor> got = execute(m.program, b);
   REQUIRE(got.size() == m.outputs.size());
@@ -104,7 +106,9 @@ TEST_CASE("onnx import: a CNN with Constant-held weights and a Shape-chain resha
   const VerifyResult v = verify(m.program, r.optimized, b);
   INFO(v.message);
   CHECK(v.ok);
-  CHECK(op_histogram(precompute_weights(r.optimized, b).program)[static_cast<std::size_t>(Op::BatchNorm)] == 0);
+  CHECK(op_histogram(
+            precompute_weights(r.optimized, b).program)[static_cast<std::size_t>(Op::BatchNorm)] ==
+        0);
 }
 
 TEST_CASE("onnx import: the transformer block (LayerNorm written out) equals numpy") {
@@ -119,7 +123,8 @@ TEST_CASE("onnx import: the transformer block (LayerNorm written out) equals num
   CHECK(m.opaque_ops.empty());
 }
 
-TEST_CASE("onnx import: ConvTranspose, Clip, HardSigmoid and both Resize modes (opset 11) equal numpy") {
+TEST_CASE(
+    "onnx import: ConvTranspose, Clip, HardSigmoid and both Resize modes (opset 11) equal numpy") {
   tonnx::ImportOptions options;
   options.input_shapes["x"] = {1, 4, 6, 6};
   const tonnx::ImportedModel m = check_against_reference("decoder_resize", options);
@@ -132,13 +137,16 @@ TEST_CASE("onnx import: ConvTranspose, Clip, HardSigmoid and both Resize modes (
   CHECK(check_program(m.program).back().dims == Dims{1, 4, 9, 9});
 }
 
-TEST_CASE("onnx import: strided Slice, Split, Gather, Expand, Pad and opset-12 attributes equal numpy") {
+TEST_CASE(
+    "onnx import: strided Slice, Split, Gather, Expand, Pad and opset-12 attributes equal numpy") {
   const tonnx::ImportedModel m = check_against_reference("slices_arithmetic", {});
   CHECK(m.outputs == std::vector<std::string>{"y1", "y2", "y3"});
   CHECK(m.opaque_ops.empty());
 }
 
-TEST_CASE("onnx import: a PyTorch-style opset 9 model (Upsample, Slice and Clip by attributes) equals numpy") {
+TEST_CASE(
+    "onnx import: a PyTorch-style opset 9 model (Upsample, Slice and Clip by attributes) equals "
+    "numpy") {
   const tonnx::ImportedModel m = check_against_reference("pytorch_opset9", {});
   CHECK(m.opset == 9);
   CHECK(op_histogram(m.program)[static_cast<std::size_t>(Op::Resize)] == 2);
@@ -151,7 +159,9 @@ TEST_CASE("onnx import: opset 17 LayerNormalization, over one axis and over two,
   CHECK(histogram[static_cast<std::size_t>(Op::Sqrt)] == 1);       // the other written out
 }
 
-TEST_CASE("onnx import: the exact GELU (Erf) as PyTorch writes it equals numpy, and the executor runs it") {
+TEST_CASE(
+    "onnx import: the exact GELU (Erf) as PyTorch writes it equals numpy, and the executor runs "
+    "it") {
   const tonnx::ImportedModel m = check_against_reference("gelu_erf", {});
   CHECK(m.opaque_ops.empty());
   const auto histogram = op_histogram(m.program);
@@ -159,7 +169,8 @@ TEST_CASE("onnx import: the exact GELU (Erf) as PyTorch writes it equals numpy, 
   CHECK(histogram[static_cast<std::size_t>(Op::Opaque)] == 0);
 }
 
-TEST_CASE("onnx import: an unknown operator becomes an opaque node, which the executor refuses by name") {
+TEST_CASE(
+    "onnx import: an unknown operator becomes an opaque node, which the executor refuses by name") {
   const tonnx::ImportedModel m = tonnx::import(kData + "unsupported_op.onnx");
   CHECK(m.opaque_ops == std::vector<std::string>{"Sin"});
   REQUIRE(m.opaque.count("Sin") == 1);
@@ -168,7 +179,8 @@ TEST_CASE("onnx import: an unknown operator becomes an opaque node, which the ex
   CHECK(m.opaque.at("Sin").reason.find("not supported") != std::string::npos);
   CHECK(op_histogram(m.program)[static_cast<std::size_t>(Op::Opaque)] == 1);
   CHECK(m.program.to_string() ==
-        "(ewadd (opaque Sin f32 (ints 2 4) (relu (input x f32 (ints 2 4)))) (broadcast (ints 2 4) (weight c f32 (ints 4))))");
+        "(ewadd (opaque Sin f32 (ints 2 4) (relu (input x f32 (ints 2 4)))) (broadcast (ints 2 4) "
+        "(weight c f32 (ints 4))))");
   Bindings b = m.weights;
   b.emplace("x", HostTensor({2, 4}));
   try {
@@ -208,18 +220,21 @@ TEST_CASE("onnx import: a symbolic batch needs a shape, and a given shape must f
 
 TEST_CASE("onnx import: truncated, empty and foreign files are rejected with ImportError") {
   const std::string bytes = read_bytes(kData + "cnn_constant_weights.onnx");
-  for (std::size_t cut : {std::size_t{0}, std::size_t{1}, std::size_t{17}, bytes.size() / 3, bytes.size() / 2,
-                          bytes.size() - 1}) {
+  for (std::size_t cut : {std::size_t{0}, std::size_t{1}, std::size_t{17}, bytes.size() / 3,
+                          bytes.size() / 2, bytes.size() - 1}) {
     INFO("first " << cut << " bytes");
     tonnx::ImportOptions options;
     options.input_shapes["x"] = {1, 3, 16, 16};
-    CHECK_THROWS_AS(tonnx::import_model_from_bytes(std::string_view(bytes.data(), cut), options), tonnx::ImportError);
+    CHECK_THROWS_AS(tonnx::import_model_from_bytes(std::string_view(bytes.data(), cut), options),
+                    tonnx::ImportError);
   }
-  CHECK_THROWS_AS(tonnx::import_model_from_bytes("this is not a protobuf message at all"), tonnx::ImportError);
+  CHECK_THROWS_AS(tonnx::import_model_from_bytes("this is not a protobuf message at all"),
+                  tonnx::ImportError);
   CHECK_THROWS_AS(tonnx::import(kData + "does_not_exist.onnx"), tonnx::ImportError);
 }
 
-TEST_CASE("onnx import: unsupported opsets, dangling inputs and inconsistent shapes name the node") {
+TEST_CASE(
+    "onnx import: unsupported opsets, dangling inputs and inconsistent shapes name the node") {
   CHECK_NOTHROW(tonnx::import_model(one_node_model("Relu")));
   CHECK_THROWS_AS(tonnx::import_model(one_node_model("Relu", 8)), tonnx::ImportError);
   CHECK_THROWS_AS(tonnx::import_model(one_node_model("Relu", 99)), tonnx::ImportError);
@@ -257,7 +272,9 @@ TEST_CASE("onnx import: unsupported opsets, dangling inputs and inconsistent sha
   CHECK_THROWS_WITH(tonnx::import_model(twice), Catch::Contains("already defined"));
 }
 
-TEST_CASE("onnx import: an operator outside the default domain is opaque with its declared shape, or an error") {
+TEST_CASE(
+    "onnx import: an operator outside the default domain is opaque with its declared shape, or an "
+    "error") {
   ::onnx::ModelProto model = one_node_model("Swish");
   model.mutable_graph()->mutable_node(0)->set_domain("com.example");
   auto* o = model.add_opset_import();
@@ -272,7 +289,11 @@ TEST_CASE("onnx import: an operator outside the default domain is opaque with it
     CHECK(std::string(e.what()).find("output shape is unknown") != std::string::npos);
   }
   // Declared by the graph output, with the symbolic batch the input fixes.
-  auto* x_shape = model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  auto* x_shape = model.mutable_graph()
+                      ->mutable_input(0)
+                      ->mutable_type()
+                      ->mutable_tensor_type()
+                      ->mutable_shape();
   x_shape->mutable_dim(0)->set_dim_param("N");
   auto* y_type = model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type();
   y_type->set_elem_type(::onnx::TensorProto::FLOAT);
@@ -286,7 +307,9 @@ TEST_CASE("onnx import: an operator outside the default domain is opaque with it
   CHECK(m.opset_imports.size() == 2);
 }
 
-TEST_CASE("onnx import: invalid operators the importer cannot map are errors, never handed to ONNX's inference") {
+TEST_CASE(
+    "onnx import: invalid operators the importer cannot map are errors, never handed to ONNX's "
+    "inference") {
   // Found by fuzzing: a ConvTranspose whose weight has rank 1 crashed libonnx 1.12's shape
   // inference (it indexes the weight's dimensions unchecked) when the importer asked it for the
   // shape of the node kept opaque. Now such a node's shape comes from value_info only.
@@ -311,10 +334,16 @@ TEST_CASE("onnx import: invalid operators the importer cannot map are errors, ne
   CHECK(check_program(softplus.program).back().dims == Dims{2, 4});
 }
 
-TEST_CASE("onnx import: a known operator with an unsupported feature is kept opaque, its shape from ONNX") {
+TEST_CASE(
+    "onnx import: a known operator with an unsupported feature is kept opaque, its shape from "
+    "ONNX") {
   // MaxPool with ceil_mode: ONNX's shape inference gives [1, 1, 3, 3] for a 5x5 input.
   ::onnx::ModelProto model = one_node_model("MaxPool");
-  auto* shape = model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  auto* shape = model.mutable_graph()
+                    ->mutable_input(0)
+                    ->mutable_type()
+                    ->mutable_tensor_type()
+                    ->mutable_shape();
   shape->clear_dim();
   for (int d : {1, 1, 5, 5}) shape->add_dim()->set_dim_value(d);
   auto* node = model.mutable_graph()->mutable_node(0);
@@ -337,7 +366,9 @@ TEST_CASE("onnx import: a known operator with an unsupported feature is kept opa
   CHECK(check_program(m.program).back().dims == Dims{1, 1, 3, 3});
 }
 
-TEST_CASE("onnx import: a MaxPool whose pads are neither SAME nor VALID takes the max over the real values") {
+TEST_CASE(
+    "onnx import: a MaxPool whose pads are neither SAME nor VALID takes the max over the real "
+    "values") {
   // torchvision ResNet's MaxPool (3x3, stride 2, pads 1) on an even extent, where SAME would pad
   // [0, 1], and an asymmetric case; the input is all negative, so padding by zeros would win.
   struct Case {
@@ -346,12 +377,18 @@ TEST_CASE("onnx import: a MaxPool whose pads are neither SAME nor VALID takes th
   };
   for (const Case& k : {Case{{1, 1, 1, 1}, {1, 1, 3, 3}}, Case{{2, 0, 1, 2}, {1, 1, 4, 3}}}) {
     ::onnx::ModelProto model = one_node_model("MaxPool");
-    auto* shape = model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+    auto* shape = model.mutable_graph()
+                      ->mutable_input(0)
+                      ->mutable_type()
+                      ->mutable_tensor_type()
+                      ->mutable_shape();
     shape->clear_dim();
     for (int d : {1, 1, 6, 6}) shape->add_dim()->set_dim_value(d);
     auto* node = model.mutable_graph()->mutable_node(0);
-    for (const auto& [name, v] : {std::pair<std::string, std::vector<std::int64_t>>{"kernel_shape", {3, 3}},
-                                  {"strides", {2, 2}}, {"pads", k.pads}}) {
+    for (const auto& [name, v] :
+         {std::pair<std::string, std::vector<std::int64_t>>{"kernel_shape", {3, 3}},
+          {"strides", {2, 2}},
+          {"pads", k.pads}}) {
       auto* a = node->add_attribute();
       a->set_name(name);
       a->set_type(::onnx::AttributeProto::INTS);
@@ -360,7 +397,8 @@ TEST_CASE("onnx import: a MaxPool whose pads are neither SAME nor VALID takes th
     const tonnx::ImportedModel m = tonnx::import_model(model);
     REQUIRE(m.opaque_ops.empty());
     HostTensor x({1, 1, 6, 6});
-    for (std::size_t i = 0; i < x.data.size(); ++i) x.data[i] = -1.0f - std::fmod(static_cast<float>(i) * 7.3f, 9.0f);
+    for (std::size_t i = 0; i < x.data.size(); ++i)
+      x.data[i] = -1.0f - std::fmod(static_cast<float>(i) * 7.3f, 9.0f);
     Bindings b = m.weights;
     b.emplace(m.input_symbols[0], x);
     const std::vector<HostTensor> got = execute(m.program, b);
@@ -372,8 +410,10 @@ TEST_CASE("onnx import: a MaxPool whose pads are neither SAME nor VALID takes th
         float want = -INFINITY;
         for (std::int64_t r = 2 * i - k.pads[0]; r < 2 * i - k.pads[0] + 3; ++r)
           for (std::int64_t s = 2 * j - k.pads[1]; s < 2 * j - k.pads[1] + 3; ++s)
-            if (r >= 0 && r < 6 && s >= 0 && s < 6) want = std::max(want, x.data[static_cast<std::size_t>(r * 6 + s)]);
-        INFO("pads " << k.pads[0] << k.pads[1] << k.pads[2] << k.pads[3] << " output " << i << "," << j);
+            if (r >= 0 && r < 6 && s >= 0 && s < 6)
+              want = std::max(want, x.data[static_cast<std::size_t>(r * 6 + s)]);
+        INFO("pads " << k.pads[0] << k.pads[1] << k.pads[2] << k.pads[3] << " output " << i << ","
+                     << j);
         CHECK(got[0].data[static_cast<std::size_t>(i * k.out[3] + j)] == want);
       }
   }

@@ -74,14 +74,17 @@ struct TempFile {
 };
 
 /// Runs run_model.js on `model` with `inputs` (by ONNX name); returns its exit status and output.
-int run_onnxruntime(const std::string& model, const std::map<std::string, HostTensor>& inputs, std::string& out) {
+int run_onnxruntime(const std::string& model, const std::map<std::string, HostTensor>& inputs,
+                    std::string& out) {
   TempFile in(".json"), result(".json"), errors(".txt");
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& [name, t] : inputs) j[name] = {{"dims", std::vector<std::int64_t>(t.dims.begin(), t.dims.end())}, {"data", t.data}};
+  for (const auto& [name, t] : inputs)
+    j[name] = {{"dims", std::vector<std::int64_t>(t.dims.begin(), t.dims.end())}, {"data", t.data}};
   std::ofstream(in.path) << j.dump();
-  const std::string command = "NODE_PATH=" + shell_word(node_modules()) + " " + shell_word(node_program()) + " " + shell_word(kRunner) +
-                              " " + shell_word(model) + " " + shell_word(in.path) + " > " + shell_word(result.path) + " 2> " +
-                              shell_word(errors.path);
+  const std::string command = "NODE_PATH=" + shell_word(node_modules()) + " " +
+                              shell_word(node_program()) + " " + shell_word(kRunner) + " " +
+                              shell_word(model) + " " + shell_word(in.path) + " > " +
+                              shell_word(result.path) + " 2> " + shell_word(errors.path);
   const int status = std::system(command.c_str());
   const int code = status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   std::ifstream r(code == 0 ? result.path : errors.path);
@@ -92,7 +95,8 @@ int run_onnxruntime(const std::string& model, const std::map<std::string, HostTe
 }
 
 /// onnxruntime's outputs of `model`, in the model's output order.
-std::vector<HostTensor> onnxruntime(const std::string& model, const std::map<std::string, HostTensor>& inputs) {
+std::vector<HostTensor> onnxruntime(const std::string& model,
+                                    const std::map<std::string, HostTensor>& inputs) {
   std::string out;
   const int code = run_onnxruntime(model, inputs, out);
   INFO("onnxruntime on " << model << ": " << out);
@@ -126,13 +130,16 @@ std::map<std::string, HostTensor> reference_inputs(const std::string& name) {
   return inputs;
 }
 
-Bindings bind_inputs(const tonnx::ImportedModel& m, const std::map<std::string, HostTensor>& inputs) {
+Bindings bind_inputs(const tonnx::ImportedModel& m,
+                     const std::map<std::string, HostTensor>& inputs) {
   Bindings b = m.weights;
-  for (std::size_t i = 0; i < m.inputs.size(); ++i) b.emplace(m.input_symbols[i], inputs.at(m.inputs[i]));
+  for (std::size_t i = 0; i < m.inputs.size(); ++i)
+    b.emplace(m.input_symbols[i], inputs.at(m.inputs[i]));
   return b;
 }
 
-void require_agree(const std::vector<HostTensor>& got, const std::vector<HostTensor>& want, const std::string& what) {
+void require_agree(const std::vector<HostTensor>& got, const std::vector<HostTensor>& want,
+                   const std::string& what) {
   const VerifyResult v = compare_outputs(want, got, 1e-4, 1e-5);
   INFO(what << ": " << v.message);
   REQUIRE(v.ok);
@@ -140,7 +147,8 @@ void require_agree(const std::vector<HostTensor>& got, const std::vector<HostTen
 }
 
 /// The optimized model (h100-sxm, fusion) of `m`, exported to a file.
-std::unique_ptr<TempFile> optimized_file(const tonnx::ImportedModel& m, RecExpr<TensorNode>* optimized = nullptr) {
+std::unique_ptr<TempFile> optimized_file(const tonnx::ImportedModel& m,
+                                         RecExpr<TensorNode>* optimized = nullptr) {
   OptimizeOptions opt;
   opt.node_limit = 20000;
   opt.profile = find_profile("h100-sxm");
@@ -154,49 +162,63 @@ std::unique_ptr<TempFile> optimized_file(const tonnx::ImportedModel& m, RecExpr<
 
 }  // namespace
 
-TEST_CASE("onnxruntime: on every test model, the Eigen executor agrees with onnxruntime before and after optimize/export") {
-  for (const std::string name : {"cnn_constant_weights", "transformer_block", "decoder_resize", "slices_arithmetic",
-                                 "pytorch_opset9", "layernorm_opset17", "gelu_erf"}) {
+TEST_CASE(
+    "onnxruntime: on every test model, the Eigen executor agrees with onnxruntime before and after "
+    "optimize/export") {
+  for (const std::string name :
+       {"cnn_constant_weights", "transformer_block", "decoder_resize", "slices_arithmetic",
+        "pytorch_opset9", "layernorm_opset17", "gelu_erf"}) {
     INFO("model " << name);
     const std::map<std::string, HostTensor> inputs = reference_inputs(name);
     tonnx::ImportOptions options;
     for (const auto& [input, t] : inputs) options.input_shapes[input] = t.dims;
     const tonnx::ImportedModel m = tonnx::import(kData + name + ".onnx", options);
     const std::vector<HostTensor> ort = onnxruntime(kData + name + ".onnx", inputs);
-    require_agree(execute(m.program, bind_inputs(m, inputs)), ort, "imported program vs onnxruntime");
+    require_agree(execute(m.program, bind_inputs(m, inputs)), ort,
+                  "imported program vs onnxruntime");
 
     RecExpr<TensorNode> optimized;
     const auto file = optimized_file(m, &optimized);
-    require_agree(execute(optimized, bind_inputs(m, inputs)), ort, "optimized program vs onnxruntime");
+    require_agree(execute(optimized, bind_inputs(m, inputs)), ort,
+                  "optimized program vs onnxruntime");
     const tonnx::ImportedModel again = tonnx::import(file->path, options);
-    require_agree(execute(again.program, bind_inputs(again, inputs)), ort, "exported model (Eigen) vs onnxruntime");
-    require_agree(onnxruntime(file->path, inputs), ort, "exported model (onnxruntime) vs onnxruntime");
+    require_agree(execute(again.program, bind_inputs(again, inputs)), ort,
+                  "exported model (Eigen) vs onnxruntime");
+    require_agree(onnxruntime(file->path, inputs), ort,
+                  "exported model (onnxruntime) vs onnxruntime");
   }
 }
 
-TEST_CASE("onnxruntime: a model with an opaque operator (Sin) is written back so that onnxruntime runs it the same") {
+TEST_CASE(
+    "onnxruntime: a model with an opaque operator (Sin) is written back so that onnxruntime runs "
+    "it the same") {
   const std::map<std::string, HostTensor> inputs = reference_inputs("unsupported_op");
   const tonnx::ImportedModel m = tonnx::import(kData + "unsupported_op.onnx");
   REQUIRE(m.opaque_ops == std::vector<std::string>{"Sin"});
   CHECK_THROWS_AS(execute(m.program, bind_inputs(m, inputs)), OpaqueOpError);
   const std::vector<HostTensor> ort = onnxruntime(kData + "unsupported_op.onnx", inputs);
   const auto file = optimized_file(m);
-  require_agree(onnxruntime(file->path, inputs), ort, "exported model (onnxruntime) vs onnxruntime");
+  require_agree(onnxruntime(file->path, inputs), ort,
+                "exported model (onnxruntime) vs onnxruntime");
 }
 
 int main(int argc, char* argv[]) {
   if (node_modules().empty()) {
-    std::cout << "onnx_runtime_test: skipped, onnxruntime-node is not configured: set TENSAT_ORT_NODE_MODULES (the "
-                 "environment or the CMake cache) to the node_modules folder of `npm install --ignore-scripts "
+    std::cout << "onnx_runtime_test: skipped, onnxruntime-node is not configured: set "
+                 "TENSAT_ORT_NODE_MODULES (the "
+                 "environment or the CMake cache) to the node_modules folder of `npm install "
+                 "--ignore-scripts "
                  "onnxruntime-node`\n";
     return 77;
   }
   // A probe run: node missing, or the package not loadable, is a skip, not a failure.
   std::string out;
-  const int code = run_onnxruntime(kData + "unsupported_op.onnx", reference_inputs("unsupported_op"), out);
+  const int code =
+      run_onnxruntime(kData + "unsupported_op.onnx", reference_inputs("unsupported_op"), out);
   if (code == 77 || code == 127 || code == 126) {
-    std::cout << "onnx_runtime_test: skipped, cannot run onnxruntime-node (" << node_program() << ", NODE_PATH "
-              << node_modules() << "): " << (code == 77 ? out : "node not found") << "\n";
+    std::cout << "onnx_runtime_test: skipped, cannot run onnxruntime-node (" << node_program()
+              << ", NODE_PATH " << node_modules() << "): " << (code == 77 ? out : "node not found")
+              << "\n";
     return 77;
   }
   return Catch::Session().run(argc, argv);

@@ -37,7 +37,8 @@ RecExpr<L> random_dag(std::size_t n, std::mt19937& rng) {
   std::vector<std::vector<std::size_t>> kids(n);
   std::vector<bool> read(n, false);
   for (std::size_t i = 1; i + 1 < n; ++i) {
-    const std::size_t k = std::uniform_int_distribution<std::size_t>(0, std::min<std::size_t>(3, i))(rng);
+    const std::size_t k =
+        std::uniform_int_distribution<std::size_t>(0, std::min<std::size_t>(3, i))(rng);
     for (std::size_t j = 0; j < k; ++j) {
       const std::size_t c = std::uniform_int_distribution<std::size_t>(0, i - 1)(rng);
       if (std::find(kids[i].begin(), kids[i].end(), c) == kids[i].end()) kids[i].push_back(c);
@@ -129,7 +130,8 @@ TEST_CASE("order_like: a node the reference lacks runs just before its first rea
   CHECK(ops(tensat::order_like(opt2.expr, ref.expr)) == "a b f G k h");
 }
 
-TEST_CASE("order_like: shared nodes keep the reference's relative order and the term is unchanged") {
+TEST_CASE(
+    "order_like: shared nodes keep the reference's relative order and the term is unchanged") {
   std::mt19937 rng(11);
   for (int trial = 0; trial < 200; ++trial) {
     const std::size_t n = std::uniform_int_distribution<std::size_t>(2, 40)(rng);
@@ -157,7 +159,8 @@ TEST_CASE("order_like: shared nodes keep the reference's relative order and the 
     for (std::size_t i = 0; i < reference.size(); ++i) position_of[ref_numbers[i]] = i;
     std::vector<std::size_t> shared_positions;
     for (std::size_t i = 0; i < ordered.size(); ++i)
-      if (position_of[ordered_numbers[i]] != SIZE_MAX) shared_positions.push_back(position_of[ordered_numbers[i]]);
+      if (position_of[ordered_numbers[i]] != SIZE_MAX)
+        shared_positions.push_back(position_of[ordered_numbers[i]]);
     CHECK(std::is_sorted(shared_positions.begin(), shared_positions.end()));
   }
 }
@@ -190,7 +193,8 @@ TEST_CASE("order_like over an e-graph: a rewritten node takes the place of the n
   const RecExpr<L> original = tensat::parse_expr<L>("(add (relu (conv x w)) (exp b))");
   REQUIRE(ops(original) == "x w conv relu b exp add");
   tensat::Runner<L> runner;
-  runner.with_expr(original).run({tensat::rewrite<L>("fuse", "(relu (conv ?x ?w))", "(fused ?x ?w)")});
+  runner.with_expr(original).run(
+      {tensat::rewrite<L>("fuse", "(relu (conv ?x ?w))", "(fused ?x ?w)")});
   const auto& egraph = runner.egraph();
   // The optimized program, laid out with (exp b) first.
   Builder opt;
@@ -209,5 +213,6 @@ TEST_CASE("order_like over an e-graph: a rewritten node takes the place of the n
   foreign.node("exp", {y});
   const auto foreign_keys = tensat::eclass_keys(egraph, foreign.expr);
   CHECK(foreign_keys == std::vector<std::uint64_t>{tensat::kNoOrderKey, tensat::kNoOrderKey});
-  CHECK_THROWS_AS(tensat::order_like(opt.expr, std::vector<std::uint64_t>{1, 2}, keys), tensat::Error);
+  CHECK_THROWS_AS(tensat::order_like(opt.expr, std::vector<std::uint64_t>{1, 2}, keys),
+                  tensat::Error);
 }

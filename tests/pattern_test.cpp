@@ -12,7 +12,8 @@ using tensat::Pattern;
 using L = tensat::SymbolLang;
 
 namespace {
-// egg's pattern.rs search_with_limit set-up: (+ 1 (+ 2 ... 6)) under comm and assoc, default runner.
+// egg's pattern.rs search_with_limit set-up: (+ 1 (+ 2 ... 6)) under comm and assoc, default
+// runner.
 std::unique_ptr<tensat::Runner<L>> saturated_sum_of_six() {
   std::vector<tensat::Rewrite<L, tensat::NoAnalysis>> rules = {
       tensat::rewrite<L>("comm", "(+ ?x ?y)", "(+ ?y ?x)"),
@@ -44,8 +45,8 @@ TEST_CASE("pattern: simple_match (egg pattern.rs)") {
 TEST_CASE("pattern: nonlinear_patterns (egg pattern.rs)") {
   EGraph<L> egraph;
   // egg's data has trailing ')' that its reader ignores.
-  for (const char* e : {"(f a a)", "(f a (g a))))", "(f a (g b))))", "(h (foo a b) 0 1)", "(h (foo a b) 1 0)",
-                        "(h (foo a b) 0 0)"})
+  for (const char* e : {"(f a a)", "(f a (g a))))", "(f a (g b))))", "(h (foo a b) 0 1)",
+                        "(h (foo a b) 1 0)", "(h (foo a b) 0 0)"})
     egraph.add_expr(parse_expr<L>(e));
   egraph.rebuild();
   CHECK(Pattern<L>("(f ?x ?y)").n_matches(egraph) == 3);
@@ -124,8 +125,9 @@ TEST_CASE("pattern: malformed patterns give ParseError with the offset") {
 TEST_CASE("pattern: concurrent searches of one clean e-graph agree (search is read-only)") {
   const auto runner = saturated_sum_of_six();
   const auto& egraph = runner->egraph();
-  const std::vector<Pattern<L>> patterns = {Pattern<L>("(+ ?x (+ ?y ?z))"), Pattern<L>("(+ (+ ?x ?y) ?z)"),
-                                            Pattern<L>("(+ ?x ?x)"), Pattern<L>("(+ 1 ?x)")};
+  const std::vector<Pattern<L>> patterns = {Pattern<L>("(+ ?x (+ ?y ?z))"),
+                                            Pattern<L>("(+ (+ ?x ?y) ?z)"), Pattern<L>("(+ ?x ?x)"),
+                                            Pattern<L>("(+ 1 ?x)")};
   std::vector<std::size_t> expected;
   for (const auto& p : patterns) expected.push_back(p.n_matches(egraph));
   CHECK(expected[0] == 2100);
@@ -138,5 +140,6 @@ TEST_CASE("pattern: concurrent searches of one clean e-graph agree (search is re
     });
   for (auto& th : threads) th.join();
   for (const auto& counts : got)
-    for (std::size_t k = 0; k < counts.size(); ++k) REQUIRE(counts[k] == expected[k % patterns.size()]);
+    for (std::size_t k = 0; k < counts.size(); ++k)
+      REQUIRE(counts[k] == expected[k % patterns.size()]);
 }

@@ -72,12 +72,13 @@ TEST_CASE("runner limits: the memory limit holds within 10 % inside one rule's a
       CAPTURE(simple, limit);
       MathRunner runner;
       blow_up(runner).with_memory_limit(limit);
-      if (!simple) runner.with_scheduler(tensat::BackoffScheduler<math::Math, math::ConstantFold>{});
+      if (!simple)
+        runner.with_scheduler(tensat::BackoffScheduler<math::Math, math::ConstantFold>{});
       runner.run(math::rules());
       REQUIRE(runner.stop_reason()->kind == Kind::MemoryLimit);
       const std::size_t bytes = runner.egraph().memory_usage();
-      INFO(runner.stop_reason()->to_string() << " after " << runner.iterations().size() << " iterations, "
-                                            << bytes << " bytes");
+      INFO(runner.stop_reason()->to_string()
+           << " after " << runner.iterations().size() << " iterations, " << bytes << " bytes");
       CHECK(bytes <= limit + limit / 10);
       // The budget is used (by the e-graph and the match lists held at the stop), not left.
       CHECK(runner.stop_reason()->value >= limit / 2);
@@ -98,7 +99,8 @@ TEST_CASE("runner limits: the time limit is checked between applications of one 
         return {};
       });
   tensat::Runner<L, A> runner;
-  for (int i = 0; i < 2000; ++i) runner.with_expr(tensat::parse_expr<L>("(f a" + std::to_string(i) + ")"));
+  for (int i = 0; i < 2000; ++i)
+    runner.with_expr(tensat::parse_expr<L>("(f a" + std::to_string(i) + ")"));
   const double limit = 0.5;
   runner.with_time_limit(std::chrono::duration<double>(limit))
       .with_scheduler(tensat::SimpleScheduler<L, A>{})
@@ -114,7 +116,8 @@ template <class L, class A>
 class RecordingScheduler final : public tensat::Scheduler<L, A> {
  public:
   explicit RecordingScheduler(std::size_t* largest) : largest_(largest) {}
-  std::vector<tensat::SearchMatches> search_rewrite(std::size_t iteration, const tensat::EGraph<L, A>& egraph,
+  std::vector<tensat::SearchMatches> search_rewrite(std::size_t iteration,
+                                                    const tensat::EGraph<L, A>& egraph,
                                                     const tensat::Rewrite<L, A>& rule) override {
     auto matches = tensat::Scheduler<L, A>::search_rewrite(iteration, egraph, rule);
     std::size_t bytes = matches.capacity() * sizeof(tensat::SearchMatches);

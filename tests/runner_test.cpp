@@ -173,6 +173,9 @@ TEST_CASE("runner: a label iteration limit keeps labelled rules to the first k i
   CHECK(limited.stop_reason()->kind == Kind::Saturated);
 
   tensat::Runner<L, A> unlimited;
-  unlimited.with_scheduler(tensat::SimpleScheduler<L, A>()).with_iter_limit(6).with_expr(parse_expr<L>("(f a)")).run(rules);
+  unlimited.with_scheduler(tensat::SimpleScheduler<L, A>())
+      .with_iter_limit(6)
+      .with_expr(parse_expr<L>("(f a)"))
+      .run(rules);
   CHECK(unlimited.stop_reason()->kind == Kind::IterationLimit);
 }

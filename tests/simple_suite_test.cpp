@@ -5,7 +5,6 @@
 
 namespace {
 
-
 // egg's SimpleLanguage: Num(i32), "+"(2), "*"(2), Symbol — here with SymbolLang for operators
 // and symbols, which parses the same text.
 using L = tensat::SymbolLang;

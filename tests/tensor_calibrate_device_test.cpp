@@ -26,7 +26,9 @@ double synthetic_seconds(double flops) { return kKernel + (flops + kHalf) / kPea
 /// The seconds a 3x3 convolution of `flops` takes on it.
 double synthetic_conv_seconds(double flops) { return kKernel + (flops + kConvHalf) / kConvPeak; }
 
-ContractionSample sample(const std::string& what, double flops) { return {what, flops, synthetic_seconds(flops)}; }
+ContractionSample sample(const std::string& what, double flops) {
+  return {what, flops, synthetic_seconds(flops)};
+}
 
 DeviceMeasurements synthetic() {
   DeviceMeasurements m;
@@ -35,9 +37,11 @@ DeviceMeasurements synthetic() {
   m.bandwidth = kBandwidth;
   // Products of 64x1024x1024 and the like, and 3x3 convolutions of 32 channels on 56x56 and the
   // like (their flops as calibrate counts them).
-  for (double flops : {2.0 * 64 * 1024 * 1024, 2.0 * 1024 * 14 * 14 * 1024, 2.0 * 2048 * 2048 * 2048})
+  for (double flops :
+       {2.0 * 64 * 1024 * 1024, 2.0 * 1024 * 14 * 14 * 1024, 2.0 * 2048 * 2048 * 2048})
     m.products.push_back(sample("p", flops));
-  for (double flops : {2.0 * 32 * 56 * 56 * 32 * 9, 2.0 * 128 * 28 * 28 * 128 * 9, 2.0 * 512 * 14 * 14 * 512 * 9})
+  for (double flops :
+       {2.0 * 32 * 56 * 56 * 32 * 9, 2.0 * 128 * 28 * 28 * 128 * 9, 2.0 * 512 * 14 * 14 * 512 * 9})
     m.convolutions.push_back({"c", flops, synthetic_conv_seconds(flops)});
   m.depthwise = {"depthwise", 2.0 * 128 * 56 * 56 * 9, kKernel + 2.0 * 128 * 56 * 56 * 9 / 2e12};
   m.grouped_rows = 8;
@@ -49,7 +53,8 @@ DeviceMeasurements synthetic() {
 
 }  // namespace
 
-TEST_CASE("calibrate_device: the contraction curve fitted to exact samples is the one they came from") {
+TEST_CASE(
+    "calibrate_device: the contraction curve fitted to exact samples is the one they came from") {
   const DeviceMeasurements m = synthetic();
   const ContractionCurve c = fit_contraction_curve(m.products, kKernel);
   CHECK(c.peak == Approx(kPeak).epsilon(1e-9));
@@ -59,7 +64,8 @@ TEST_CASE("calibrate_device: the contraction curve fitted to exact samples is th
   CHECK(conv.half_flops == Approx(kConvHalf).epsilon(1e-6));
 }
 
-TEST_CASE("calibrate_device: a curve that would need a negative fixed cost goes through the origin") {
+TEST_CASE(
+    "calibrate_device: a curve that would need a negative fixed cost goes through the origin") {
   // Every sample at exactly 40 TFLOP/s plus less than the kernel cost: no fixed cost is left.
   std::vector<ContractionSample> samples;
   for (double f : {1e8, 1e9, 1e10}) samples.push_back({"c", f, f / 40e12 + 1e-6});
@@ -70,7 +76,8 @@ TEST_CASE("calibrate_device: a curve that would need a negative fixed cost goes 
 
 TEST_CASE("calibrate_device: too few usable samples are a ProfileError") {
   CHECK_THROWS_AS(fit_contraction_curve({}, 0), ProfileError);
-  CHECK_THROWS_AS(fit_contraction_curve({{"a", 1e9, 1e-3}, {"b", 1e9, 2e-3}}, 0), ProfileError);  // one size
+  CHECK_THROWS_AS(fit_contraction_curve({{"a", 1e9, 1e-3}, {"b", 1e9, 2e-3}}, 0),
+                  ProfileError);  // one size
   // Samples no longer than the kernel's fixed cost carry no rate.
   CHECK_THROWS_AS(fit_contraction_curve({{"a", 1e9, 1e-6}, {"b", 2e9, 1e-6}}, 2e-6), ProfileError);
   DeviceMeasurements m = synthetic();
@@ -78,7 +85,9 @@ TEST_CASE("calibrate_device: too few usable samples are a ProfileError") {
   CHECK_THROWS_AS(device_profile_from(find_profile("h100-sxm"), m), ProfileError);
 }
 
-TEST_CASE("calibrate_device: the fitted profile sets what the measurements say and keeps the rest of its base") {
+TEST_CASE(
+    "calibrate_device: the fitted profile sets what the measurements say and keeps the rest of its "
+    "base") {
   const DeviceProfile base = find_profile("h200-sxm");
   const DeviceProfile p = device_profile_from(base, synthetic());
   CHECK(p.name == "h200-sxm-calibrated");
@@ -103,10 +112,12 @@ TEST_CASE("calibrate_device: the fitted profile sets what the measurements say a
   CHECK(profile_from_json(profile_to_json(p)) == p);
 }
 
-TEST_CASE("calibrate_device: the fitted profile predicts the measured convolutions, each on its curve") {
+TEST_CASE(
+    "calibrate_device: the fitted profile predicts the measured convolutions, each on its curve") {
   const DeviceProfile p = device_profile_from(find_profile("h100-sxm"), synthetic());
   for (std::int64_t k : {1, 3})
-    for (auto [channels, size] : {std::pair<std::int64_t, std::int64_t>{64, 56}, {128, 28}, {512, 7}}) {
+    for (auto [channels, size] :
+         {std::pair<std::int64_t, std::int64_t>{64, 56}, {128, 28}, {512, 7}}) {
       INFO(k << "x" << k << ", " << channels << " channels, " << size << "x" << size);
       Graph g;
       const Tensor x = g.input("x", {1, channels, size, size});
@@ -116,19 +127,22 @@ TEST_CASE("calibrate_device: the fitted profile predicts the measured convolutio
       // launch + (F + h) / P on the products' curve (1x1) or the convolutions' (3x3): what was
       // measured (compute-bound at these sizes but the 1x1 on 56x56, whose bytes take longer).
       const double expected = k == 1 ? synthetic_seconds(flops) : synthetic_conv_seconds(flops);
-      if (t.kernels.at(0).time.bound == Bound::Compute) CHECK(t.total_us * 1e-6 == Approx(expected).epsilon(1e-6));
+      if (t.kernels.at(0).time.bound == Bound::Compute)
+        CHECK(t.total_us * 1e-6 == Approx(expected).epsilon(1e-6));
       CHECK(t.total_us * 1e-6 >= Approx(expected).epsilon(1e-6));
     }
   // A grouped convolution of 8 channels a group runs at half the convolutions' peak, with no
   // fill (its fixed cost is the kernel's).
   Graph g;
-  g.output(g.conv2d(g.input("x", {1, 256, 28, 28}), g.weight("w", {256, 8, 3, 3}), 1, 1, Padding::Same));
+  g.output(
+      g.conv2d(g.input("x", {1, 256, 28, 28}), g.weight("w", {256, 8, 3, 3}), 1, 1, Padding::Same));
   const double flops = 2.0 * 256 * 28 * 28 * 8 * 9;
   CHECK(program_breakdown(g.program(), p).total_us * 1e-6 ==
         Approx(kKernel + 2 * flops / kConvPeak).epsilon(1e-6));
 }
 
-TEST_CASE("calibrate_device: measurements read back from their JSON, and bad JSON is a ProfileError") {
+TEST_CASE(
+    "calibrate_device: measurements read back from their JSON, and bad JSON is a ProfileError") {
   const DeviceMeasurements m = synthetic();
   CHECK(measurements_from_json(measurements_to_json(m).dump()) == m);
   CHECK_THROWS_AS(measurements_from_json("{"), ProfileError);
@@ -144,10 +158,12 @@ TEST_CASE("calibrate_device: measurements read back from their JSON, and bad JSO
   }
 }
 
-TEST_CASE("calibrate_device: the matrix-vector curve fitted to exact samples is the one they came from") {
+TEST_CASE(
+    "calibrate_device: the matrix-vector curve fitted to exact samples is the one they came from") {
   constexpr double kGemvBandwidth = 2.5e12, kHalfWidth = 700;
   std::vector<GemvSample> samples;
-  for (auto [k, n] : {std::pair<double, double>{512, 512}, {1024, 1024}, {1024, 4096}, {4096, 4096}}) {
+  for (auto [k, n] :
+       {std::pair<double, double>{512, 512}, {1024, 1024}, {1024, 4096}, {4096, 4096}}) {
     GemvSample s{"g", k, n, 0};
     s.seconds = kKernel + s.bytes() / (kGemvBandwidth * n / (n + kHalfWidth));
     samples.push_back(s);
@@ -205,7 +221,7 @@ TEST_CASE("calibrate_device: timed probes give the profile its corrections and e
     m.probes.push_back({probe.name, seconds + 4e-6, {}});
   }
   REQUIRE(found_odd);
-  m.probes.push_back({"a probe no longer built", 1.0, {}});  // ignored
+  m.probes.push_back({"a probe no longer built", 1.0, {}});                      // ignored
   m.probes.push_back({"a probe the executor could not time", 0.0, "a reason"});  // not fitted
   std::vector<Residual> residuals;
   const DeviceProfile p = device_profile_from(base, m, &residuals);
@@ -213,7 +229,8 @@ TEST_CASE("calibrate_device: timed probes give the profile its corrections and e
   CHECK(residuals.size() <= probes.size());
   CHECK(residuals.size() + 3 >= probes.size());  // at most the fused probes left out
   CHECK(p.time_scale[static_cast<std::size_t>(Op::MatMul)] == Approx(1.3).epsilon(1e-6));
-  CHECK(p.systematic_error[static_cast<std::size_t>(CostClass::Contraction)] == Approx(1.0).margin(1e-6));
+  CHECK(p.systematic_error[static_cast<std::size_t>(CostClass::Contraction)] ==
+        Approx(1.0).margin(1e-6));
   // ewmul's two probes disagree 3x: no correction, and the class's scatter shows it.
   CHECK(p.time_scale[static_cast<std::size_t>(Op::EwMul)] == 1.0);
   CHECK(p.scatter_error[static_cast<std::size_t>(CostClass::Elementwise)] > 1.3);
@@ -231,7 +248,9 @@ TEST_CASE("calibrate_device: timed probes give the profile its corrections and e
   }
 }
 
-TEST_CASE("calibrate_device: the H200 profile of record is the fit of the measurements committed beside it") {
+TEST_CASE(
+    "calibrate_device: the H200 profile of record is the fit of the measurements committed beside "
+    "it") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(__FILE__).parent_path().parent_path() / "bench" / "profiles";
   const auto read = [](const fs::path& path) {
@@ -246,8 +265,9 @@ TEST_CASE("calibrate_device: the H200 profile of record is the fit of the measur
   CHECK(device_profile_from(find_profile("h200-sxm"), m) == recorded);
   // onnxruntime's CPU kernels on one thread (bench/ort/measure.js), fitted over onnxruntime-cpu.
   const DeviceProfile ort = profile_from_json(read(dir / "onnxruntime-cpu-calibrated.json"));
-  CHECK(device_profile_from(find_profile("onnxruntime-cpu"),
-                            measurements_from_json(read(dir / "onnxruntime-cpu-measurements.json"))) == ort);
+  CHECK(device_profile_from(
+            find_profile("onnxruntime-cpu"),
+            measurements_from_json(read(dir / "onnxruntime-cpu-measurements.json"))) == ort);
   CHECK(ort.runtime_fusion);
   // What the fit found there, in the ranges the measurements show: a 2048^3 product at 50
   // TFLOP/s, 3x3 convolutions of 231 MFLOP at 4-8 TFLOP/s, a kernel's fixed cost of 1-2 us.

@@ -33,7 +33,9 @@ DeviceProfile note_h100() {
   return p;
 }
 
-bool within(double actual, double expected, double rel) { return std::abs(actual - expected) <= rel * std::abs(expected); }
+bool within(double actual, double expected, double rel) {
+  return std::abs(actual - expected) <= rel * std::abs(expected);
+}
 
 /// The work of the root of a one-output program (its last node).
 OpWork root_work(const RecExpr<TensorNode>& program, const DeviceProfile& p) {
@@ -104,7 +106,8 @@ TEST_CASE("cost_model: relu(x*s+c) on 2^24 f32 elements, H100: 123 us unfused, 4
   }
 }
 
-TEST_CASE("cost_model: bf16 GEMM 4096^3 on H100 is compute-bound at 139 us, a fused epilogue is free") {
+TEST_CASE(
+    "cost_model: bf16 GEMM 4096^3 on H100 is compute-bound at 139 us, a fused epilogue is free") {
   const DeviceProfile h100 = note_h100();
   const RecExpr<TensorNode> program = gemm(4096, 4096, 4096, DType::BF16);
   const OpWork work = root_work(program, h100);
@@ -117,7 +120,8 @@ TEST_CASE("cost_model: bf16 GEMM 4096^3 on H100 is compute-bound at 139 us, a fu
 
   // An unfused bias + relu epilogue: two memory-bound kernels, about 42 us.
   Graph g;
-  const Tensor y = g.matmul(g.input("a", {4096, 4096}, DType::BF16), g.weight("b", {4096, 4096}, DType::BF16));
+  const Tensor y =
+      g.matmul(g.input("a", {4096, 4096}, DType::BF16), g.weight("b", {4096, 4096}, DType::BF16));
   g.output(g.relu(g.add(y, g.weight("bias", {4096}, DType::BF16))));
   const ProgramTime unfused = program_breakdown(g.program(), h100);
   REQUIRE(unfused.kernels.size() == 3);
@@ -174,15 +178,18 @@ TEST_CASE("cost_model: a fused member's compute takes its own kind's time scale"
   const auto group_of = [&](const DeviceProfile& profile) {
     FusedGroup g;
     for (const KernelReport& k : unfused.kernels) g.members.push_back(k.work);
-    g.member_scales = {profile.time_scale_of(Op::Sigmoid, false, false), profile.time_scale_of(Op::Relu, false, false)};
+    g.member_scales = {profile.time_scale_of(Op::Sigmoid, false, false),
+                       profile.time_scale_of(Op::Relu, false, false)};
     g.bytes_read = g.bytes_written = 4.0 * (1 << 20);
     return g;
   };
   const KernelTime plain = fused_time(group_of(p), p);
   p.time_scale[static_cast<std::size_t>(Op::Sigmoid)] = 4.0;
   const KernelTime scaled = fused_time(group_of(p), p);
-  const double sigmoid_flops = unfused.kernels[0].work.flops, relu_flops = unfused.kernels[1].work.flops;
-  CHECK(within(scaled.compute_us / plain.compute_us, (4 * sigmoid_flops + relu_flops) / (sigmoid_flops + relu_flops), 1e-9));
+  const double sigmoid_flops = unfused.kernels[0].work.flops,
+               relu_flops = unfused.kernels[1].work.flops;
+  CHECK(within(scaled.compute_us / plain.compute_us,
+               (4 * sigmoid_flops + relu_flops) / (sigmoid_flops + relu_flops), 1e-9));
   // And `fused_group` sets each member's scale from the profile.
   const FusedGroup built = fused_group(TensorInfo{}, 0, p, [&](const auto& visit) {
     const std::vector<TensorInfo> infos = check_program(program);
@@ -198,7 +205,8 @@ TEST_CASE("cost_model: a fused member's compute takes its own kind's time scale"
   CHECK(built.member_scales[1] == 1.0);
 }
 
-TEST_CASE("cost_model: an interpreted fused kernel pays fused_term_overhead for each of its terms") {
+TEST_CASE(
+    "cost_model: an interpreted fused kernel pays fused_term_overhead for each of its terms") {
   DeviceProfile p = find_profile("xeon-spr-56c");
   Graph g;
   g.output(g.relu(g.tanh(g.exp(g.input("x", {1, 8})))));
@@ -215,7 +223,8 @@ TEST_CASE("cost_model: an interpreted fused kernel pays fused_term_overhead for 
   CHECK(within(interpreted.launch_us - compiled.launch_us, 0.75, 1e-9));
 }
 
-TEST_CASE("cost_model: fusing a memory-bound producer saves t_launch + lat_m + 2 b(p)/BW (alpha = 1)") {
+TEST_CASE(
+    "cost_model: fusing a memory-bound producer saves t_launch + lat_m + 2 b(p)/BW (alpha = 1)") {
   const DeviceProfile p = find_profile("h100-sxm");  // lat_m = 4 us here
   const RecExpr<TensorNode> program = [] {
     Graph g;
@@ -289,7 +298,7 @@ TEST_CASE("cost_model: kernel time formula: launch, latency, derates, overlap") 
   DeviceProfile p = note_h100();
   OpWork w;
   w.kernel = true;
-  w.flops = 66.9e12 * 2e-6;             // t_c = 2 us
+  w.flops = 66.9e12 * 2e-6;               // t_c = 2 us
   w.bytes_read = 3352320000000.0 * 3e-6;  // t_m = 3 us
   KernelTime t = kernel_time(w, p);
   CHECK(t.compute_us == Approx(2.0));
@@ -356,7 +365,9 @@ TEST_CASE("cost_model: compute- vs memory-bound against the ridge point") {
 }
 
 TEST_CASE("cost_model: the note's ridge points and the profiles' launch and latency") {
-  const auto ridge = [](const char* name, DType d, Unit u) { return find_profile(name).ridge(d, u); };
+  const auto ridge = [](const char* name, DType d, Unit u) {
+    return find_profile(name).ridge(d, u);
+  };
   CHECK(within(ridge("h100-sxm", DType::BF16, Unit::Matrix), 295, 0.01));
   CHECK(within(ridge("h100-sxm", DType::F32, Unit::Vector), 20, 0.01));
   CHECK(within(ridge("h200-sxm", DType::BF16, Unit::Matrix), 206, 0.01));
@@ -429,14 +440,17 @@ TEST_CASE("cost_model: flops and bytes of each kind of op") {
   };
   // conv2d: 2·N·C_out·H_o·W_o·(C_in/g)·kh·kw, grouped.
   OpWork conv = last([](Graph& g) {
-    g.output(g.conv2d(g.input("x", {2, 8, 16, 16}, DType::F16), g.weight("w", {16, 4, 3, 3}, DType::F16)));
+    g.output(g.conv2d(g.input("x", {2, 8, 16, 16}, DType::F16),
+                      g.weight("w", {16, 4, 3, 3}, DType::F16)));
   });
   CHECK(conv.flops == Approx(2.0 * 2 * 16 * 16 * 16 * 4 * 3 * 3));
   CHECK(conv.unit == Unit::Matrix);
   CHECK(conv.bytes_read == Approx(2.0 * (2 * 8 * 16 * 16 + 16 * 4 * 3 * 3)));
   CHECK(conv.bytes_written == Approx(2.0 * 2 * 16 * 16 * 16));
   // batched matmul: 2·B·M·N·K.
-  OpWork bmm = last([](Graph& g) { g.output(g.matmul(g.input("a", {3, 5, 7}), g.input("b", {3, 7, 11}))); });
+  OpWork bmm = last([](Graph& g) {
+    g.output(g.matmul(g.input("a", {3, 5, 7}), g.input("b", {3, 7, 11})));
+  });
   CHECK(bmm.flops == Approx(2.0 * 3 * 5 * 11 * 7));
   // reductions read |X| and do |X| flops; softmax about 5 ops per element.
   OpWork sum = last([](Graph& g) { g.output(g.reduce_sum(g.input("x", {8, 32}), 1)); });
@@ -455,7 +469,9 @@ TEST_CASE("cost_model: flops and bytes of each kind of op") {
   OpWork tr = last([](Graph& g) { g.output(g.transpose(g.input("x", {8, 32}), {1, 0})); });
   CHECK(tr.flops == 0);
   CHECK(tr.bytes() == 2 * 1024);
-  OpWork cat = last([](Graph& g) { g.output(g.concat(0, {g.input("x", {8, 32}), g.input("y", {8, 32})})); });
+  OpWork cat = last([](Graph& g) {
+    g.output(g.concat(0, {g.input("x", {8, 32}), g.input("y", {8, 32})}));
+  });
   CHECK(cat.flops == 0);
   CHECK(cat.bytes() == 4 * 1024);
   OpWork sl = last([](Graph& g) { g.output(g.slice(g.input("x", {8, 32}), 1, 0, 8)); });
@@ -469,11 +485,15 @@ TEST_CASE("cost_model: flops and bytes of each kind of op") {
   });
   CHECK(twice.bytes_read == 4096);
   // A broadcast operand is read at its source's size.
-  OpWork bias = last([](Graph& g) { g.output(g.add(g.input("x", {64, 128}), g.input("b", {128}))); });
+  OpWork bias = last([](Graph& g) {
+    g.output(g.add(g.input("x", {64, 128}), g.input("b", {128})));
+  });
   CHECK(bias.bytes_read == 64 * 128 * 4 + 128 * 4);
 }
 
-TEST_CASE("cost_model: flops and bytes of the ONNX extension's ops, and opaque is a memory-bound kernel") {
+TEST_CASE(
+    "cost_model: flops and bytes of the ONNX extension's ops, and opaque is a memory-bound "
+    "kernel") {
   const DeviceProfile p = note_h100();
   const OpWeights& w = p.weights;
   const auto last = [&](const std::function<void(Graph&)>& build) {
@@ -482,20 +502,26 @@ TEST_CASE("cost_model: flops and bytes of the ONNX extension's ops, and opaque i
     return root_work(g.program(), p);
   };
   const auto binary = [&](Op op) {
-    return last([op](Graph& g) { g.output(g.add_op(op, {g.input("x", {8, 32}).id, g.input("y", {8, 32}).id})); });
+    return last([op](Graph& g) {
+      g.output(g.add_op(op, {g.input("x", {8, 32}).id, g.input("y", {8, 32}).id}));
+    });
   };
   CHECK(binary(Op::EwSub).flops == Approx(256 * w.add));
   CHECK(binary(Op::EwDiv).flops == Approx(256 * w.div));
   CHECK(binary(Op::EwPow).flops == Approx(256 * (2 * w.exp + w.mul)));
   CHECK(binary(Op::EwSub).bytes() == 3 * 1024);
-  CHECK(last([](Graph& g) { g.output(g.sqrt(g.input("x", {8, 32}))); }).flops == Approx(256 * w.rsqrt));
-  const OpWork clip = last([](Graph& g) { g.output(g.clip(g.input("x", {8, 32}), g.input("lo", {1}), g.input("hi", {1}))); });
+  CHECK(last([](Graph& g) {
+          g.output(g.sqrt(g.input("x", {8, 32})));
+        }).flops == Approx(256 * w.rsqrt));
+  const OpWork clip = last([](Graph& g) {
+    g.output(g.clip(g.input("x", {8, 32}), g.input("lo", {1}), g.input("hi", {1})));
+  });
   CHECK(clip.flops == Approx(256 * 2 * w.max));
   CHECK(clip.bytes_read == 1024 + 8);
   // conv_transpose: 2·N·C_in·H·W·(C_out/g)·kh·kw multiply-adds on the matrix unit.
   const OpWork ct = last([](Graph& g) {
-    g.output(g.conv_transpose(g.input("x", {2, 8, 5, 5}, DType::F16), g.weight("w", {8, 3, 4, 4}, DType::F16), 2, 2,
-                              {1, 1, 1, 1}, 2));
+    g.output(g.conv_transpose(g.input("x", {2, 8, 5, 5}, DType::F16),
+                              g.weight("w", {8, 3, 4, 4}, DType::F16), 2, 2, {1, 1, 1, 1}, 2));
   });
   CHECK(ct.flops == Approx(2.0 * 2 * 8 * 5 * 5 * 3 * 4 * 4));
   CHECK(ct.unit == Unit::Matrix);
@@ -531,7 +557,7 @@ TEST_CASE("cost_model: views, sources, attributes and weight-only nodes are free
   Graph g;
   const Tensor x = g.input("x", {4, 64});
   const Tensor w = g.matmul(g.weight("w1", {64, 64}), g.weight("w2", {64, 64}));  // weight-only
-  const Tensor wt = g.transpose(g.relu(w), {1, 0});                                // weight-only too
+  const Tensor wt = g.transpose(g.relu(w), {1, 0});                               // weight-only too
   const Tensor y = g.reshape(g.matmul(x, wt), {2, 128});
   const auto [a, b] = g.split(y, 1, 64);
   const Tensor z = g.broadcast(g.input("s", {1, 64}), {2, 64});
@@ -556,70 +582,156 @@ TEST_CASE("cost_model: views, sources, attributes and weight-only nodes are free
     CHECK(time.launch_us == 0);
     CHECK(time.bound == Bound::None);
   }
-  for (Op op : {Op::Num, Op::Sym, Op::Ints, Op::Input, Op::Weight, Op::Noop, Op::Split, Op::Split0, Op::Split1,
-                Op::Reshape, Op::Broadcast})
+  for (Op op : {Op::Num, Op::Sym, Op::Ints, Op::Input, Op::Weight, Op::Noop, Op::Split, Op::Split0,
+                Op::Split1, Op::Reshape, Op::Broadcast})
     CHECK(is_view_op(op));
-  for (Op op : {Op::Transpose, Op::Concat, Op::Slice, Op::Pad, Op::EwAdd, Op::MatMul}) CHECK(!is_view_op(op));
+  for (Op op : {Op::Transpose, Op::Concat, Op::Slice, Op::Pad, Op::EwAdd, Op::MatMul})
+    CHECK(!is_view_op(op));
 }
 
 TEST_CASE("cost_model: cost is monotone in size for every kind of op") {
   using Build = std::function<void(Graph&, std::int64_t)>;
   const std::vector<std::pair<const char*, Build>> ops = {
-      {"ewadd", [](Graph& g, std::int64_t n) { g.output(g.ewadd(g.input("x", {n, 64}), g.input("y", {n, 64}))); }},
-      {"ewmul", [](Graph& g, std::int64_t n) { g.output(g.ewmul(g.input("x", {n, 64}), g.input("y", {n, 64}))); }},
-      {"smul", [](Graph& g, std::int64_t n) { g.output(g.smul(g.input("x", {n, 64}), g.input("s", {1}))); }},
-      {"relu", [](Graph& g, std::int64_t n) { g.output(g.relu(g.input("x", {n, 64}))); }},
-      {"tanh", [](Graph& g, std::int64_t n) { g.output(g.tanh(g.input("x", {n, 64}))); }},
-      {"sigmoid", [](Graph& g, std::int64_t n) { g.output(g.sigmoid(g.input("x", {n, 64}))); }},
-      {"gelu", [](Graph& g, std::int64_t n) { g.output(g.gelu(g.input("x", {n, 64}))); }},
-      {"exp", [](Graph& g, std::int64_t n) { g.output(g.exp(g.input("x", {n, 64}))); }},
-      {"matmul", [](Graph& g, std::int64_t n) { g.output(g.matmul(g.input("a", {n, n}), g.weight("b", {n, n}))); }},
+      {"ewadd",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.ewadd(g.input("x", {n, 64}), g.input("y", {n, 64})));
+       }},
+      {"ewmul",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.ewmul(g.input("x", {n, 64}), g.input("y", {n, 64})));
+       }},
+      {"smul",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.smul(g.input("x", {n, 64}), g.input("s", {1})));
+       }},
+      {"relu",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.relu(g.input("x", {n, 64})));
+       }},
+      {"tanh",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.tanh(g.input("x", {n, 64})));
+       }},
+      {"sigmoid",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.sigmoid(g.input("x", {n, 64})));
+       }},
+      {"gelu",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.gelu(g.input("x", {n, 64})));
+       }},
+      {"exp",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.exp(g.input("x", {n, 64})));
+       }},
+      {"matmul",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.matmul(g.input("a", {n, n}), g.weight("b", {n, n})));
+       }},
       {"matmul bf16",
        [](Graph& g, std::int64_t n) {
          g.output(g.matmul(g.input("a", {n, n}, DType::BF16), g.weight("b", {n, n}, DType::BF16)));
        }},
       {"conv2d",
        [](Graph& g, std::int64_t n) {
-         g.output(g.conv2d(g.input("x", {1, 16, n, n}), g.weight("w", {16, 16, 3, 3}), 1, 1, Padding::Same,
-                           Activation::Relu));
+         g.output(g.conv2d(g.input("x", {1, 16, n, n}), g.weight("w", {16, 16, 3, 3}), 1, 1,
+                           Padding::Same, Activation::Relu));
        }},
-      {"poolmax", [](Graph& g, std::int64_t n) { g.output(g.poolmax(g.input("x", {1, 8, n, n}), 2, 2, 2, 2)); }},
-      {"poolavg", [](Graph& g, std::int64_t n) { g.output(g.poolavg(g.input("x", {1, 8, n, n}), 3, 3, 1, 1)); }},
+      {"poolmax",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.poolmax(g.input("x", {1, 8, n, n}), 2, 2, 2, 2));
+       }},
+      {"poolavg",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.poolavg(g.input("x", {1, 8, n, n}), 3, 3, 1, 1));
+       }},
       {"concat",
-       [](Graph& g, std::int64_t n) { g.output(g.concat(1, {g.input("x", {n, 64}), g.input("y", {n, 64})})); }},
-      {"transpose", [](Graph& g, std::int64_t n) { g.output(g.transpose(g.input("x", {n, 64}), {1, 0})); }},
+       [](Graph& g, std::int64_t n) {
+         g.output(g.concat(1, {g.input("x", {n, 64}), g.input("y", {n, 64})}));
+       }},
+      {"transpose",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.transpose(g.input("x", {n, 64}), {1, 0}));
+       }},
       {"batchnorm",
        [](Graph& g, std::int64_t n) {
-         g.output(g.batchnorm(g.input("x", {1, 8, n, n}), g.weight("a", {8}), g.weight("b", {8}), g.weight("m", {8}),
-                              g.weight("v", {8})));
+         g.output(g.batchnorm(g.input("x", {1, 8, n, n}), g.weight("a", {8}), g.weight("b", {8}),
+                              g.weight("m", {8}), g.weight("v", {8})));
        }},
       {"enlarge",
-       [](Graph& g, std::int64_t n) { g.output(g.enlarge(g.input("w", {n, 4, 1, 1}), g.input("r", {n, 4, 3, 3}))); }},
-      {"merge", [](Graph& g, std::int64_t n) { g.output(g.merge(g.input("w", {4 * n, 4, 3, 3}), 4, 2)); }},
-      {"softmax", [](Graph& g, std::int64_t n) { g.output(g.softmax(g.input("x", {n, 64}), 1)); }},
+       [](Graph& g, std::int64_t n) {
+         g.output(g.enlarge(g.input("w", {n, 4, 1, 1}), g.input("r", {n, 4, 3, 3})));
+       }},
+      {"merge",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.merge(g.input("w", {4 * n, 4, 3, 3}), 4, 2));
+       }},
+      {"softmax",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.softmax(g.input("x", {n, 64}), 1));
+       }},
       {"layernorm",
        [](Graph& g, std::int64_t n) {
          g.output(g.layernorm(g.input("x", {n, 64}), g.weight("g", {64}), g.weight("b", {64})));
        }},
-      {"reduce_sum", [](Graph& g, std::int64_t n) { g.output(g.reduce_sum(g.input("x", {n, 64}), 1)); }},
-      {"reduce_max", [](Graph& g, std::int64_t n) { g.output(g.reduce_max(g.input("x", {n, 64}), 0)); }},
-      {"reduce_mean", [](Graph& g, std::int64_t n) { g.output(g.reduce_mean(g.input("x", {n, 64}), 1)); }},
-      {"slice", [](Graph& g, std::int64_t n) { g.output(g.slice(g.input("x", {n, 64}), 0, 0, n / 2)); }},
-      {"pad", [](Graph& g, std::int64_t n) { g.output(g.pad(g.input("x", {n, 64}), 0, 1, 1)); }},
-      {"ewsub", [](Graph& g, std::int64_t n) { g.output(g.ewsub(g.input("x", {n, 64}), g.input("y", {n, 64}))); }},
-      {"ewdiv", [](Graph& g, std::int64_t n) { g.output(g.ewdiv(g.input("x", {n, 64}), g.input("y", {n, 64}))); }},
-      {"ewpow", [](Graph& g, std::int64_t n) { g.output(g.ewpow(g.input("x", {n, 64}), g.input("y", {n, 64}))); }},
-      {"sqrt", [](Graph& g, std::int64_t n) { g.output(g.sqrt(g.input("x", {n, 64}))); }},
-      {"erf", [](Graph& g, std::int64_t n) { g.output(g.erf(g.input("x", {n, 64}))); }},
+      {"reduce_sum",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.reduce_sum(g.input("x", {n, 64}), 1));
+       }},
+      {"reduce_max",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.reduce_max(g.input("x", {n, 64}), 0));
+       }},
+      {"reduce_mean",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.reduce_mean(g.input("x", {n, 64}), 1));
+       }},
+      {"slice",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.slice(g.input("x", {n, 64}), 0, 0, n / 2));
+       }},
+      {"pad",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.pad(g.input("x", {n, 64}), 0, 1, 1));
+       }},
+      {"ewsub",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.ewsub(g.input("x", {n, 64}), g.input("y", {n, 64})));
+       }},
+      {"ewdiv",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.ewdiv(g.input("x", {n, 64}), g.input("y", {n, 64})));
+       }},
+      {"ewpow",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.ewpow(g.input("x", {n, 64}), g.input("y", {n, 64})));
+       }},
+      {"sqrt",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.sqrt(g.input("x", {n, 64})));
+       }},
+      {"erf",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.erf(g.input("x", {n, 64})));
+       }},
       {"clip",
-       [](Graph& g, std::int64_t n) { g.output(g.clip(g.input("x", {n, 64}), g.input("lo", {1}), g.input("hi", {1}))); }},
+       [](Graph& g, std::int64_t n) {
+         g.output(g.clip(g.input("x", {n, 64}), g.input("lo", {1}), g.input("hi", {1})));
+       }},
       {"resize",
        [](Graph& g, std::int64_t n) {
-         g.output(g.resize(g.input("x", {1, 4, n, 8}), {1, 4, 2 * n, 16}, ResizeInterp::Linear, ResizeCoord::HalfPixel));
+         g.output(g.resize(g.input("x", {1, 4, n, 8}), {1, 4, 2 * n, 16}, ResizeInterp::Linear,
+                           ResizeCoord::HalfPixel));
        }},
       {"conv_transpose",
-       [](Graph& g, std::int64_t n) { g.output(g.conv_transpose(g.input("x", {1, 16, n, n}), g.weight("w", {16, 8, 2, 2}), 2, 2)); }},
-      {"opaque", [](Graph& g, std::int64_t n) { g.output(g.opaque("Sin", {n, 64}, {g.input("x", {n, 64})})); }},
+       [](Graph& g, std::int64_t n) {
+         g.output(
+             g.conv_transpose(g.input("x", {1, 16, n, n}), g.weight("w", {16, 8, 2, 2}), 2, 2));
+       }},
+      {"opaque",
+       [](Graph& g, std::int64_t n) {
+         g.output(g.opaque("Sin", {n, 64}, {g.input("x", {n, 64})}));
+       }},
   };
   for (const std::string& name : profile_names()) {
     const DeviceProfile p = find_profile(name);
@@ -639,7 +751,8 @@ TEST_CASE("cost_model: cost is monotone in size for every kind of op") {
   }
 }
 
-// ----------------------------------------------------------------------------- programs and e-graphs
+// ----------------------------------------------------------------------------- programs and
+// e-graphs
 
 TEST_CASE("cost_model: every benchmark model on every profile: breakdown adds up") {
   for (std::string_view model : models::model_names()) {
@@ -676,7 +789,8 @@ TEST_CASE("cost_model: shared subterms are paid once") {
   const RecExpr<TensorNode> once = parse_program("(relu (input x f32 (ints 1000)))");
   const RecExpr<TensorNode> twice =
       parse_program("(ewadd (relu (input x f32 (ints 1000))) (relu (input x f32 (ints 1000))))");
-  const RecExpr<TensorNode> add = parse_program("(ewadd (input y f32 (ints 1000)) (input y f32 (ints 1000)))");
+  const RecExpr<TensorNode> add =
+      parse_program("(ewadd (input y f32 (ints 1000)) (input y f32 (ints 1000)))");
   CHECK(program_time(twice, p) == Approx(program_time(once, p) + program_time(add, p)));
   CHECK(program_breakdown(twice, p).kernels.size() == 2);
 }
@@ -710,7 +824,8 @@ TEST_CASE("cost_model: RooflineCost reads a class holding a broadcast at the sou
   const DeviceProfile p = note_h100();
   TensorEGraph egraph;
   const Id x = egraph.add_expr(parse_expr<TensorNode>("(input x f32 (ints 4096 4096))"));
-  const Id b = egraph.add_expr(parse_expr<TensorNode>("(broadcast (ints 4096 4096) (input b f32 (ints 4096)))"));
+  const Id b = egraph.add_expr(
+      parse_expr<TensorNode>("(broadcast (ints 4096 4096) (input b f32 (ints 4096)))"));
   const Id sum = egraph.add(TensorNode(Op::EwAdd, {x, b}));
   egraph.rebuild();
   const RooflineCost cost(egraph, p);
@@ -720,7 +835,9 @@ TEST_CASE("cost_model: RooflineCost reads a class holding a broadcast at the sou
   CHECK(cost.time(egraph.node(egraph[sum].nodes[0]), egraph[sum]).bound == Bound::Memory);
 }
 
-TEST_CASE("simple_cost: a broadcast is a view, read at its source's size, in a program and in an e-graph") {
+TEST_CASE(
+    "simple_cost: a broadcast is a view, read at its source's size, in a program and in an "
+    "e-graph") {
   // y + b for a per-channel b broadcast to y's [1, 8, 16, 16]: the add reads y and 8 values.
   const std::string y = "(input y f32 (ints 1 8 16 16))";
   const std::string b = "(broadcast (ints 1 8 16 16) (input b f32 (ints 8 1 1)))";
@@ -747,8 +864,8 @@ TEST_CASE("cost_model: format_breakdown") {
 
 TEST_CASE("device_profile: every built-in profile is valid and round-trips through JSON exactly") {
   const std::vector<std::string> names = profile_names();
-  CHECK(names == std::vector<std::string>{"h100-sxm", "h200-sxm", "a100-sxm-80gb", "xeon-spr-56c", "epyc-9654",
-                                          "xla-cpu-default", "onnxruntime-cpu"});
+  CHECK(names == std::vector<std::string>{"h100-sxm", "h200-sxm", "a100-sxm-80gb", "xeon-spr-56c",
+                                          "epyc-9654", "xla-cpu-default", "onnxruntime-cpu"});
   for (const std::string& name : names) {
     INFO("profile " << name);
     const DeviceProfile p = find_profile(name);
@@ -827,10 +944,12 @@ TEST_CASE("device_profile: malformed JSON gives ProfileError with the field and 
   };
   const std::vector<Case> cases = {
       {edit([](nlohmann::json& d) { d.erase("mem_bandwidth"); }), "mem_bandwidth", "missing"},
-      {edit([](nlohmann::json& d) { d["peak_flops"]["matrix"]["bf16"] = -1; }), "peak_flops.matrix.bf16",
-       "negative"},
-      {edit([](nlohmann::json& d) { d["peak_flops"]["vector"].erase("f16"); }), "peak_flops.vector.f16", "missing"},
-      {edit([](nlohmann::json& d) { d["peak_flops"]["vector"]["f32"] = 0; }), "peak_flops.vector.f32", "positive"},
+      {edit([](nlohmann::json& d) { d["peak_flops"]["matrix"]["bf16"] = -1; }),
+       "peak_flops.matrix.bf16", "negative"},
+      {edit([](nlohmann::json& d) { d["peak_flops"]["vector"].erase("f16"); }),
+       "peak_flops.vector.f16", "missing"},
+      {edit([](nlohmann::json& d) { d["peak_flops"]["vector"]["f32"] = 0; }),
+       "peak_flops.vector.f32", "positive"},
       {edit([](nlohmann::json& d) { d["launch_overhead"] = "1us"; }), "launch_overhead", "number"},
       {edit([](nlohmann::json& d) { d["mem_latency"] = -1e-6; }), "mem_latency", "negative"},
       {edit([](nlohmann::json& d) { d["mem_bandwith"] = 1; }), "mem_bandwith", "unknown field"},
@@ -841,9 +960,12 @@ TEST_CASE("device_profile: malformed JSON gives ProfileError with the field and 
       {edit([](nlohmann::json& d) { d["eta_m"] = 0; }), "eta_m", "positive"},
       {edit([](nlohmann::json& d) { d["name"] = ""; }), "name", "empty"},
       {edit([](nlohmann::json& d) { d["name"] = 7; }), "name", "string"},
-      {edit([](nlohmann::json& d) { d["conv_layout"]["f16"] = "nhwc"; }), "conv_layout.f16", "channels_last"},
-      {edit([](nlohmann::json& d) { d["conv_layout"]["f64"] = "contiguous"; }), "conv_layout.f64", "unknown field"},
-      {edit([](nlohmann::json& d) { d["conv_layout"] = "channels_last"; }), "conv_layout", "object"},
+      {edit([](nlohmann::json& d) { d["conv_layout"]["f16"] = "nhwc"; }), "conv_layout.f16",
+       "channels_last"},
+      {edit([](nlohmann::json& d) { d["conv_layout"]["f64"] = "contiguous"; }), "conv_layout.f64",
+       "unknown field"},
+      {edit([](nlohmann::json& d) { d["conv_layout"] = "channels_last"; }), "conv_layout",
+       "object"},
       {"[1, 2]", "", "object"},
   };
   for (const Case& c : cases) {
@@ -869,7 +991,8 @@ TEST_CASE("device_profile: malformed JSON gives ProfileError with the field and 
     CHECK(e.reason().find("parse error") != std::string::npos);
   }
   CHECK_THROWS_AS(profile_from_json(""), ProfileError);
-  CHECK_THROWS_AS(profile_from_json(R"({"name": 1e400})"), ProfileError);  // overflow, not a syntax error
+  CHECK_THROWS_AS(profile_from_json(R"({"name": 1e400})"),
+                  ProfileError);  // overflow, not a syntax error
   CHECK_THROWS_AS(load_profile("/nonexistent/profile.json"), ProfileError);
   CHECK_THROWS_AS(profile_from_json("{}"), Error);  // ProfileError derives from tensat::Error
   // The cost model refuses an invalid profile too.
@@ -878,7 +1001,8 @@ TEST_CASE("device_profile: malformed JSON gives ProfileError with the field and 
   CHECK_THROWS_AS(program_time(relu_scale_shift(true, 16), bad), ProfileError);
 }
 
-TEST_CASE("device_profile: a duplicate key or a number out of range gives ProfileError with its offset") {
+TEST_CASE(
+    "device_profile: a duplicate key or a number out of range gives ProfileError with its offset") {
   const std::string profile = profile_to_json(find_profile("h100-sxm"), -1);
   // A key given twice: nlohmann kept the last one silently.
   const std::string twice = profile.substr(0, profile.size() - 1) + R"(,"eta_c":0.5})";
@@ -933,7 +1057,8 @@ TEST_CASE("calibrate: calibrate_host with tiny sizes returns a valid host profil
   CHECK(host.name == "host");
   CHECK(host.kind == "cpu");
   CHECK_NOTHROW(validate(host));
-  for (double v : {host.vector_flops[0], host.mem_bandwidth, host.weights.exp, host.weights.tanh, host.weights.div})
+  for (double v : {host.vector_flops[0], host.mem_bandwidth, host.weights.exp, host.weights.tanh,
+                   host.weights.div})
     CHECK((std::isfinite(v) && v > 0));
   CHECK(host.weights.exp >= 1);
   CHECK((std::isfinite(host.launch_overhead) && host.launch_overhead > 0));
@@ -951,19 +1076,23 @@ TEST_CASE("calibrate: calibrate_host with tiny sizes returns a valid host profil
   CHECK(profile_from_json(profile_to_json(host)) == host);
 }
 
-TEST_CASE("cost_model: a producer inlined into a contraction is written and read back, an epilogue is not") {
+TEST_CASE(
+    "cost_model: a producer inlined into a contraction is written and read back, an epilogue is "
+    "not") {
   const DeviceProfile p = find_profile("h100-sxm");
   const std::string x = "(input x f32 (ints 256 512))", w = "(input w f32 (ints 512 128))";
   const std::string a0 = "(arg 0 f32 (ints 256 512))", a1 = "(arg 1 f32 (ints 512 128))";
   const double bx = 256.0 * 512 * 4, bw = 512.0 * 128 * 4, bout = 256.0 * 128 * 4;
   // Prologue: relu(x) feeds the GEMM, which reads its operand from memory.
-  const RecExpr<TensorNode> prologue = parse_program("(fused (matmul 0 (relu " + a0 + ") " + a1 + ") " + x + " " + w + ")");
+  const RecExpr<TensorNode> prologue =
+      parse_program("(fused (matmul 0 (relu " + a0 + ") " + a1 + ") " + x + " " + w + ")");
   const ProgramTime pt = program_breakdown(prologue, p);
   REQUIRE(pt.kernels.size() == 1);
   CHECK(pt.kernels[0].work.bytes_read == Approx(bx + bw + bx));
   CHECK(pt.kernels[0].work.bytes_written == Approx(bout + bx));
   // Epilogue: relu of the GEMM's result stays on chip.
-  const RecExpr<TensorNode> epilogue = parse_program("(fused (relu (matmul 0 " + a0 + " " + a1 + ")) " + x + " " + w + ")");
+  const RecExpr<TensorNode> epilogue =
+      parse_program("(fused (relu (matmul 0 " + a0 + " " + a1 + ")) " + x + " " + w + ")");
   const ProgramTime et = program_breakdown(epilogue, p);
   REQUIRE(et.kernels.size() == 1);
   CHECK(et.kernels[0].work.bytes_read == Approx(bx + bw));
@@ -971,7 +1100,8 @@ TEST_CASE("cost_model: a producer inlined into a contraction is written and read
   // The staged operand is a phase of its own: the GEMM (compute-bound here) cannot hide it.
   const KernelTime& pk = pt.kernels[0].time;
   const KernelTime& ek = et.kernels[0].time;
-  CHECK(pk.total_us - ek.total_us >= Approx(2 * bx / (p.mem_bandwidth * p.eta_m) * 1e6).epsilon(1e-3));
+  CHECK(pk.total_us - ek.total_us >=
+        Approx(2 * bx / (p.mem_bandwidth * p.eta_m) * 1e6).epsilon(1e-3));
   FusedGroup staged;
   staged.members.push_back(et.kernels[0].work);
   staged.bytes_read = 1e9;
@@ -998,7 +1128,9 @@ TEST_CASE("cost_model: a producer inlined into a contraction is written and read
   }
 }
 
-TEST_CASE("cost_model: without fusion_overlap, the reads of a fused kernel's non-contraction ops and an epilogue's product are staged") {
+TEST_CASE(
+    "cost_model: without fusion_overlap, the reads of a fused kernel's non-contraction ops and an "
+    "epilogue's product are staged") {
   DeviceProfile p = find_profile("xeon-spr-56c");
   const std::string x = "(input x f32 (ints 256 512))", w = "(input w f32 (ints 512 128))";
   const std::string r = "(input r f32 (ints 256 128))", y = "(input y f32 (ints 256 512))";
@@ -1006,12 +1138,15 @@ TEST_CASE("cost_model: without fusion_overlap, the reads of a fused kernel's non
   const double bx = 256.0 * 512 * 4, bout = 256.0 * 128 * 4;
   // Epilogue: relu(matmul(x, w) + r): r is read after each part of the product, and the product
   // itself is written out whole and read back by the epilogue's pass (2 * bout more).
-  const RecExpr<TensorNode> epilogue = parse_program("(fused (relu (ewadd (matmul 0 " + a0 + " " + a1 +
-                                                     ") (arg 2 f32 (ints 256 128)))) " + x + " " + w + " " + r + ")");
+  const RecExpr<TensorNode> epilogue =
+      parse_program("(fused (relu (ewadd (matmul 0 " + a0 + " " + a1 +
+                    ") (arg 2 f32 (ints 256 128)))) " + x + " " + w + " " + r + ")");
   // Prologue: matmul(x + y, w): x and y are read before the product, and x + y staged.
-  const RecExpr<TensorNode> prologue = parse_program("(fused (matmul 0 (ewadd " + a0 + " (arg 2 f32 (ints 256 512))) " +
-                                                     a1 + ") " + x + " " + w + " " + y + ")");
-  for (const auto& [program, staged] : {std::pair{&epilogue, 3 * bout}, std::pair{&prologue, 2 * bx + 2 * bx}}) {
+  const RecExpr<TensorNode> prologue =
+      parse_program("(fused (matmul 0 (ewadd " + a0 + " (arg 2 f32 (ints 256 512))) " + a1 + ") " +
+                    x + " " + w + " " + y + ")");
+  for (const auto& [program, staged] :
+       {std::pair{&epilogue, 3 * bout}, std::pair{&prologue, 2 * bx + 2 * bx}}) {
     p.fusion_overlap = true;
     const double overlapped = program_time(*program, p);
     p.fusion_overlap = false;
@@ -1044,16 +1179,18 @@ TEST_CASE("device_profile: the executor's fields are optional in JSON and checke
   CHECK_FALSE(p.winograd);
   p.winograd = true;
   CHECK(profile_from_json(profile_to_json(p)).winograd);
-  for (const char* key : {"fusion_overlap", "split_copies", "winograd", "gemv_bandwidth", "gemv_half_width",
-                          "cache_bandwidth", "cache_resident_bytes", "window_flops", "window_plane_overhead",
-                          "gemm_half_rows", "gemm_half_flops", "conv_flops", "conv_half_flops",
-                          "fused_term_overhead"}) {
+  for (const char* key :
+       {"fusion_overlap", "split_copies", "winograd", "gemv_bandwidth", "gemv_half_width",
+        "cache_bandwidth", "cache_resident_bytes", "window_flops", "window_plane_overhead",
+        "gemm_half_rows", "gemm_half_flops", "conv_flops", "conv_half_flops",
+        "fused_term_overhead"}) {
     nlohmann::json doc = nlohmann::json::parse(profile_to_json(find_profile("h100-sxm")));
     doc.erase(key);
     CHECK(profile_from_json(doc.dump()) == find_profile("h100-sxm"));
     const std::string name = key;
-    const bool number = name.rfind("gemv", 0) == 0 || name.rfind("cache_", 0) == 0 || name.rfind("window_", 0) == 0 ||
-                        name == "gemm_half_rows" || name.find("half_flops") != std::string::npos || name == "conv_flops" ||
+    const bool number = name.rfind("gemv", 0) == 0 || name.rfind("cache_", 0) == 0 ||
+                        name.rfind("window_", 0) == 0 || name == "gemm_half_rows" ||
+                        name.find("half_flops") != std::string::npos || name == "conv_flops" ||
                         name == "fused_term_overhead";
     doc[key] = number ? nlohmann::json(-1.0) : nlohmann::json(1);
     try {
@@ -1073,10 +1210,12 @@ TEST_CASE("cost_model: depthwise convolutions and pooling compute at the profile
     return t.kernels[0];
   };
   const auto conv = [](const char* dtype, std::int64_t channels, std::int64_t per_group) {
-    return fmt::format("(conv2d 1 1 0 0 (input x {0} (ints 1 {1} 28 28)) (weight w {0} (ints {1} {2} 3 3)))", dtype,
-                       channels, per_group);
+    return fmt::format(
+        "(conv2d 1 1 0 0 (input x {0} (ints 1 {1} 28 28)) (weight w {0} (ints {1} {2} 3 3)))",
+        dtype, channels, per_group);
   };
-  const std::string depthwise = conv("f32", 32, 1), grouped = conv("f32", 32, 4), one_channel = conv("f32", 1, 1);
+  const std::string depthwise = conv("f32", 32, 1), grouped = conv("f32", 32, 4),
+                    one_channel = conv("f32", 1, 1);
   const std::string pool = "(poolavg 3 3 1 1 0 0 (input x f32 (ints 1 32 28 28)))";
   const double vector = p.vector_flops[0];
   // Without window_flops: the vector peak, as before.
@@ -1090,8 +1229,10 @@ TEST_CASE("cost_model: depthwise convolutions and pooling compute at the profile
   CHECK(kernel(depthwise).work.flops == Approx(2.0 * 32 * 28 * 28 * 9));
   // With it: those two a quarter as fast; a convolution with four channels per group, or a
   // single-channel one (one group), unchanged.
-  const double grouped_us = kernel(grouped).time.compute_us, one_channel_us = kernel(one_channel).time.compute_us;
-  const double depthwise_us = kernel(depthwise).time.compute_us, pool_us = kernel(pool).time.compute_us;
+  const double grouped_us = kernel(grouped).time.compute_us,
+               one_channel_us = kernel(one_channel).time.compute_us;
+  const double depthwise_us = kernel(depthwise).time.compute_us,
+               pool_us = kernel(pool).time.compute_us;
   p.window_flops = vector / 4;
   validate(p);
   CHECK(kernel(depthwise).time.compute_us == Approx(4 * depthwise_us));
@@ -1103,17 +1244,20 @@ TEST_CASE("cost_model: depthwise convolutions and pooling compute at the profile
   CHECK(kernel("(poolavg 28 28 1 1 1 0 (input x f32 (ints 1 32 28 28)))").work.compute_rate == 0);
   CHECK(kernel("(poolmax 7 7 1 1 1 0 (input x f32 (ints 1 32 7 7)))").work.compute_rate == 0);
   // One output, but SAME pads one position before the window: the executor's windowed path.
-  CHECK(kernel("(poolmax 4 4 2 2 0 0 (input x f32 (ints 1 32 2 2)))").work.compute_rate == p.window_flops);
+  CHECK(kernel("(poolmax 4 4 2 2 0 0 (input x f32 (ints 1 32 2 2)))").work.compute_rate ==
+        p.window_flops);
   // In f16 a dense convolution runs on the matrix unit; a depthwise one, with no product, does not.
   CHECK(kernel(conv("f16", 32, 32)).work.unit == Unit::Matrix);
   CHECK(kernel(conv("f16", 32, 1)).work.unit == Unit::Vector);
   CHECK(kernel(conv("f16", 32, 1)).work.compute_rate == p.window_flops);
   // Fused with an add, the convolution's flops take their own rate and the add's the group's.
-  const ProgramTime fused = program_breakdown(
-      parse_program("(fused (ewadd (conv2d 1 1 0 0 (arg 0 f32 (ints 1 32 28 28)) (arg 1 f32 (ints 32 1 3 3))) "
-                    "(arg 2 f32 (ints 1 32 28 28))) (input x f32 (ints 1 32 28 28)) (weight w f32 (ints 32 1 3 3)) "
-                    "(input y f32 (ints 1 32 28 28)))"),
-      p);
+  const ProgramTime fused =
+      program_breakdown(parse_program("(fused (ewadd (conv2d 1 1 0 0 (arg 0 f32 (ints 1 32 28 28)) "
+                                      "(arg 1 f32 (ints 32 1 3 3))) "
+                                      "(arg 2 f32 (ints 1 32 28 28))) (input x f32 (ints 1 32 28 "
+                                      "28)) (weight w f32 (ints 32 1 3 3)) "
+                                      "(input y f32 (ints 1 32 28 28)))"),
+                        p);
   REQUIRE(fused.kernels.size() == 1);
   const double n = 32.0 * 28 * 28;
   CHECK(fused.kernels[0].time.compute_us ==
@@ -1126,20 +1270,23 @@ TEST_CASE("cost_model: depthwise convolutions and pooling compute at the profile
   const double flops = 2.0 * 32 * 28 * 28 * 9;
   CHECK(kernel(depthwise).work.compute_rate ==
         Approx(flops / (flops * 30.0 / 28 / p.window_flops + 32 * 1e-7)));
-  const KernelReport strided =
-      kernel("(conv2d 2 2 0 0 (input x f32 (ints 1 32 28 28)) (weight w f32 (ints 32 1 5 5)))");  // 14x14 out
+  const KernelReport strided = kernel(
+      "(conv2d 2 2 0 0 (input x f32 (ints 1 32 28 28)) (weight w f32 (ints 32 1 5 5)))");  // 14x14
+                                                                                           // out
   const double strided_flops = 2.0 * 32 * 14 * 14 * 25;
   CHECK(strided.work.compute_rate ==
         Approx(strided_flops / (strided_flops * 16.0 / 14 / p.window_flops + 32 * 1e-7)));
   CHECK(kernel(pool).time.compute_us == Approx(4 * pool_us));
   CHECK(kernel(grouped).time.compute_us == Approx(grouped_us));
   // A 7x7 plane costs more per output than a 28x28 one.
-  const KernelReport small = kernel("(conv2d 1 1 0 0 (input x f32 (ints 1 512 7 7)) (weight w f32 (ints 512 1 3 3)))");
+  const KernelReport small =
+      kernel("(conv2d 1 1 0 0 (input x f32 (ints 1 512 7 7)) (weight w f32 (ints 512 1 3 3)))");
   CHECK(small.time.compute_us / small.work.flops > 1.5 * kernel(depthwise).time.compute_us / flops);
   CHECK(profile_from_json(profile_to_json(p)).window_plane_overhead == 1e-7);
 }
 
-TEST_CASE("calibrate: fit_window_overhead solves the depthwise rate and cost a plane from two sizes") {
+TEST_CASE(
+    "calibrate: fit_window_overhead solves the depthwise rate and cost a plane from two sizes") {
   // Rates as the model would measure them for a rate r and a cost o a plane.
   const double r = 20e9, o = 1e-7;
   const auto rate = [&](double c, double n) {
@@ -1167,31 +1314,39 @@ TEST_CASE("cost_model: a Winograd convolution: 16 products per tile and the tran
     return t.kernels[0];
   };
   const auto wino = [](const char* dtype, std::int64_t h, std::int64_t w, int pad, int act) {
-    return fmt::format("(wino_conv2d {} {} (input x {} (ints 2 64 {} {})) (weight u {} (ints 16 96 64)))", pad, act,
-                       dtype, h, w, dtype);
+    return fmt::format(
+        "(wino_conv2d {} {} (input x {} (ints 2 64 {} {})) (weight u {} (ints 16 96 64)))", pad,
+        act, dtype, h, w, dtype);
   };
   // SAME on 28 x 27: 14 x 14 tiles per image (the last column of tiles half outside).
   const double tiles = 2.0 * 14 * 14;
   const KernelReport k = kernel(wino("f32", 28, 27, 0, 0));
-  CHECK(k.work.flops == Approx(2 * 16 * tiles * 96 * 64 + tiles * (32 * 64 + 24 * 96) * p.weights.add));
+  CHECK(k.work.flops ==
+        Approx(2 * 16 * tiles * 96 * 64 + tiles * (32 * 64 + 24 * 96) * p.weights.add));
   CHECK(k.work.bytes_read == Approx(4.0 * (2 * 64 * 28 * 27 + 16 * 96 * 64)));
   CHECK(k.work.bytes_written == Approx(4.0 * 2 * 96 * 28 * 27));
   // The transformed tiles' round trips, 16 bytes a value, a phase after the roofline's.
   CHECK(k.work.transform_bytes == Approx(16.0 * 16 * tiles * (64 + 96)));
-  const double roofline_us = roofline_time(k.work.flops, k.work.bytes(), p.peak(DType::F32, Unit::Vector), p).total_us;
-  CHECK(k.time.total_us == Approx(roofline_us + k.work.transform_bytes / (p.mem_bandwidth * p.eta_m) * 1e6));
+  const double roofline_us =
+      roofline_time(k.work.flops, k.work.bytes(), p.peak(DType::F32, Unit::Vector), p).total_us;
+  CHECK(k.time.total_us ==
+        Approx(roofline_us + k.work.transform_bytes / (p.mem_bandwidth * p.eta_m) * 1e6));
   // VALID on 28 x 28: 26 x 26 outputs, 13 x 13 tiles; a ReLU adds n max.
   const KernelReport v = kernel(wino("f32", 28, 28, 1, 2));
   const double valid_tiles = 2.0 * 13 * 13, n = 2.0 * 96 * 26 * 26;
-  CHECK(v.work.flops == Approx(2 * 16 * valid_tiles * 96 * 64 + valid_tiles * (32 * 64 + 24 * 96) * p.weights.add +
-                               n * p.weights.max));
+  CHECK(v.work.flops ==
+        Approx(2 * 16 * valid_tiles * 96 * 64 + valid_tiles * (32 * 64 + 24 * 96) * p.weights.add +
+               n * p.weights.max));
   // In f16 the products run on the matrix unit, the transforms' adds priced at the vector peak.
   const KernelReport h = kernel(wino("f16", 28, 27, 0, 0));
   CHECK(h.work.unit == Unit::Matrix);
   const double ratio = p.peak(DType::F16, Unit::Matrix) / p.peak(DType::F16, Unit::Vector);
-  CHECK(h.work.flops == Approx(2 * 16 * tiles * 96 * 64 + tiles * (32 * 64 + 24 * 96) * p.weights.add * ratio));
+  CHECK(h.work.flops ==
+        Approx(2 * 16 * tiles * 96 * 64 + tiles * (32 * 64 + 24 * 96) * p.weights.add * ratio));
   // Against the direct convolution of the same shape: 36 multiplies per tile become 16.
-  const double direct = kernel("(conv2d 1 1 0 0 (input x f32 (ints 2 64 28 28)) (weight w f32 (ints 96 64 3 3)))").work.flops;
+  const double direct =
+      kernel("(conv2d 1 1 0 0 (input x f32 (ints 2 64 28 28)) (weight w f32 (ints 96 64 3 3)))")
+          .work.flops;
   CHECK(kernel(wino("f32", 28, 28, 0, 0)).work.flops < direct / 2);
   // The simple cost counts the same products and adds.
   const RecExpr<TensorNode> program = parse_program(wino("f32", 28, 27, 0, 0));
@@ -1205,10 +1360,12 @@ TEST_CASE("cost_model: a Winograd convolution: 16 products per tile and the tran
 
 TEST_CASE("cost_model: a convolution's product per group slows with its rows, by gemm_half_rows") {
   DeviceProfile p = find_profile("xeon-spr-56c");
-  const auto kernel = [&](std::int64_t channels, std::int64_t per_group, std::int64_t out_channels) {
+  const auto kernel = [&](std::int64_t channels, std::int64_t per_group,
+                          std::int64_t out_channels) {
     const ProgramTime t = program_breakdown(
-        parse_program(fmt::format("(conv2d 1 1 0 0 (input x f32 (ints 1 {0} 28 28)) (weight w f32 (ints {2} {1} 3 3)))",
-                                  channels, per_group, out_channels)),
+        parse_program(fmt::format(
+            "(conv2d 1 1 0 0 (input x f32 (ints 1 {0} 28 28)) (weight w f32 (ints {2} {1} 3 3)))",
+            channels, per_group, out_channels)),
         p);
     REQUIRE(t.kernels.size() == 1);
     return t.kernels[0];
@@ -1239,10 +1396,13 @@ TEST_CASE("cost_model: a convolution's product per group slows with its rows, by
   p.window_flops = peak / 2.2;
   CHECK(kernel(256, 2, 256).time.compute_us > 2 * kernel(256, 1, 256).time.compute_us);
   p.gemm_half_rows = 0;
-  CHECK(kernel(256, 2, 256).time.compute_us < kernel(256, 1, 256).time.compute_us);  // what the peak predicted
+  CHECK(kernel(256, 2, 256).time.compute_us <
+        kernel(256, 1, 256).time.compute_us);  // what the peak predicted
 }
 
-TEST_CASE("cost_model: a convolution on a small plane has few columns: gemm_columns_fill, and gemv at one") {
+TEST_CASE(
+    "cost_model: a convolution on a small plane has few columns: gemm_columns_fill, and gemv at "
+    "one") {
   DeviceProfile p = find_profile("xeon-spr-56c");
   const auto kernel = [&](const std::string& program) {
     const ProgramTime t = program_breakdown(parse_program(program), p);
@@ -1250,14 +1410,18 @@ TEST_CASE("cost_model: a convolution on a small plane has few columns: gemm_colu
     return t.kernels[0];
   };
   const auto conv = [](std::int64_t size, std::int64_t k) {
-    return fmt::format("(conv2d 1 1 0 0 (input x f32 (ints 1 128 {0} {0})) (weight w f32 (ints 256 128 {1} {1})))",
-                       size, k);
+    return fmt::format(
+        "(conv2d 1 1 0 0 (input x f32 (ints 1 128 {0} {0})) (weight w f32 (ints 256 128 {1} {1})))",
+        size, k);
   };
   const auto wino = [](std::int64_t size) {
-    return fmt::format("(wino_conv2d 0 0 (input x f32 (ints 1 128 {0} {0})) (weight u f32 (ints 16 256 128)))", size);
+    return fmt::format(
+        "(wino_conv2d 0 0 (input x f32 (ints 1 128 {0} {0})) (weight u f32 (ints 16 256 128)))",
+        size);
   };
   const double peak = p.vector_flops[0];
-  const double plain_2 = kernel(conv(2, 3)).time.compute_us, plain_wino_4 = kernel(wino(4)).time.compute_us;
+  const double plain_2 = kernel(conv(2, 3)).time.compute_us,
+               plain_wino_4 = kernel(wino(4)).time.compute_us;
   CHECK(kernel(conv(2, 3)).work.compute_rate == 0);  // without the curve: the peak
   CHECK(p.gemm_columns_fill(4) == 1.0);
   p.gemm_half_rows = 8;
@@ -1273,7 +1437,8 @@ TEST_CASE("cost_model: a convolution on a small plane has few columns: gemm_colu
   // A profile that prices small products by their flops (a GPU's calibration) does not.
   p.gemm_half_flops = 1e6;
   CHECK_FALSE(p.columns_curve());
-  CHECK(kernel(conv(2, 3)).work.compute_rate == Approx(peak * p.contraction_fill(kernel(conv(2, 3)).work.flops)));
+  CHECK(kernel(conv(2, 3)).work.compute_rate ==
+        Approx(peak * p.contraction_fill(kernel(conv(2, 3)).work.flops)));
   p.gemm_half_flops = 0;
   CHECK(p.columns_curve());
   // One output position: a matrix-vector product over the weights, streamed at gemv_rate(C_out)
@@ -1289,7 +1454,8 @@ TEST_CASE("cost_model: a convolution on a small plane has few columns: gemm_colu
   // tiles (a third of the rate), the transforms' share of the flops at the peak.
   const KernelReport w = kernel(wino(4));
   const double products = 2.0 * 16 * 4 * 256 * 128;
-  CHECK(w.work.compute_rate == Approx(w.work.flops / ((w.work.flops - products) / peak + 3 * products / peak)));
+  CHECK(w.work.compute_rate ==
+        Approx(w.work.flops / ((w.work.flops - products) / peak + 3 * products / peak)));
   CHECK(w.time.compute_us > 2.5 * plain_wino_4);
   CHECK(w.work.bandwidth == 0);
   // On a 2x2 plane one tile: 16 matrix-vector products streaming u at the matrix-vector rate,
@@ -1299,11 +1465,12 @@ TEST_CASE("cost_model: a convolution on a small plane has few columns: gemm_colu
   CHECK(kernel(wino(2)).work.bandwidth == Approx(p.gemv_bandwidth));
   p.weights_cached = false;
   // A depthwise convolution has no product: the window rate, whatever its plane.
-  CHECK(kernel("(conv2d 1 1 0 0 (input x f32 (ints 1 128 2 2)) (weight w f32 (ints 128 1 3 3)))").work.compute_rate ==
-        p.window_rate(DType::F32));
+  CHECK(kernel("(conv2d 1 1 0 0 (input x f32 (ints 1 128 2 2)) (weight w f32 (ints 128 1 3 3)))")
+            .work.compute_rate == p.window_rate(DType::F32));
 }
 
-TEST_CASE("calibrate: gemm_half_rows is the row curve through the GEMM's rate and a grouped product's") {
+TEST_CASE(
+    "calibrate: gemm_half_rows is the row curve through the GEMM's rate and a grouped product's") {
   CHECK(fit_gemm_half_rows(40e9, 20e9, 8) == Approx(8));
   CHECK(fit_gemm_half_rows(40e9, 10e9, 4) == Approx(12));
   CHECK(fit_gemm_half_rows(40e9, 40e9, 8) == 0);  // not slower: no curve
@@ -1317,49 +1484,59 @@ TEST_CASE("calibrate: gemm_half_rows is the row curve through the GEMM's rate an
 TEST_CASE("cost_model: a split is free, or a copy of its input with split_copies") {
   DeviceProfile p = find_profile("xeon-spr-56c");
   const RecExpr<TensorNode> program = parse_program(
-      "(noop (relu (split_0 (split 1 24 (input x f32 (ints 8 64))))) (relu (split_1 (split 1 24 (input x f32 (ints 8 64))))))");
+      "(noop (relu (split_0 (split 1 24 (input x f32 (ints 8 64))))) (relu (split_1 (split 1 24 "
+      "(input x f32 (ints 8 64))))))");
   const double relus = program_time(program, p);
   p.split_copies = true;
   const ProgramTime t = program_breakdown(program, p);
   const double bytes = 8.0 * 64 * 4;
   CHECK(t.total_us - relus == Approx(2 * bytes / p.mem_bandwidth * 1e6));
-  const auto split = std::find_if(t.kernels.begin(), t.kernels.end(), [](const KernelReport& k) { return k.op == Op::Split; });
+  const auto split = std::find_if(t.kernels.begin(), t.kernels.end(),
+                                  [](const KernelReport& k) { return k.op == Op::Split; });
   REQUIRE(split != t.kernels.end());
   CHECK(split->work.bytes_read == Approx(bytes));
   CHECK(split->work.bytes_written == Approx(bytes));
 }
 
-TEST_CASE("cost_model: a matrix-vector product streams at gemv_rate, wider outputs faster per byte") {
+TEST_CASE(
+    "cost_model: a matrix-vector product streams at gemv_rate, wider outputs faster per byte") {
   DeviceProfile p = find_profile("xla-cpu-default");
-  const auto time_of = [&](const std::string& program) { return program_time(parse_program(program), p); };
+  const auto time_of = [&](const std::string& program) {
+    return program_time(parse_program(program), p);
+  };
   const std::string narrow = "(matmul 0 (input x f32 (ints 1 512)) (weight w f32 (ints 512 512)))";
   const std::string wide = "(matmul 0 (input x f32 (ints 1 512)) (weight w f32 (ints 512 4096)))";
   const std::string gemm = "(matmul 0 (input x f32 (ints 4 512)) (weight w f32 (ints 512 512)))";
-  const double narrow_before = time_of(narrow), wide_before = time_of(wide), gemm_before = time_of(gemm);
+  const double narrow_before = time_of(narrow), wide_before = time_of(wide),
+               gemm_before = time_of(gemm);
   // Without the curve both stream at mem_bandwidth: the same time per byte.
-  CHECK(wide_before / narrow_before == Approx((512.0 * 4096 + 512 + 4096) / (512.0 * 512 + 512 + 512)).epsilon(1e-3));
+  CHECK(wide_before / narrow_before ==
+        Approx((512.0 * 4096 + 512 + 4096) / (512.0 * 512 + 512 + 512)).epsilon(1e-3));
   p.gemv_bandwidth = 2 * p.mem_bandwidth;
   p.gemv_half_width = 512;
   validate(p);
   CHECK(p.gemv_rate(512) == Approx(p.mem_bandwidth));
   CHECK(p.gemv_rate(4096) == Approx(2 * p.mem_bandwidth * 4096 / 4608));
-  CHECK(time_of(narrow) == Approx(narrow_before));            // N = h: half of 2 x BW
-  CHECK(time_of(wide) < wide_before);                          // faster than at mem_bandwidth
-  CHECK(time_of(wide) / 8 < time_of(narrow));                  // and per byte than the narrow one
-  CHECK(time_of(gemm) == Approx(gemm_before));                 // four rows: a GEMM, unchanged
+  CHECK(time_of(narrow) == Approx(narrow_before));  // N = h: half of 2 x BW
+  CHECK(time_of(wide) < wide_before);               // faster than at mem_bandwidth
+  CHECK(time_of(wide) / 8 < time_of(narrow));       // and per byte than the narrow one
+  CHECK(time_of(gemm) == Approx(gemm_before));      // four rows: a GEMM, unchanged
   // In a fused kernel the product's rate holds for the kernel's traffic.
   const RecExpr<TensorNode> fused = parse_program(
-      "(fused (tanh (matmul 0 (arg 0 f32 (ints 1 512)) (arg 1 f32 (ints 512 4096)))) (input x f32 (ints 1 512)) "
+      "(fused (tanh (matmul 0 (arg 0 f32 (ints 1 512)) (arg 1 f32 (ints 512 4096)))) (input x f32 "
+      "(ints 1 512)) "
       "(weight w f32 (ints 512 4096)))");
   const double with_curve = program_time(fused, p);
   p.gemv_bandwidth = 0;
   CHECK(with_curve < program_time(fused, p));
 }
 
-TEST_CASE("cost_model: a kernel's first cache_resident_bytes move at cache_bandwidth, the rest at mem_bandwidth") {
+TEST_CASE(
+    "cost_model: a kernel's first cache_resident_bytes move at cache_bandwidth, the rest at "
+    "mem_bandwidth") {
   DeviceProfile p = find_profile("xla-cpu-default");
-  const std::string small = "(relu (input x f32 (ints 1024)))";              // 8 KB of traffic
-  const std::string large = "(relu (input x f32 (ints 4 1024 1024)))";       // 32 MiB
+  const std::string small = "(relu (input x f32 (ints 1024)))";         // 8 KB of traffic
+  const std::string large = "(relu (input x f32 (ints 4 1024 1024)))";  // 32 MiB
   const auto memory_us = [&](const std::string& program) {
     const ProgramTime t = program_breakdown(parse_program(program), p);
     REQUIRE(t.kernels.size() == 1);
@@ -1373,12 +1550,15 @@ TEST_CASE("cost_model: a kernel's first cache_resident_bytes move at cache_bandw
   // Within the resident bytes, four times faster; beyond them, those bytes faster and the rest not.
   CHECK(memory_us(small) == Approx(small_before / 4));
   const double large_bytes = 2.0 * 4 * 1024 * 1024 * 4;
-  const double expected = ((1 << 20) / p.cache_bandwidth + (large_bytes - (1 << 20)) / p.mem_bandwidth) / p.eta_m * 1e6;
+  const double expected =
+      ((1 << 20) / p.cache_bandwidth + (large_bytes - (1 << 20)) / p.mem_bandwidth) / p.eta_m * 1e6;
   CHECK(memory_us(large) == Approx(expected));
   CHECK(memory_us(large) < large_before);
   // The fit through two measured rates gives back the tier they came from.
   const double c = 40e9, m = 10e9, f = 1.5e6;
-  const auto rate = [&](double bytes) { return bytes / (std::min(bytes, f) / c + std::max(bytes - f, 0.0) / m); };
+  const auto rate = [&](double bytes) {
+    return bytes / (std::min(bytes, f) / c + std::max(bytes - f, 0.0) / m);
+  };
   double fitted_c = 0, fitted_f = 0;
   fit_cache_tier(rate(0.4e6), 0.4e6, rate(3e6), 3e6, m, fitted_c, fitted_f);
   CHECK(fitted_c == Approx(c));
@@ -1389,14 +1569,16 @@ TEST_CASE("cost_model: a kernel's first cache_resident_bytes move at cache_bandw
   CHECK(fitted_f == 0);
 }
 
-TEST_CASE("cost_model: a convolution off the device's native layout pays for the transposes around it") {
+TEST_CASE(
+    "cost_model: a convolution off the device's native layout pays for the transposes around it") {
   // H100: tensor-core (bf16) convolutions are channels_last, f32 ones contiguous.
   const DeviceProfile h100 = find_profile("h100-sxm");
   CHECK(h100.native_conv_layout(DType::BF16) == Layout::ChannelsLast);
   CHECK(h100.native_conv_layout(DType::F32) == Layout::Contiguous);
   const auto conv = [](const char* dtype, const char* layout) {
-    return parse_program(fmt::format("(conv2d 1 1 0 0 (input x {0} (ints 8 64 56 56) {1}) (weight w {0} (ints 64 64 3 3)))",
-                                     dtype, layout));
+    return parse_program(fmt::format(
+        "(conv2d 1 1 0 0 (input x {0} (ints 8 64 56 56) {1}) (weight w {0} (ints 64 64 3 3)))",
+        dtype, layout));
   };
   const double in_bytes = 8.0 * 64 * 56 * 56 * 2, out_bytes = in_bytes;  // bf16, same shape out
   const ProgramTime native = program_breakdown(conv("bf16", "channels_last"), h100);
@@ -1409,21 +1591,27 @@ TEST_CASE("cost_model: a convolution off the device's native layout pays for the
   CHECK(foreign.total_us - native.total_us ==
         Approx(2 * (in_bytes + out_bytes) / (h100.mem_bandwidth * h100.eta_m) * 1e6).epsilon(1e-9));
   // f32 on H100: contiguous is native, channels_last pays.
-  CHECK(program_time(conv("f32", "contiguous"), h100) < program_time(conv("f32", "channels_last"), h100));
-  // A profile without conv_layout (an older JSON file) treats every convolution as native contiguous.
+  CHECK(program_time(conv("f32", "contiguous"), h100) <
+        program_time(conv("f32", "channels_last"), h100));
+  // A profile without conv_layout (an older JSON file) treats every convolution as native
+  // contiguous.
   nlohmann::json doc = nlohmann::json::parse(profile_to_json(h100));
   doc.erase("conv_layout");
   const DeviceProfile old = profile_from_json(doc.dump());
-  CHECK(old.conv_layout == std::array<Layout, 3>{Layout::Contiguous, Layout::Contiguous, Layout::Contiguous});
-  CHECK(program_time(conv("bf16", "contiguous"), old) < program_time(conv("bf16", "channels_last"), old));
+  CHECK(old.conv_layout ==
+        std::array<Layout, 3>{Layout::Contiguous, Layout::Contiguous, Layout::Contiguous});
+  CHECK(program_time(conv("bf16", "contiguous"), old) <
+        program_time(conv("bf16", "channels_last"), old));
   // Inside a fused kernel too: a conv2d root over a channels_last arg against a contiguous one.
   const auto fused = [](const char* layout) {
-    return parse_program(fmt::format(
-        "(fused (relu (conv2d 1 1 0 0 (arg 0 bf16 (ints 8 64 56 56) {0}) (arg 1 bf16 (ints 64 64 3 3)))) "
-        "(input x bf16 (ints 8 64 56 56) {0}) (weight w bf16 (ints 64 64 3 3)))",
-        layout));
+    return parse_program(
+        fmt::format("(fused (relu (conv2d 1 1 0 0 (arg 0 bf16 (ints 8 64 56 56) {0}) (arg 1 bf16 "
+                    "(ints 64 64 3 3)))) "
+                    "(input x bf16 (ints 8 64 56 56) {0}) (weight w bf16 (ints 64 64 3 3)))",
+                    layout));
   };
-  CHECK(program_time(fused("channels_last"), h100) + 2 * (in_bytes + out_bytes) / (h100.mem_bandwidth * h100.eta_m) * 1e6 ==
+  CHECK(program_time(fused("channels_last"), h100) +
+            2 * (in_bytes + out_bytes) / (h100.mem_bandwidth * h100.eta_m) * 1e6 ==
         Approx(program_time(fused("contiguous"), h100)).epsilon(1e-9));
 }
 
@@ -1434,12 +1622,17 @@ TEST_CASE("cost_model: a contraction of F flops computes at peak · F / (F + gem
     REQUIRE(t.kernels.size() == 1);
     return t.kernels[0];
   };
-  const std::string conv = "(conv2d 1 1 0 0 (input x f32 (ints 1 64 56 56)) (weight w f32 (ints 64 64 3 3)))";
-  const std::string grouped = "(conv2d 1 1 0 0 (input x f32 (ints 1 64 56 56)) (weight w f32 (ints 64 8 3 3)))";
-  const std::string depthwise = "(conv2d 1 1 0 0 (input x f32 (ints 1 64 56 56)) (weight w f32 (ints 64 1 3 3)))";
-  const std::string matmul = "(matmul 0 (input a f32 (ints 64 1024)) (weight b f32 (ints 1024 1024)))";
+  const std::string conv =
+      "(conv2d 1 1 0 0 (input x f32 (ints 1 64 56 56)) (weight w f32 (ints 64 64 3 3)))";
+  const std::string grouped =
+      "(conv2d 1 1 0 0 (input x f32 (ints 1 64 56 56)) (weight w f32 (ints 64 8 3 3)))";
+  const std::string depthwise =
+      "(conv2d 1 1 0 0 (input x f32 (ints 1 64 56 56)) (weight w f32 (ints 64 1 3 3)))";
+  const std::string matmul =
+      "(matmul 0 (input a f32 (ints 64 1024)) (weight b f32 (ints 1024 1024)))";
   const std::string transposed =
-      "(conv_transpose 2 2 0 0 0 0 1 (input x f32 (ints 1 32 20 20)) (weight w f32 (ints 32 16 2 2)))";
+      "(conv_transpose 2 2 0 0 0 0 1 (input x f32 (ints 1 32 20 20)) (weight w f32 (ints 32 16 2 "
+      "2)))";
   const double peak = p.vector_flops[0];
   REQUIRE(p.gemm_half_flops == 0);  // no built-in profile models it
   CHECK(kernel(conv).work.compute_rate == 0);
@@ -1463,14 +1656,16 @@ TEST_CASE("cost_model: a contraction of F flops computes at peak · F / (F + gem
   CHECK(kernel(depthwise).work.compute_rate == p.window_rate(DType::F32));
   // The field reads and writes back.
   CHECK(profile_from_json(profile_to_json(p)).gemm_half_flops == 2e9);
-  // With conv_flops, windowed convolutions get their own curve; 1x1 ones and products keep the GEMM's.
+  // With conv_flops, windowed convolutions get their own curve; 1x1 ones and products keep the
+  // GEMM's.
   p.gemm_half_rows = 0;
   p.conv_flops = 5e12;
   p.conv_half_flops = 1e8;
   validate(p);
   const auto c = kernel(conv);
   CHECK(c.work.compute_rate == Approx(5e12 * c.work.flops / (c.work.flops + 1e8)));
-  const std::string pointwise = "(conv2d 1 1 0 0 (input x f32 (ints 1 64 56 56)) (weight w f32 (ints 64 64 1 1)))";
+  const std::string pointwise =
+      "(conv2d 1 1 0 0 (input x f32 (ints 1 64 56 56)) (weight w f32 (ints 64 64 1 1)))";
   const auto q = kernel(pointwise);
   CHECK(q.work.compute_rate == Approx(peak * q.work.flops / (q.work.flops + 2e9)));
   const auto mm = kernel(matmul);

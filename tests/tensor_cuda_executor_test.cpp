@@ -2,8 +2,8 @@
 // tensor_executor_test): every operator on small shapes, including the cases cuDNN and cuBLAS
 // handle differently (asymmetric SAME padding, groups, batched GEMM, activations), f16/bf16
 // rounding, fused bodies, the first applied instance of every rule, and the seven models before
-// and after optimization. Built only with the CUDA executor (TENSAT_WITH_CUDA); without a visible GPU
-// the program prints why and exits with 77, which ctest reports as skipped.
+// and after optimization. Built only with the CUDA executor (TENSAT_WITH_CUDA); without a visible
+// GPU the program prints why and exits with 77, which ctest reports as skipped.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
@@ -25,7 +25,8 @@ namespace {
 
 /// CPU and GPU outputs of `program` on `random_bindings(program, seed)`, compared element by
 /// element with verify()'s tolerances.
-void require_same_on_gpu(const RecExpr<TensorNode>& program, double rtol = 1e-4, double atol = 1e-5) {
+void require_same_on_gpu(const RecExpr<TensorNode>& program, double rtol = 1e-4,
+                         double atol = 1e-5) {
   const Bindings in = random_bindings(program, 7);
   const std::vector<HostTensor> cpu = execute(program, in);
   const std::vector<HostTensor> gpu = execute_cuda(program, in);
@@ -43,7 +44,8 @@ void require_same_on_gpu(const RecExpr<TensorNode>& program, double rtol = 1e-4,
         at = i;
       }
     }
-    INFO("output " << o << ", element " << at << ": cpu " << cpu[o].data[at] << ", gpu " << gpu[o].data[at]);
+    INFO("output " << o << ", element " << at << ": cpu " << cpu[o].data[at] << ", gpu "
+                   << gpu[o].data[at]);
     CHECK(worst <= 0);
   }
 }
@@ -53,7 +55,8 @@ void require_same_on_gpu(const Graph& g) { require_same_on_gpu(g.program()); }
 }  // namespace
 
 TEST_CASE("cuda executor: matmul, plain, batched, with each activation") {
-  for (Activation act : {Activation::None, Activation::Sigmoid, Activation::Relu, Activation::Tanh}) {
+  for (Activation act :
+       {Activation::None, Activation::Sigmoid, Activation::Relu, Activation::Tanh}) {
     Graph g;
     g.output(g.matmul(g.input("a", {33, 65}), g.weight("b", {65, 17}), act));
     require_same_on_gpu(g);
@@ -66,12 +69,14 @@ TEST_CASE("cuda executor: matmul, plain, batched, with each activation") {
 TEST_CASE("cuda executor: conv2d SAME (symmetric and asymmetric) and VALID, strides, groups") {
   for (Padding pad : {Padding::Same, Padding::Valid})
     for (std::int64_t stride : {1, 2})
-      for (std::int64_t cg : {8, 4, 1})  // groups 1, 2, 8 (depthwise)
+      for (std::int64_t cg : {8, 4, 1})   // groups 1, 2, 8 (depthwise)
         for (std::int64_t k : {1, 3, 4})  // 4: SAME padding of 3, one more after (TensorFlow)
           for (Activation act : {Activation::None, Activation::Relu}) {
-            INFO("pad " << static_cast<int>(pad) << " stride " << stride << " Cg " << cg << " k " << k);
+            INFO("pad " << static_cast<int>(pad) << " stride " << stride << " Cg " << cg << " k "
+                        << k);
             Graph g;
-            g.output(g.conv2d(g.input("x", {2, 8, 9, 10}), g.weight("w", {8, cg, k, k}), stride, stride, pad, act));
+            g.output(g.conv2d(g.input("x", {2, 8, 9, 10}), g.weight("w", {8, cg, k, k}), stride,
+                              stride, pad, act));
             require_same_on_gpu(g);
           }
 }
@@ -112,11 +117,13 @@ TEST_CASE("cuda executor: reductions, softmax, normalizations, elementwise, smul
   }
   outs.push_back(g.layernorm(x, g.weight("gamma", {7}), g.weight("beta", {7})));
   const auto img = g.input("img", {2, 4, 3, 3});
-  outs.push_back(g.batchnorm(img, g.weight("s", {4}), g.weight("bias", {4}), g.weight("m", {4}), g.weight("v", {4})));
+  outs.push_back(g.batchnorm(img, g.weight("s", {4}), g.weight("bias", {4}), g.weight("m", {4}),
+                             g.weight("v", {4})));
   outs.push_back(g.ewadd(x, y));
   outs.push_back(g.ewmul(x, y));
   outs.push_back(g.smul(x, g.weight("k", {1})));
-  for (auto f : {&Graph::relu, &Graph::tanh, &Graph::sigmoid, &Graph::gelu, &Graph::exp, &Graph::erf})
+  for (auto f :
+       {&Graph::relu, &Graph::tanh, &Graph::sigmoid, &Graph::gelu, &Graph::exp, &Graph::erf})
     outs.push_back((g.*f)(x));
   for (Tensor out : outs) g.output(out);
   require_same_on_gpu(g);
@@ -131,26 +138,33 @@ TEST_CASE("cuda executor: enlarge, merge and Winograd, bf16 and f16 rounding") {
   g.output(g.conv2d(x, big, 1, 1, Padding::Same));
   g.output(g.conv2d(x, merged, 1, 1, Padding::Same));
   // Winograd: the weight transformed on the host, the convolution run there too.
-  g.output(g.wino_conv2d(x, g.wino_weight(g.weight("k", {5, 4, 3, 3})), Padding::Valid, Activation::Relu));
+  g.output(g.wino_conv2d(x, g.wino_weight(g.weight("k", {5, 4, 3, 3})), Padding::Valid,
+                         Activation::Relu));
   require_same_on_gpu(g);
   for (DType dt : {DType::BF16, DType::F16}) {
     Graph h;
     const auto a = h.input("a", {4, 9}, dt), b = h.weight("b", {9, 3}, dt);
     h.output(h.relu(h.ewadd(h.matmul(a, b), h.matmul(a, b))));
-    require_same_on_gpu(h.program(), 1e-2, 1e-2);  // one ulp of f16/bf16 apart where f32 sums round differently
+    require_same_on_gpu(h.program(), 1e-2,
+                        1e-2);  // one ulp of f16/bf16 apart where f32 sums round differently
   }
 }
 
 TEST_CASE("cuda executor: fused bodies equal the unfused ops") {
   const std::string a = "(input a f32 (ints 6 7))", b = "(input b f32 (ints 6 7))";
   require_same_on_gpu(
-      parse_program("(fused (relu (ewadd (tanh (arg 0 f32 (ints 6 7))) (arg 1 f32 (ints 6 7)))) " + a + " " + b + ")"));
-  require_same_on_gpu(parse_program("(fused (relu (matmul 0 (arg 0 f32 (ints 6 7)) (arg 1 f32 (ints 7 6)))) " + a +
-                                    " (input w f32 (ints 7 6)))"));
-  require_same_on_gpu(parse_program("(fused (arg 0 f32 (ints 6 7)) " + a + ")"));  // a copy, not an alias
+      parse_program("(fused (relu (ewadd (tanh (arg 0 f32 (ints 6 7))) (arg 1 f32 (ints 6 7)))) " +
+                    a + " " + b + ")"));
+  require_same_on_gpu(
+      parse_program("(fused (relu (matmul 0 (arg 0 f32 (ints 6 7)) (arg 1 f32 (ints 7 6)))) " + a +
+                    " (input w f32 (ints 7 6)))"));
+  require_same_on_gpu(
+      parse_program("(fused (arg 0 f32 (ints 6 7)) " + a + ")"));  // a copy, not an alias
 }
 
-TEST_CASE("cuda executor: fused kernels (the elementwise region as one kernel) on the bodies of the CPU's loop test") {
+TEST_CASE(
+    "cuda executor: fused kernels (the elementwise region as one kernel) on the bodies of the "
+    "CPU's loop test") {
   using testing::Operand;
   const std::vector<Operand> xy{{"x", "3 17 101"}, {"y", "3 17 101"}};
   const std::vector<std::pair<std::string, std::vector<Operand>>> bodies{
@@ -164,7 +178,8 @@ TEST_CASE("cuda executor: fused kernels (the elementwise region as one kernel) o
       {"(ewpow (exp $0) $1)", xy},
       {"(ewmul (smul $0 $2) (ewadd (erf (smul $0 $3)) $1))",
        {{"x", "3 17 101"}, {"one", "3 17 101"}, {"half", "1"}, {"inv_sqrt2", "1"}}},
-      {"(clip (ewsub $0 $1) $2 $3)", {{"x", "3 17 101"}, {"y", "3 17 101"}, {"lo", "1"}, {"hi", "1"}}},
+      {"(clip (ewsub $0 $1) $2 $3)",
+       {{"x", "3 17 101"}, {"y", "3 17 101"}, {"lo", "1"}, {"hi", "1"}}},
       // Injective terms below the region, evaluated op by op into its leaves.
       {"(ewadd (transpose (ints 1 0) (tanh $0)) $1)", {{"x", "37 29"}, {"y", "29 37"}}},
       {"(tanh (pad 0 1 0 (ewadd $0 $1)))", {{"x", "29 70"}, {"y", "29 70"}}},
@@ -173,7 +188,8 @@ TEST_CASE("cuda executor: fused kernels (the elementwise region as one kernel) o
       {"(relu (reshape (ints 105 39) (tanh $0)))", {{"x", "3 13 105"}}},
       // A contraction under the region (cuBLAS or cuDNN, then one kernel), or at the root.
       {"(relu (ewadd (matmul 0 $0 $1) $2))", {{"a", "33 24"}, {"b", "24 40"}, {"c", "33 40"}}},
-      {"(relu (ewadd (conv2d 1 1 0 2 $0 $1) $2))", {{"x", "1 16 12 12"}, {"w", "8 8 3 3"}, {"r", "1 8 12 12"}}},
+      {"(relu (ewadd (conv2d 1 1 0 2 $0 $1) $2))",
+       {{"x", "1 16 12 12"}, {"w", "8 8 3 3"}, {"r", "1 8 12 12"}}},
       {"(ewadd (reshape (ints 3 400) (smul (matmul 0 $0 $1) $2)) $3)",
        {{"a", "3 20 30"}, {"b", "3 30 20"}, {"s", "1"}, {"c", "3 400"}}},
       {"(matmul 2 (tanh $0) (transpose (ints 1 0) $1))", {{"a", "19 21"}, {"b", "30 21"}}},
@@ -181,7 +197,8 @@ TEST_CASE("cuda executor: fused kernels (the elementwise region as one kernel) o
       {"(reduce_sum 1 (exp $0))", {{"x", "4 37 23"}}},
       {"(relu (softmax 1 (tanh $0)))", {{"x", "6 50"}}},
       // A term read twice.
-      {"(ewadd (tanh $0) (ewmul (tanh $0) (transpose (ints 1 0) (tanh $1))))", {{"x", "61 61"}, {"y", "61 61"}}},
+      {"(ewadd (tanh $0) (ewmul (tanh $0) (transpose (ints 1 0) (tanh $1))))",
+       {{"x", "61 61"}, {"y", "61 61"}}},
   };
   for (const auto& [body, operands] : bodies) {
     INFO("body " << body);
@@ -189,8 +206,9 @@ TEST_CASE("cuda executor: fused kernels (the elementwise region as one kernel) o
   }
   // A body that reads a tensor computed outside it, not through an arg: a leaf of the region,
   // never recomputed (the product's operands are freed by then).
-  require_same_on_gpu(parse_program("(fused (ewadd (arg 0 f32 (ints 4 6)) (relu (matmul 0 (input a f32 (ints 4 5)) "
-                                    "(input w f32 (ints 5 6))))) (input x f32 (ints 4 6)))"));
+  require_same_on_gpu(
+      parse_program("(fused (ewadd (arg 0 f32 (ints 4 6)) (relu (matmul 0 (input a f32 (ints 4 5)) "
+                    "(input w f32 (ints 5 6))))) (input x f32 (ints 4 6)))"));
   // Regions beyond the kernel's limits (code length, stack depth, leaves) run op by op.
   std::string long_chain = "$0", deep = "$0", wide = "$0";
   std::vector<Operand> many;
@@ -199,17 +217,19 @@ TEST_CASE("cuda executor: fused kernels (the elementwise region as one kernel) o
     many.push_back({"v" + std::to_string(k), "7 9"});
     if (k > 0) {
       deep = "(ewadd $" + std::to_string(k) + " " + deep + ")";  // right-nested: the stack grows
-      wide = "(ewadd " + wide + " $" + std::to_string(k) + ")";   // left-nested: 20 leaves
+      wide = "(ewadd " + wide + " $" + std::to_string(k) + ")";  // left-nested: 20 leaves
     }
   }
   for (const std::string& body : {long_chain, deep, wide}) {
     INFO("body " << body);
-    require_same_on_gpu(parse_program(testing::fused_text(body, body == long_chain ? std::vector<Operand>{many[0]} : many)));
+    require_same_on_gpu(parse_program(
+        testing::fused_text(body, body == long_chain ? std::vector<Operand>{many[0]} : many)));
   }
   // bf16 and f16 bodies: every term rounded, as the CPU rounds each term's output.
   for (const char* dtype : {"bf16", "f16"}) {
     INFO("dtype " << dtype);
-    require_same_on_gpu(parse_program(testing::fused_text("(relu (ewadd (tanh $0) (ewmul $1 $1)))", {{"x", "7 700"}, {"y", "7 700"}}, dtype)),
+    require_same_on_gpu(parse_program(testing::fused_text("(relu (ewadd (tanh $0) (ewmul $1 $1)))",
+                                                          {{"x", "7 700"}, {"y", "7 700"}}, dtype)),
                         1e-2, 1e-2);
   }
 }
@@ -229,12 +249,13 @@ TEST_CASE("cuda executor: profile_cuda times every node") {
   Graph g;
   const auto a = g.input("a", {512, 1024});
   const auto big = g.matmul(a, g.weight("b", {1024, 2048}));  // 2.1 GFLOP
-  const auto small = g.relu(g.input("c", {4, 4}));             // 16 elements
+  const auto small = g.relu(g.input("c", {4, 4}));            // 16 elements
   g.output(big);
   g.output(small);
   const RecExpr<TensorNode> program = g.program();
   std::size_t expected_nodes = 0;
-  for (std::size_t i = 0; i < program.size(); ++i) expected_nodes += !is_attribute(program[Id(i)].op());
+  for (std::size_t i = 0; i < program.size(); ++i)
+    expected_nodes += !is_attribute(program[Id(i)].op());
   for (CudaTiming timing : {CudaTiming::launched, CudaTiming::queued}) {
     INFO((timing == CudaTiming::queued ? "queued" : "launched"));
     const ProgramProfile p = profile_cuda(program, random_bindings(program, 1), 5, timing);
@@ -279,8 +300,9 @@ TEST_CASE("cuda executor: the seven models and their optimized programs (fusion 
   options.fusion = true;
   for (std::string_view name : models::model_names()) {
     // BERT's eight layers overflow f32 with random weights (tensor_models_verify_test): one layer.
-    const RecExpr<TensorNode> program =
-        name == "bert" ? models::bert(1).program() : models::build_model(std::string(name)).program();
+    const RecExpr<TensorNode> program = name == "bert"
+                                            ? models::bert(1).program()
+                                            : models::build_model(std::string(name)).program();
     INFO("model " << name);
     require_same_on_gpu(program, 1e-3, 1e-4);  // different summation orders in cuDNN and Eigen
     const RecExpr<TensorNode> optimized = optimize(program, options).optimized;
@@ -290,14 +312,17 @@ TEST_CASE("cuda executor: the seven models and their optimized programs (fusion 
     for (std::size_t o = 0; o < want.size(); ++o) {
       REQUIRE(want[o].dims == got[o].dims);
       for (std::size_t i = 0; i < want[o].data.size(); ++i)
-        if (!(std::fabs(got[o].data[i] - want[o].data[i]) <= 1e-4 + 1e-3 * std::fabs(want[o].data[i]))) {
+        if (!(std::fabs(got[o].data[i] - want[o].data[i]) <=
+              1e-4 + 1e-3 * std::fabs(want[o].data[i]))) {
           FAIL_CHECK("output " << o << " element " << i << ": cpu original " << want[o].data[i]
                                << ", gpu optimized " << got[o].data[i]);
           break;
         }
     }
-    const PrecomputedProgram pre = precompute_weights(program, in);  // new weight leaves, bound in pre.bindings
-    std::cout << name << ": original " << measure_cuda_ms(pre.program, pre.bindings, 5) << " ms on the GPU\n";
+    const PrecomputedProgram pre =
+        precompute_weights(program, in);  // new weight leaves, bound in pre.bindings
+    std::cout << name << ": original " << measure_cuda_ms(pre.program, pre.bindings, 5)
+              << " ms on the GPU\n";
   }
 }
 

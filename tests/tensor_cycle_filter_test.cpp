@@ -34,12 +34,13 @@ bool has_cycle(const EGraph<L, A>& egraph, Id root) {
 
 }  // namespace
 
-TEST_CASE("cycle filter: prunes the newest node of a cycle, preferring a class that keeps a member") {
+TEST_CASE(
+    "cycle filter: prunes the newest node of a cycle, preferring a class that keeps a member") {
   EGraph<SymbolLang> egraph;
   const Id x = egraph.add(SymbolLang::leaf("x"));
-  const Id f = egraph.add(SymbolLang("f", {x}));   // f(x)
-  const Id g = egraph.add(SymbolLang("g", {f}));   // g(f(x))
-  egraph.unite(x, g);                              // x = g(f(x)): x -> g -> f -> x
+  const Id f = egraph.add(SymbolLang("f", {x}));  // f(x)
+  const Id g = egraph.add(SymbolLang("g", {f}));  // g(f(x))
+  egraph.unite(x, g);                             // x = g(f(x)): x -> g -> f -> x
   egraph.rebuild();
   REQUIRE(has_cycle(egraph, f));
   const std::vector<Id> roots{f};

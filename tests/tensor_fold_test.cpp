@@ -1,6 +1,7 @@
 // The `fold` rules end to end: the inference simplifications a deployer expects (batchnorm
-// folded into the convolution or product before it) leave no batchnorm in an optimized MobileNet-style block, under the placeholder cost and the
-// roofline model, and the optimized program computes the same values.
+// folded into the convolution or product before it) leave no batchnorm in an optimized
+// MobileNet-style block, under the placeholder cost and the roofline model, and the optimized
+// program computes the same values.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -34,10 +35,12 @@ void check_folded(const RecExpr<TensorNode>& program, Op gone) {
   OptimizeOptions fused = gpu;
   fused.fusion = true;
   for (const OptimizeOptions* options : {&plain, &gpu, &fused}) {
-    INFO((options->profile ? options->profile->name : "simple cost") << (options->fusion ? " with fusion" : ""));
+    INFO((options->profile ? options->profile->name : "simple cost")
+         << (options->fusion ? " with fusion" : ""));
     const OptimizeResult r = optimize(program, *options);
     INFO(r.optimized.to_string());
-    CHECK(count_of(precompute_weights(r.optimized, random_bindings(r.optimized)).program, gone) == 0);
+    CHECK(count_of(precompute_weights(r.optimized, random_bindings(r.optimized)).program, gone) ==
+          0);
     CHECK(r.cost_after < r.cost_before);
     const VerifyResult v = verify(program, r.optimized);
     INFO(v.message);
@@ -47,7 +50,9 @@ void check_folded(const RecExpr<TensorNode>& program, Op gone) {
 
 }  // namespace
 
-TEST_CASE("fold: no batchnorm survives a MobileNet block conv, batchnorm, relu, depthwise conv, batchnorm, relu") {
+TEST_CASE(
+    "fold: no batchnorm survives a MobileNet block conv, batchnorm, relu, depthwise conv, "
+    "batchnorm, relu") {
   Graph g;
   const Tensor x = g.input("x", {1, 8, 16, 16});
   Tensor y = g.conv2d(x, g.weight("pw", {16, 8, 1, 1}));
@@ -87,17 +92,23 @@ TEST_CASE("fold: not where the result would differ") {
     return false;
   };
   const std::string x = "(input x f32 (ints 1 4 8 8))", w = "(weight w f32 (ints 4 4 3 3))";
-  const std::string params = " (weight s f32 (ints 4)) (weight b f32 (ints 4)) (weight m f32 (ints 4)) (weight v f32 (ints 4))";
-  CHECK(fires("fold-batchnorm-conv", "(batchnorm (conv2d 1 1 0 0 " + x + " " + w + ")" + params + ")"));
+  const std::string params =
+      " (weight s f32 (ints 4)) (weight b f32 (ints 4)) (weight m f32 (ints 4)) (weight v f32 "
+      "(ints 4))";
+  CHECK(fires("fold-batchnorm-conv",
+              "(batchnorm (conv2d 1 1 0 0 " + x + " " + w + ")" + params + ")"));
   // A batchnorm after a fused relu is not linear in the convolution.
-  CHECK_FALSE(fires("fold-batchnorm-conv", "(batchnorm (conv2d 1 1 0 2 " + x + " " + w + ")" + params + ")"));
+  CHECK_FALSE(fires("fold-batchnorm-conv",
+                    "(batchnorm (conv2d 1 1 0 2 " + x + " " + w + ")" + params + ")"));
   // Parameters known only at run time: nothing to precompute.
-  CHECK_FALSE(fires("fold-batchnorm-conv", "(batchnorm (conv2d 1 1 0 0 " + x + " " + w +
-                                               ") (input s f32 (ints 4)) (weight b f32 (ints 4)) (weight m f32 "
-                                               "(ints 4)) (weight v f32 (ints 4)))"));
+  CHECK_FALSE(fires("fold-batchnorm-conv",
+                    "(batchnorm (conv2d 1 1 0 0 " + x + " " + w +
+                        ") (input s f32 (ints 4)) (weight b f32 (ints 4)) (weight m f32 "
+                        "(ints 4)) (weight v f32 (ints 4)))"));
   // A batched product's axis 1 is its rows, not its output features.
   CHECK_FALSE(fires("fold-batchnorm-matmul",
-                    "(batchnorm (matmul 0 (input x f32 (ints 2 4 8)) (weight w f32 (ints 2 8 4)))" + params + ")"));
+                    "(batchnorm (matmul 0 (input x f32 (ints 2 4 8)) (weight w f32 (ints 2 8 4)))" +
+                        params + ")"));
   // A transpose by the identity permutation is its operand; another is not.
   CHECK(fires("transpose-identity", "(transpose (ints 0 1 2) (input y f32 (ints 2 3 4)))"));
   CHECK_FALSE(fires("transpose-identity", "(transpose (ints 0 2 1) (input y f32 (ints 2 3 4)))"));

@@ -21,8 +21,8 @@ namespace {
 using testing::Operand;
 using testing::substitute;
 
-/// The fused program `(fused body inputs...)` and the unfused one agree (verify, rtol 1e-4), and the
-/// loop agrees with op-by-op body evaluation.
+/// The fused program `(fused body inputs...)` and the unfused one agree (verify, rtol 1e-4), and
+/// the loop agrees with op-by-op body evaluation.
 void check_fused(const std::string& body, const std::vector<Operand>& operands) {
   INFO("body " << body);
   const auto fused_program = parse_program(testing::fused_text(body, operands));
@@ -57,7 +57,8 @@ TEST_CASE("fused loop: elementwise ops over several chunks") {
   // The exact GELU as ONNX exporters write it: x/2 (1 + erf(x / sqrt 2)).
   check_fused("(ewmul (smul $0 $2) (ewadd (erf (smul $0 $3)) $1))",
               {{"x", "3 17 101"}, {"one", "3 17 101"}, {"half", "1"}, {"inv_sqrt2", "1"}});
-  check_fused("(clip (ewsub $0 $1) $2 $3)", {{"x", "3 17 101"}, {"y", "3 17 101"}, {"lo", "1"}, {"hi", "1"}});
+  check_fused("(clip (ewsub $0 $1) $2 $3)",
+              {{"x", "3 17 101"}, {"y", "3 17 101"}, {"lo", "1"}, {"hi", "1"}});
 }
 
 TEST_CASE("fused loop: injective producers (transpose, slice, pad, concat, broadcast, reshape)") {
@@ -77,7 +78,9 @@ TEST_CASE("fused loop: injective producers (transpose, slice, pad, concat, broad
   check_fused("(sigmoid (transpose (ints 1 0) (slice 0 2 40 (pad 0 4 4 $0))))", {{"x", "44 31"}});
 }
 
-TEST_CASE("fused loop: an injective producer reads its operand once per chunk, over the range it covers") {
+TEST_CASE(
+    "fused loop: an injective producer reads its operand once per chunk, over the range it "
+    "covers") {
   // Two pads around a chain that reads x twice: rows of 24 + 2, many runs per chunk.
   check_fused("(pad 3 1 1 (pad 2 1 1 (ewmul $0 (clip (ewadd $0 $1) $2 $3))))",
               {{"x", "1 16 24 24"}, {"y", "1 16 24 24"}, {"lo", "1"}, {"hi", "1"}});
@@ -85,53 +88,71 @@ TEST_CASE("fused loop: an injective producer reads its operand once per chunk, o
   check_fused("(relu (concat 3 (tanh $0) (pad 3 2 0 $1)))", {{"x", "2 5 19 7"}, {"y", "2 5 19 4"}});
   // A broadcast and a transpose of body terms: within a chunk's reach the term is evaluated once
   // over the range its reads span; a transpose of a 90 x 90 term reaches further than a chunk.
-  check_fused("(ewmul (broadcast (ints 8 40 50) (tanh $0)) $1)", {{"x", "8 1 50"}, {"y", "8 40 50"}});
+  check_fused("(ewmul (broadcast (ints 8 40 50) (tanh $0)) $1)",
+              {{"x", "8 1 50"}, {"y", "8 40 50"}});
   check_fused("(ewadd (transpose (ints 1 0) (tanh $0)) $1)", {{"x", "90 90"}, {"y", "90 90"}});
   check_fused("(ewmul (slice 2 1 60 (exp $0)) $1)", {{"x", "3 40 61"}, {"y", "3 40 59"}});
 }
 
 TEST_CASE("fused loop: a contraction at the root or inside the body") {
   // kOutput: the contraction's epilogue.
-  check_fused("(relu (ewadd (matmul 0 $0 $1) $2))", {{"a", "33 24"}, {"b", "24 40"}, {"c", "33 40"}});
+  check_fused("(relu (ewadd (matmul 0 $0 $1) $2))",
+              {{"a", "33 24"}, {"b", "24 40"}, {"c", "33 40"}});
   check_fused("(tanh (conv2d 1 1 0 0 $0 $1))", {{"x", "2 4 9 9"}, {"w", "8 4 3 3"}});
   // The contraction as the root with its producers loop-evaluated into its operands.
   check_fused("(matmul 2 (tanh $0) (transpose (ints 1 0) $1))", {{"a", "19 21"}, {"b", "30 21"}});
-  check_fused("(conv2d 2 2 0 1 (relu (ewadd $0 $1)) $2)", {{"x", "1 6 11 11"}, {"y", "1 6 11 11"}, {"w", "4 3 3 3"}});
+  check_fused("(conv2d 2 2 0 1 (relu (ewadd $0 $1)) $2)",
+              {{"x", "1 6 11 11"}, {"y", "1 6 11 11"}, {"w", "4 3 3 3"}});
 }
 
-TEST_CASE("fused loop: an elementwise epilogue runs on each part of the contraction as it is computed") {
+TEST_CASE(
+    "fused loop: an elementwise epilogue runs on each part of the contraction as it is computed") {
   // Several im2col column tiles (K = 576: 455 columns per tile, 1024 positions), two groups (one
   // epilogue call each, after their tiles), a residual add, the activation fused into the
   // convolution as well; then the same with two images (four calls).
-  check_fused("(relu (ewadd (conv2d 1 1 0 2 $0 $1) $2))", {{"x", "1 128 32 32"}, {"w", "8 64 3 3"}, {"r", "1 8 32 32"}});
-  check_fused("(relu (ewadd (conv2d 1 1 0 2 $0 $1) $2))", {{"x", "2 128 32 32"}, {"w", "8 64 3 3"}, {"r", "2 8 32 32"}});
+  check_fused("(relu (ewadd (conv2d 1 1 0 2 $0 $1) $2))",
+              {{"x", "1 128 32 32"}, {"w", "8 64 3 3"}, {"r", "1 8 32 32"}});
+  check_fused("(relu (ewadd (conv2d 1 1 0 2 $0 $1) $2))",
+              {{"x", "2 128 32 32"}, {"w", "8 64 3 3"}, {"r", "2 8 32 32"}});
   // A 1x1 convolution (no im2col), two images; then one in two column blocks (300 output rows).
-  check_fused("(tanh (ewmul (conv2d 1 1 0 0 $0 $1) $2))", {{"x", "2 16 13 13"}, {"w", "24 16 1 1"}, {"y", "2 24 13 13"}});
-  check_fused("(relu (ewadd (conv2d 1 1 0 0 $0 $1) $2))", {{"x", "1 16 40 40"}, {"w", "300 16 1 1"}, {"y", "1 300 40 40"}});
+  check_fused("(tanh (ewmul (conv2d 1 1 0 0 $0 $1) $2))",
+              {{"x", "2 16 13 13"}, {"w", "24 16 1 1"}, {"y", "2 24 13 13"}});
+  check_fused("(relu (ewadd (conv2d 1 1 0 0 $0 $1) $2))",
+              {{"x", "1 16 40 40"}, {"w", "300 16 1 1"}, {"y", "1 300 40 40"}});
   // Depthwise, strided, VALID padding: one block per channel.
-  check_fused("(sigmoid (ewadd (conv2d 2 2 1 0 $0 $1) $2))", {{"x", "1 12 29 29"}, {"w", "12 1 5 5"}, {"y", "1 12 13 13"}});
+  check_fused("(sigmoid (ewadd (conv2d 2 2 1 0 $0 $1) $2))",
+              {{"x", "1 12 29 29"}, {"w", "12 1 5 5"}, {"y", "1 12 13 13"}});
   // Depthwise with two outputs per input channel, two images: one part per image and input channel.
-  check_fused("(relu (ewadd (conv2d 1 2 0 0 $0 $1) $2))", {{"x", "2 6 9 10"}, {"w", "12 1 3 3"}, {"y", "2 12 9 5"}});
+  check_fused("(relu (ewadd (conv2d 1 2 0 0 $0 $1) $2))",
+              {{"x", "2 6 9 10"}, {"w", "12 1 3 3"}, {"y", "2 12 9 5"}});
   // A batched matmul, a scalar and a reshape between the product and the root.
   check_fused("(ewadd (reshape (ints 3 400) (smul (matmul 0 $0 $1) $2)) $3)",
               {{"a", "3 20 30"}, {"b", "3 30 20"}, {"s", "1"}, {"c", "3 400"}});
   // The ONNX extension's elementwise ops in the epilogue (erf, ewsub, ewdiv).
   check_fused("(ewmul (erf (ewsub (matmul 0 $0 $1) $2)) $3)",
               {{"a", "40 24"}, {"b", "24 50"}, {"c", "40 50"}, {"d", "40 50"}});
-  check_fused("(ewdiv (conv2d 1 1 0 0 $0 $1) (exp $2))", {{"x", "1 16 12 12"}, {"w", "8 16 3 3"}, {"y", "1 8 12 12"}});
+  check_fused("(ewdiv (conv2d 1 1 0 0 $0 $1) (exp $2))",
+              {{"x", "1 16 12 12"}, {"w", "8 16 3 3"}, {"y", "1 8 12 12"}});
   // The root writes each chunk over the product it reads: the product as a root's second
   // operand (an exponent, a subtrahend), and read twice, must be read before it is overwritten.
-  check_fused("(ewpow (exp $2) (matmul 0 $0 $1))", {{"a", "40 24"}, {"b", "24 50"}, {"c", "40 50"}});
-  check_fused("(ewsub $2 (conv2d 1 1 0 0 $0 $1))", {{"x", "1 16 30 30"}, {"w", "8 16 3 3"}, {"y", "1 8 30 30"}});
+  check_fused("(ewpow (exp $2) (matmul 0 $0 $1))",
+              {{"a", "40 24"}, {"b", "24 50"}, {"c", "40 50"}});
+  check_fused("(ewsub $2 (conv2d 1 1 0 0 $0 $1))",
+              {{"x", "1 16 30 30"}, {"w", "8 16 3 3"}, {"y", "1 8 30 30"}});
   check_fused("(ewmul (matmul 0 $0 $1) (tanh (matmul 0 $0 $1)))", {{"a", "70 24"}, {"b", "24 60"}});
   // A broadcast bias or scale from outside the kernel is read in place as a view.
-  check_fused("(ewadd (matmul 0 $0 $1) (broadcast (ints 9 31) $2))", {{"a", "9 8"}, {"b", "8 31"}, {"c", "31"}});
-  check_fused("(relu (ewadd (ewmul (conv2d 1 1 0 2 $0 $1) (broadcast (ints 1 8 32 32) $2)) (broadcast (ints 1 8 32 32) $3)))",
-              {{"x", "1 128 32 32"}, {"w", "8 64 3 3"}, {"s", "1 8 1 1"}, {"c", "1 8 1 1"}});
+  check_fused("(ewadd (matmul 0 $0 $1) (broadcast (ints 9 31) $2))",
+              {{"a", "9 8"}, {"b", "8 31"}, {"c", "31"}});
+  check_fused(
+      "(relu (ewadd (ewmul (conv2d 1 1 0 2 $0 $1) (broadcast (ints 1 8 32 32) $2)) (broadcast "
+      "(ints 1 8 32 32) $3)))",
+      {{"x", "1 128 32 32"}, {"w", "8 64 3 3"}, {"s", "1 8 1 1"}, {"c", "1 8 1 1"}});
   // Not in place: the epilogue reads the product at other positions (a transpose), or a
   // broadcast of a body term.
-  check_fused("(ewadd (transpose (ints 1 0) (matmul 0 $0 $1)) $2)", {{"a", "17 23"}, {"b", "23 17"}, {"c", "17 17"}});
-  check_fused("(ewadd (matmul 0 $0 $1) (broadcast (ints 9 31) (tanh $2)))", {{"a", "9 8"}, {"b", "8 31"}, {"c", "31"}});
+  check_fused("(ewadd (transpose (ints 1 0) (matmul 0 $0 $1)) $2)",
+              {{"a", "17 23"}, {"b", "23 17"}, {"c", "17 17"}});
+  check_fused("(ewadd (matmul 0 $0 $1) (broadcast (ints 9 31) (tanh $2)))",
+              {{"a", "9 8"}, {"b", "8 31"}, {"c", "31"}});
 }
 
 TEST_CASE("fused loop: reduction roots") {
@@ -141,18 +162,22 @@ TEST_CASE("fused loop: reduction roots") {
   // LayerNorm's variance spelled out: rows of 96 over the last axis (chunks end inside rows), and
   // a reduction over a middle axis whose inner runs cross chunk boundaries.
   const std::string centred = "(ewsub $0 (broadcast (ints 64 96) $1))";
-  check_fused("(reduce_mean 1 (ewmul " + centred + " " + centred + "))", {{"x", "64 96"}, {"m", "64 1"}});
-  check_fused("(reduce_sum 1 (ewadd $0 (broadcast (ints 3 50 70) $1)))", {{"x", "3 50 70"}, {"b", "70"}});
+  check_fused("(reduce_mean 1 (ewmul " + centred + " " + centred + "))",
+              {{"x", "64 96"}, {"m", "64 1"}});
+  check_fused("(reduce_sum 1 (ewadd $0 (broadcast (ints 3 50 70) $1)))",
+              {{"x", "3 50 70"}, {"b", "70"}});
   check_fused("(reduce_max 1 (tanh $0))", {{"x", "5 3001"}});
 }
 
 TEST_CASE("fused loop: a term shared by two consumers, and an f16 body") {
-  check_fused("(ewadd (tanh $0) (ewmul (tanh $0) (transpose (ints 1 0) (tanh $1))))", {{"x", "61 61"}, {"y", "61 61"}});
+  check_fused("(ewadd (tanh $0) (ewmul (tanh $0) (transpose (ints 1 0) (tanh $1))))",
+              {{"x", "61 61"}, {"y", "61 61"}});
   // f16: every body term rounded to f16 as the unfused ops round their outputs.
   const std::string x = "(input x f16 (ints 7 700))", y = "(input y f16 (ints 7 700))";
   const auto unfused = parse_program("(relu (ewadd (tanh " + x + ") " + y + "))");
-  const auto fused = parse_program("(fused (relu (ewadd (tanh (arg 0 f16 (ints 7 700))) (arg 1 f16 (ints 7 700)))) " + x +
-                                   " " + y + ")");
+  const auto fused = parse_program(
+      "(fused (relu (ewadd (tanh (arg 0 f16 (ints 7 700))) (arg 1 f16 (ints 7 700)))) " + x + " " +
+      y + ")");
   const VerifyResult r = verify(unfused, fused, 5);
   INFO(r.message);
   CHECK(r.ok);
@@ -171,7 +196,8 @@ TEST_CASE("fused loop: an optimized model with fusion computes what the original
   const auto result = optimize(original, options);
   REQUIRE(result.fusion_nodes_added > 0);
   std::size_t fused = 0;
-  for (std::size_t i = 0; i < result.optimized.size(); ++i) fused += result.optimized[Id(i)].op() == Op::Fused;
+  for (std::size_t i = 0; i < result.optimized.size(); ++i)
+    fused += result.optimized[Id(i)].op() == Op::Fused;
   REQUIRE(fused > 0);
   const VerifyResult r = verify(original, result.optimized, 1);
   INFO(r.message);

@@ -57,7 +57,8 @@ TEST_CASE("fusion: relu(x*s + c) becomes one kernel, three times cheaper on H100
   CHECK(optimize(program, options).cost_after == Approx(result.cost_before));
 }
 
-TEST_CASE("fusion: a compute-bound GEMM gains (almost) nothing, its memory-bound epilogue is absorbed") {
+TEST_CASE(
+    "fusion: a compute-bound GEMM gains (almost) nothing, its memory-bound epilogue is absorbed") {
   Graph g;
   const Tensor a = g.input("a", {4096, 4096}, DType::BF16);
   const Tensor w = g.weight("w", {4096, 4096}, DType::BF16);
@@ -78,18 +79,21 @@ TEST_CASE("fusion: a compute-bound GEMM gains (almost) nothing, its memory-bound
   CHECK(epilogue.cost_after == Approx(alone.cost_after).epsilon(0.05));
 }
 
-TEST_CASE("fusion: never two contractions in one kernel, never an opaque op, reductions only as roots") {
+TEST_CASE(
+    "fusion: never two contractions in one kernel, never an opaque op, reductions only as roots") {
   Graph g;
   const Tensor x = g.input("x", {64, 256});
   const Tensor h = g.relu(g.matmul(x, g.weight("w1", {256, 256})));
   // A contraction under a transpose or a slice: not an elementwise epilogue, never fused.
-  const Tensor t = g.transpose(g.transpose(g.matmul(h, g.weight("w3", {256, 256})), {1, 0}), {1, 0});
+  const Tensor t =
+      g.transpose(g.transpose(g.matmul(h, g.weight("w3", {256, 256})), {1, 0}), {1, 0});
   const Tensor u = g.slice(g.matmul(h, g.weight("w4", {256, 512})), 1, 0, 256);
   const Tensor y = g.tanh(g.ewadd(g.ewadd(g.matmul(h, g.weight("w2", {256, 256})), u), t));
   const Tensor soft = g.relu(g.softmax(g.exp(y), 1));
   const Tensor red = g.sigmoid(g.reduce_sum(g.tanh(soft), 1));
   const Tensor img = g.input("img", {1, 8, 16, 16});
-  const Tensor pooled = g.relu(g.poolmax(g.relu(g.conv2d(img, g.weight("k", {8, 8, 3, 3}))), 2, 2, 2, 2));
+  const Tensor pooled =
+      g.relu(g.poolmax(g.relu(g.conv2d(img, g.weight("k", {8, 8, 3, 3}))), 2, 2, 2, 2));
   g.output(red);
   g.output(pooled);
   const TensorEGraph egraph = fused_egraph(g.program());
@@ -125,7 +129,8 @@ TEST_CASE("fusion: never two contractions in one kernel, never an opaque op, red
           if (m == egraph[b].nodes[0]) contractions += is_contraction(op.op());
           for (Id child : op.children())
             if (egraph[child].data.symbolic)
-              stack.emplace_back(egraph.find(child), epilogue_only && is_fusible_elementwise(op.op()));
+              stack.emplace_back(egraph.find(child),
+                                 epilogue_only && is_fusible_elementwise(op.op()));
         }
       }
       CHECK(contractions <= 1);
@@ -168,19 +173,26 @@ TEST_CASE("fusion: bodies are symbolic, cost nothing on their own, and print and
   options.fusion = true;
   const OptimizeResult result = optimize(g.program(), options);
   const std::string text = result.optimized.to_string();
-  CHECK(text.find("(fused (tanh (relu (arg 0 f32 (ints 1024)))) (input x f32 (ints 1024)))") != std::string::npos);
+  CHECK(text.find("(fused (tanh (relu (arg 0 f32 (ints 1024)))) (input x f32 (ints 1024)))") !=
+        std::string::npos);
   const auto infos = check_program(parse_program(text));
   CHECK_FALSE(infos.back().symbolic);
   CHECK(program_time(parse_program(text), *options.profile) == Approx(result.cost_after));
-  CHECK_THROWS_AS(parse_program("(fused (input x f32 (ints 4)) (input x f32 (ints 4)))"), ShapeError);
-  CHECK_THROWS_AS(parse_program("(fused (relu (arg 1 f32 (ints 4))) (input x f32 (ints 4)))"), ShapeError);
+  CHECK_THROWS_AS(parse_program("(fused (input x f32 (ints 4)) (input x f32 (ints 4)))"),
+                  ShapeError);
+  CHECK_THROWS_AS(parse_program("(fused (relu (arg 1 f32 (ints 4))) (input x f32 (ints 4)))"),
+                  ShapeError);
   // An arg must declare its input's dtype and shape.
-  CHECK_THROWS_AS(parse_program("(fused (relu (arg 0 f32 (ints 2 2))) (input x f32 (ints 4 8)))"), ShapeError);
-  CHECK_THROWS_AS(parse_program("(fused (relu (arg 0 f16 (ints 4 8))) (input x f32 (ints 4 8)))"), ShapeError);
+  CHECK_THROWS_AS(parse_program("(fused (relu (arg 0 f32 (ints 2 2))) (input x f32 (ints 4 8)))"),
+                  ShapeError);
+  CHECK_THROWS_AS(parse_program("(fused (relu (arg 0 f16 (ints 4 8))) (input x f32 (ints 4 8)))"),
+                  ShapeError);
   CHECK_NOTHROW(parse_program("(fused (relu (arg 0 f32 (ints 4 8))) (input x f32 (ints 4 8)))"));
 }
 
-TEST_CASE("fusion: the ONNX extension's elementwise ops fuse, and resize, conv_transpose and opaque never do") {
+TEST_CASE(
+    "fusion: the ONNX extension's elementwise ops fuse, and resize, conv_transpose and opaque "
+    "never do") {
   // A normalization as ONNX exporters write one (the power's base kept positive, so that random
   // weights give finite values), then an unknown operator, then more ops.
   Graph g;
@@ -193,8 +205,8 @@ TEST_CASE("fusion: the ONNX extension's elementwise ops fuse, and resize, conv_t
   const Tensor sin = g.opaque("Sin", {64, 256}, {z});
   g.output(g.relu(g.ewsub(sin, z)));
   const Tensor img = g.input("img", {1, 4, 8, 8});
-  const Tensor up = g.resize(g.relu(img), {1, 4, 16, 16}, ResizeInterp::Nearest, ResizeCoord::Asymmetric,
-                             ResizeNearest::Floor);
+  const Tensor up = g.resize(g.relu(img), {1, 4, 16, 16}, ResizeInterp::Nearest,
+                             ResizeCoord::Asymmetric, ResizeNearest::Floor);
   g.output(g.sigmoid(g.conv_transpose(g.tanh(up), g.weight("k", {4, 2, 2, 2}), 2, 2)));
   const RecExpr<TensorNode> program = g.program();
 
@@ -241,8 +253,10 @@ TEST_CASE("fusion: the ONNX extension's elementwise ops fuse, and resize, conv_t
   CHECK(result.optimized.to_string(kept.children()[0]) == "Sin");
   const auto infos = check_program(result.optimized);
   CHECK(infos[opaque_nodes[0].index()].dims == Dims{64, 256});
-  const RecExpr<TensorNode> operand_before = parse_program(program.to_string(program[sin.id].children()[3]));
-  const RecExpr<TensorNode> operand_after = parse_program(result.optimized.to_string(kept.children()[3]));
+  const RecExpr<TensorNode> operand_before =
+      parse_program(program.to_string(program[sin.id].children()[3]));
+  const RecExpr<TensorNode> operand_after =
+      parse_program(result.optimized.to_string(kept.children()[3]));
   const VerifyResult v = verify(operand_before, operand_after, 2);
   INFO(v.message);
   CHECK(v.ok);

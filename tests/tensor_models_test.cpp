@@ -108,8 +108,8 @@ TEST_CASE("models: op counts are within 15% of TENSAT's") {
 
 TEST_CASE("models: build_model builds every listed model, deterministically") {
   const auto& names = models::model_names();
-  CHECK(names == std::vector<std::string_view>{"bert", "nasrnn", "resnext50", "nasneta", "inceptionv3",
-                                                "squeezenet", "vgg19"});
+  CHECK(names == std::vector<std::string_view>{"bert", "nasrnn", "resnext50", "nasneta",
+                                               "inceptionv3", "squeezenet", "vgg19"});
   for (std::string_view name : names) {
     INFO(name);
     const Graph g = models::build_model(name);
@@ -125,14 +125,17 @@ TEST_CASE("models: build_model builds every listed model, deterministically") {
 TEST_CASE("models: build_model rejects an unknown name, listing the valid ones") {
   CHECK_THROWS_AS(models::build_model("resnet50"), Error);
   CHECK_THROWS_AS(models::build_model(""), Error);
-  CHECK_THROWS_WITH(models::build_model("vgg16"),
-                    "unknown model 'vgg16' (valid names: bert, nasrnn, resnext50, nasneta, inceptionv3, "
-                    "squeezenet, vgg19, encoder, decoder, resnet)");
+  CHECK_THROWS_WITH(
+      models::build_model("vgg16"),
+      "unknown model 'vgg16' (valid names: bert, nasrnn, resnext50, nasneta, inceptionv3, "
+      "squeezenet, vgg19, encoder, decoder, resnet)");
 }
 
 TEST_CASE("models: transformer stacks and ResNet at any depth (issue 30)") {
   const auto ops = [](const Graph& g) { return count_ops(g.program()); };
-  const auto histogram = [](const Graph& g, Op op) { return op_histogram(g.program())[static_cast<std::size_t>(op)]; };
+  const auto histogram = [](const Graph& g, Op op) {
+    return op_histogram(g.program())[static_cast<std::size_t>(op)];
+  };
   // 35 operators a layer for the encoder, 37 (and a final layernorm) for the decoder.
   CHECK(ops(models::transformer_encoder(1)) == 35);
   CHECK(ops(models::transformer_encoder(12)) == 12 * 35);
@@ -159,8 +162,10 @@ TEST_CASE("models: transformer stacks and ResNet at any depth (issue 30)") {
   CHECK(models::build_model("bert", 2).program() == models::bert(2).program());
   CHECK_THROWS_AS(models::build_model("resnet", 34), Error);
   CHECK_THROWS_AS(models::build_model("encoder", 0), Error);
-  CHECK_THROWS_WITH(models::build_model("vgg19", 3),
-                    "model 'vgg19' has a fixed depth (layers apply to bert, encoder, decoder, resnet)");
+  CHECK_THROWS_WITH(
+      models::build_model("vgg19", 3),
+      "model 'vgg19' has a fixed depth (layers apply to bert, encoder, decoder, resnet)");
   CHECK_THROWS_WITH(models::build_model("alexnet", 3), Catch::Contains("unknown model 'alexnet'"));
-  CHECK_THROWS_AS(models::transformer_encoder(2, {16, 30, 4, 64}), Error);  // 4 heads do not divide 30
+  CHECK_THROWS_AS(models::transformer_encoder(2, {16, 30, 4, 64}),
+                  Error);  // 4 heads do not divide 30
 }

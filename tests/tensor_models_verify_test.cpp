@@ -34,8 +34,9 @@ DeviceProfile host_like() {
 
 /// `atol`: the absolute tolerance of `verify` (rtol stays 1e-4). `profile`: with fusion, the
 /// roofline cost on this profile (default h100-sxm).
-OptimizeResult verify_program(const std::string& name, const RecExpr<TensorNode>& program, bool fusion,
-                              double atol = 1e-5, const DeviceProfile& profile = find_profile("h100-sxm")) {
+OptimizeResult verify_program(const std::string& name, const RecExpr<TensorNode>& program,
+                              bool fusion, double atol = 1e-5,
+                              const DeviceProfile& profile = find_profile("h100-sxm")) {
   OptimizeOptions options;
   if (fusion) {
     options.profile = profile;
@@ -47,9 +48,9 @@ OptimizeResult verify_program(const std::string& name, const RecExpr<TensorNode>
   const VerifyResult r = verify(program, result.optimized, 1, 1e-4, atol);
   const auto t2 = std::chrono::steady_clock::now();
   const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
-  WARN(name << (fusion ? " (" + profile.name + ", fusion)" : std::string(" (default)")) << ": optimize " << secs(t0, t1) << " s, verify "
-            << secs(t1, t2) << " s, ops " << count_ops(program) << " -> " << count_ops(result.optimized) << "; "
-            << r.message);
+  WARN(name << (fusion ? " (" + profile.name + ", fusion)" : std::string(" (default)"))
+            << ": optimize " << secs(t0, t1) << " s, verify " << secs(t1, t2) << " s, ops "
+            << count_ops(program) << " -> " << count_ops(result.optimized) << "; " << r.message);
   INFO(r.message);
   CHECK(r.ok);
   // BERT has no normalization: with random weights its attention products (cubic in the
@@ -73,9 +74,11 @@ float output_scale(const RecExpr<TensorNode>& program) {
 /// keep the error of their terms), so an output element near zero may differ by more than 1e-5
 /// between two correct programs that group their sums differently (NasNet-A: outputs up to 13,
 /// an element of 1e-3 off by 1.1e-5 when the convolutions are computed in column blocks).
-OptimizeResult verify_model(const std::string& name, bool fusion, const DeviceProfile& profile = find_profile("h100-sxm")) {
+OptimizeResult verify_model(const std::string& name, bool fusion,
+                            const DeviceProfile& profile = find_profile("h100-sxm")) {
   const RecExpr<TensorNode> program = models::build_model(name).program();
-  return verify_program(name, program, fusion, std::max(1e-5, 2e-6 * static_cast<double>(output_scale(program))), profile);
+  return verify_program(name, program, fusion,
+                        std::max(1e-5, 2e-6 * static_cast<double>(output_scale(program))), profile);
 }
 
 }  // namespace
@@ -88,7 +91,8 @@ TEST_CASE("models verify: optimized programs compute the originals (h100-sxm, fu
   for (std::string_view name : models::model_names()) verify_model(std::string(name), true);
 }
 
-TEST_CASE("models verify: optimized programs compute the originals (one-core CPU profile, fusion)", "[slow]") {
+TEST_CASE("models verify: optimized programs compute the originals (one-core CPU profile, fusion)",
+          "[slow]") {
   // The kind of programs executor_bench times: fused loops, and contraction epilogues (run in
   // place) where the model still finds one worth its product's round trip through memory.
   // With the Winograd rule: VGG-19's, SqueezeNet's and Inception-v3's 3x3 stride-1 convolutions
@@ -97,13 +101,15 @@ TEST_CASE("models verify: optimized programs compute the originals (one-core CPU
     const OptimizeResult r = verify_model(std::string(name), true, host_like());
     CHECK(r.winograd_rules);
     std::size_t winograd = 0;
-    for (std::size_t i = 0; i < r.optimized.size(); ++i) winograd += r.optimized[Id(i)].op() == Op::WinoConv2d;
+    for (std::size_t i = 0; i < r.optimized.size(); ++i)
+      winograd += r.optimized[Id(i)].op() == Op::WinoConv2d;
     INFO(name << ": " << winograd << " wino_conv2d");
     if (name == "vgg19" || name == "squeezenet" || name == "inceptionv3") CHECK(winograd > 0);
   }
 }
 
-TEST_CASE("models verify: NasRNN extracted exactly, wide products merged, computes the original", "[slow]") {
+TEST_CASE("models verify: NasRNN extracted exactly, wide products merged, computes the original",
+          "[slow]") {
   // With a matrix-vector curve (products of wide matrices stream faster, as calibrate_host
   // measures) the exact extraction picks NasRNN's products merged by matmul-share-lhs-all.
   DeviceProfile profile = host_like();
@@ -119,7 +125,8 @@ TEST_CASE("models verify: NasRNN extracted exactly, wide products merged, comput
   std::int64_t widest = 0;
   const std::vector<TensorInfo> infos = check_program(result.optimized);
   for (std::size_t i = 0; i < result.optimized.size(); ++i)
-    if (result.optimized[Id(i)].op() == Op::MatMul && !infos[i].weight_only) widest = std::max(widest, infos[i].dims.back());
+    if (result.optimized[Id(i)].op() == Op::MatMul && !infos[i].weight_only)
+      widest = std::max(widest, infos[i].dims.back());
   WARN("nasrnn (exact extraction): predicted " << result.cost_before << " -> " << result.cost_after
                                                << " us, widest product " << widest << " columns");
   CHECK(result.cost_after < result.cost_before);
@@ -129,7 +136,9 @@ TEST_CASE("models verify: NasRNN extracted exactly, wide products merged, comput
   CHECK(r.nonfinite == 0);
 }
 
-TEST_CASE("models verify: programs relaid out channels_last compute the originals (xeon-spr-56c, fusion)", "[slow]") {
+TEST_CASE(
+    "models verify: programs relaid out channels_last compute the originals (xeon-spr-56c, fusion)",
+    "[slow]") {
   // The CPU profile's convolutions are channels_last: optimize adds the layout rules, and the
   // convolutional models come back with relayouts around channels_last stages.
   const DeviceProfile xeon = find_profile("xeon-spr-56c");
@@ -143,10 +152,12 @@ TEST_CASE("models verify: programs relaid out channels_last compute the original
   }
 }
 
-TEST_CASE("models verify: BERT shortened to one and two layers stays finite and is verified", "[slow]") {
+TEST_CASE("models verify: BERT shortened to one and two layers stays finite and is verified",
+          "[slow]") {
   // The same layers as the full model (the rewrites found are per layer), few enough that the
   // values stay finite, so the comparison says something for BERT too.
-  for (bool fusion : {false, true}) verify_program("bert-1-layer", models::bert(1).program(), fusion);
+  for (bool fusion : {false, true})
+    verify_program("bert-1-layer", models::bert(1).program(), fusion);
   // With two layers the values reach ~1e6 and the attention sums cancel: an element's rounding
   // error then scales with the tensor's magnitude, not its own (a product regrouped by a merged
   // matmul is off by ~1e-6 of max |expected| where the sum cancels to ~10). So the absolute

@@ -53,22 +53,28 @@ TEST_CASE("optimize: every benchmark model at TENSAT's settings") {
     const auto sources = [](const RecExpr<TensorNode>& p) {
       std::set<std::string> out;
       for (std::size_t i = 0; i < p.size(); ++i)
-        if (p[Id(i)].op() == Op::Input || p[Id(i)].op() == Op::Weight) out.insert(p.to_string(Id(i)));
+        if (p[Id(i)].op() == Op::Input || p[Id(i)].op() == Op::Weight)
+          out.insert(p.to_string(Id(i)));
       return out;
     };
-    const std::set<std::string> sources_before = sources(program), sources_after = sources(result.optimized);
+    const std::set<std::string> sources_before = sources(program),
+                                sources_after = sources(result.optimized);
     for (const auto& s : sources_after) CHECK(sources_before.count(s) == 1);
   }
 }
 
-TEST_CASE("optimize: on a device whose convolutions are channels_last, a bf16 network is relaid out once at each end") {
+TEST_CASE(
+    "optimize: on a device whose convolutions are channels_last, a bf16 network is relaid out once "
+    "at each end") {
   // Activations of a few megabytes, as in a ResNet stage: the transposes a contiguous input costs
   // each convolution outweigh two relayout kernels (with small tensors, launch and latency
   // dominate and the model rightly keeps the input's layout).
   Graph g;
   Tensor t = g.input("x", {16, 64, 56, 56}, DType::BF16);
   t = g.relu(g.conv2d(t, g.weight("w1", {64, 64, 3, 3}, DType::BF16)));
-  t = g.poolmax(g.conv2d(t, g.weight("w2", {64, 64, 3, 3}, DType::BF16), 1, 1, Padding::Same, Activation::Relu), 2, 2, 2, 2);
+  t = g.poolmax(g.conv2d(t, g.weight("w2", {64, 64, 3, 3}, DType::BF16), 1, 1, Padding::Same,
+                         Activation::Relu),
+                2, 2, 2, 2);
   t = g.conv2d(t, g.weight("w3", {128, 64, 1, 1}, DType::BF16));
   g.output(g.relu(g.ewadd(t, g.conv2d(t, g.weight("w4", {128, 128, 1, 1}, DType::BF16)))));
   const RecExpr<TensorNode> program = g.program();
@@ -89,12 +95,14 @@ TEST_CASE("optimize: on a device whose convolutions are channels_last, a bf16 ne
   CHECK(verify(program, result.optimized).ok);
   // Without the layout rules, or in f32 on the same device (native contiguous): no relayout.
   options.layouts = LayoutSearch::Off;
-  CHECK(op_histogram(optimize(program, options).optimized)[static_cast<std::size_t>(Op::Relayout)] == 0);
+  CHECK(op_histogram(
+            optimize(program, options).optimized)[static_cast<std::size_t>(Op::Relayout)] == 0);
   Graph f;
   f.output(f.relu(f.conv2d(f.input("x", {4, 16, 32, 32}), f.weight("w1", {32, 16, 3, 3}))));
   options.layouts = LayoutSearch::Auto;
   CHECK_FALSE(has_foreign_layout_convolution(f.program(), *options.profile));
-  CHECK(op_histogram(optimize(f.program(), options).optimized)[static_cast<std::size_t>(Op::Relayout)] == 0);
+  CHECK(op_histogram(
+            optimize(f.program(), options).optimized)[static_cast<std::size_t>(Op::Relayout)] == 0);
 }
 
 namespace {
@@ -103,7 +111,8 @@ namespace {
 /// nodes are precomputed once, attributes are not run), that also occur in `reference` (the same
 /// subterm), and that run in the opposite order there: 0 when `program` keeps `reference`'s order
 /// for the kernels they share.
-std::size_t order_inversions(const RecExpr<TensorNode>& program, const RecExpr<TensorNode>& reference) {
+std::size_t order_inversions(const RecExpr<TensorNode>& program,
+                             const RecExpr<TensorNode>& reference) {
   tensat::internal::StructuralNumbering<TensorNode> numbering;
   const auto ref = numbering.number(reference);
   const auto own = numbering.number(program);
@@ -113,7 +122,8 @@ std::size_t order_inversions(const RecExpr<TensorNode>& program, const RecExpr<T
   std::vector<std::size_t> shared;
   for (std::size_t i = 0; i < program.size(); ++i) {
     reads_input[i] = program[Id(i)].op() == Op::Input;
-    for (Id c : program[Id(i)].children()) reads_input[i] = reads_input[i] || reads_input[c.index()];
+    for (Id c : program[Id(i)].children())
+      reads_input[i] = reads_input[i] || reads_input[c.index()];
     if (reads_input[i] && position[own[i]] != SIZE_MAX) shared.push_back(position[own[i]]);
   }
   std::size_t inversions = 0;
@@ -124,7 +134,9 @@ std::size_t order_inversions(const RecExpr<TensorNode>& program, const RecExpr<T
 
 }  // namespace
 
-TEST_CASE("optimize: the optimized program is laid out in the original's order and is the term extracted") {
+TEST_CASE(
+    "optimize: the optimized program is laid out in the original's order and is the term "
+    "extracted") {
   for (std::string_view name : {"squeezenet", "nasneta"}) {
     INFO("model " << name);
     const RecExpr<TensorNode> program = models::build_model(name).program();
@@ -157,7 +169,8 @@ TEST_CASE("optimize: a memory limit stops saturation and the result is still val
   const OptimizeResult result = optimize(program, options, all_rules());
   REQUIRE(result.stop_reason.kind == StopReason::Kind::MemoryLimit);
   CHECK(result.report.iterations < 15);  // without the limit: IterationLimit(15)
-  CHECK(describe(check_program(result.optimized).back()) == describe(check_program(program).back()));
+  CHECK(describe(check_program(result.optimized).back()) ==
+        describe(check_program(program).back()));
   CHECK(result.cost_after <= result.cost_before * (1 + 1e-12));
 }
 
@@ -176,7 +189,8 @@ TEST_CASE("optimize: a memory limit holds within 10 % on tensor e-graphs") {
       ++limited;
       INFO(result.stop_reason.to_string());
       CHECK(result.stop_reason.value <= limit + limit / 10);
-      CHECK(describe(check_program(result.optimized).back()) == describe(check_program(program).back()));
+      CHECK(describe(check_program(result.optimized).back()) ==
+            describe(check_program(program).back()));
     }
   CHECK(limited >= 4);
 }
@@ -203,7 +217,9 @@ TEST_CASE("optimize: the gain per layer does not decay with depth") {
   }
 }
 
-TEST_CASE("optimize: for a runtime that fuses by itself, only the fold and transformer rules run, without fusion") {
+TEST_CASE(
+    "optimize: for a runtime that fuses by itself, only the fold and transformer rules run, "
+    "without fusion") {
   // Issue 35: onnxruntime fuses Conv+BN+activation, MatMul+Add, LayerNorm and GELU itself; the
   // other rule families took those patterns apart and the fused kernels were exported as op
   // chains it no longer recognized.
@@ -215,9 +231,11 @@ TEST_CASE("optimize: for a runtime that fuses by itself, only the fold and trans
   // Two products of x (matmul-share-lhs merges them), an elementwise chain (reassociated by the
   // ewise-algebra rules), a batchnorm after a product (folded), a conv read in NCHW.
   const Tensor a = g.matmul(x, w1), b = g.matmul(x, w2);
-  const Tensor bn = g.batchnorm(g.matmul(g.relu(g.ewadd(a, b)), g.weight("w3", {32, 32})), g.weight("s", {32}),
-                                g.weight("bb", {32}), g.weight("m", {32}), g.weight("v", {32}));
-  const Tensor conv = g.conv2d(g.input("img", {1, 8, 8, 8}), g.weight("k", {8, 8, 3, 3}), 1, 1, Padding::Same);
+  const Tensor bn =
+      g.batchnorm(g.matmul(g.relu(g.ewadd(a, b)), g.weight("w3", {32, 32})), g.weight("s", {32}),
+                  g.weight("bb", {32}), g.weight("m", {32}), g.weight("v", {32}));
+  const Tensor conv =
+      g.conv2d(g.input("img", {1, 8, 8, 8}), g.weight("k", {8, 8, 3, 3}), 1, 1, Padding::Same);
   g.output(g.ewmul(g.ewadd(bn, a), b));
   g.output(conv);
   const RecExpr<TensorNode> program = g.program();
@@ -242,7 +260,8 @@ TEST_CASE("optimize: for a runtime that fuses by itself, only the fold and trans
     INFO(rule);
     CHECK(allowed.count(rule) == 1);
   }
-  for (std::size_t i = 0; i < result.optimized.size(); ++i) CHECK(result.optimized[Id(i)].op() != Op::Fused);
+  for (std::size_t i = 0; i < result.optimized.size(); ++i)
+    CHECK(result.optimized[Id(i)].op() != Op::Fused);
   // The same program on a profile without runtime fusion runs the other families too.
   OptimizeOptions xeon;
   xeon.profile = find_profile("xeon-spr-56c");

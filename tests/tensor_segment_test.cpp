@@ -61,8 +61,9 @@ TEST_CASE("segment: the readers of one tensor stay together when a cut can avoid
   // between them.
   Graph g;
   const Tensor x = g.input("x", {8, 8});
-  Tensor y = g.ewadd(g.ewadd(g.matmul(x, g.weight("a", {8, 8})), g.matmul(x, g.weight("b", {8, 8}))),
-                     g.matmul(x, g.weight("c", {8, 8})));
+  Tensor y =
+      g.ewadd(g.ewadd(g.matmul(x, g.weight("a", {8, 8})), g.matmul(x, g.weight("b", {8, 8}))),
+              g.matmul(x, g.weight("c", {8, 8})));
   y = g.relu(y);
   for (int i = 0; i < 6; ++i) y = g.tanh(g.matmul(y, g.weight("w" + std::to_string(i), {8, 8})));
   g.output(y);
@@ -77,7 +78,8 @@ TEST_CASE("segment: the readers of one tensor stay together when a cut can avoid
 TEST_CASE("segment: several outputs, weight-only terms and layouts cross the cuts") {
   Graph g;
   const Tensor x = g.input("x", {1, 4, 6, 6}, DType::F32, Layout::ChannelsLast);
-  const Tensor w = g.transpose(g.weight("w", {4, 4, 3, 3}), {1, 0, 2, 3});  // weight-only, read everywhere
+  const Tensor w =
+      g.transpose(g.weight("w", {4, 4, 3, 3}), {1, 0, 2, 3});  // weight-only, read everywhere
   Tensor y = x;
   std::vector<Tensor> outputs;
   for (int i = 0; i < 12; ++i) {
@@ -119,7 +121,8 @@ TEST_CASE("segment: segmented optimize verifies, keeps the gain, and does not de
   const OptimizeResult whole = optimize(program, options);
   CHECK(whole.segments.empty());
   options.segment_ops = 80;
-  std::vector<RecExpr<TensorNode>> outputs;  // compared node for node (to_string would print the DAG as a tree)
+  std::vector<RecExpr<TensorNode>>
+      outputs;  // compared node for node (to_string would print the DAG as a tree)
   std::vector<SegmentReport> progress;  // filled from the workers, one call at a time; checked here
   for (std::size_t threads : {1, 2, 3}) {
     options.threads = threads;
@@ -128,7 +131,8 @@ TEST_CASE("segment: segmented optimize verifies, keeps the gain, and does not de
     REQUIRE(r.segments.size() == 4);
     for (std::size_t k = 0; k < r.segments.size(); ++k) CHECK(r.segments[k].index == k);
     outputs.push_back(r.optimized);
-    const double gain = 1 - r.cost_after / r.cost_before, whole_gain = 1 - whole.cost_after / whole.cost_before;
+    const double gain = 1 - r.cost_after / r.cost_before,
+                 whole_gain = 1 - whole.cost_after / whole.cost_before;
     CHECK(gain > 0.2);
     CHECK(gain >= whole_gain - 0.005);
     CHECK(verify(program, r.optimized).ok);

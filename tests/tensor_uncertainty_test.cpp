@@ -72,8 +72,10 @@ TEST_CASE("uncertainty: the profile's error factors round-trip through JSON and 
 
   p.kind_scatter[static_cast<std::size_t>(Op::MatMul)] = 1.1;  // a probed kind's own scatter
   CHECK(profile_from_json(profile_to_json(p)) == p);
-  CHECK(p.uncertainty_of(CostClass::Contraction, static_cast<std::size_t>(Op::MatMul)) == Approx(1.25 * 1.1));
-  CHECK(p.uncertainty_of(CostClass::Contraction, static_cast<std::size_t>(Op::Conv2d)) == Approx(1.25 * 1.5));
+  CHECK(p.uncertainty_of(CostClass::Contraction, static_cast<std::size_t>(Op::MatMul)) ==
+        Approx(1.25 * 1.1));
+  CHECK(p.uncertainty_of(CostClass::Contraction, static_cast<std::size_t>(Op::Conv2d)) ==
+        Approx(1.25 * 1.5));
   p.kind_scatter[static_cast<std::size_t>(Op::MatMul)] = 0.5;
   CHECK_THROWS_AS(validate(p), ProfileError);
   p.kind_scatter[static_cast<std::size_t>(Op::MatMul)] = 0;
@@ -92,7 +94,9 @@ TEST_CASE("uncertainty: the profile's error factors round-trip through JSON and 
   CHECK_THROWS_AS(profile_from_json(text), ProfileError);
 }
 
-TEST_CASE("uncertainty: time a change removes from a class saves at least net / f, time it adds costs net * f") {
+TEST_CASE(
+    "uncertainty: time a change removes from a class saves at least net / f, time it adds costs "
+    "net * f") {
   Graph g;
   const Tensor x = g.input("x", {256, 256});
   const Tensor once = g.relu(x);
@@ -147,7 +151,8 @@ TEST_CASE("uncertainty: time a change removes from a class saves at least net / 
   CHECK(mixed.worst_case_us == Approx(relu_us - 3.0 * transpose_us));
 }
 
-TEST_CASE("uncertainty: a kernel replaced by one of the same signature is no change for the error") {
+TEST_CASE(
+    "uncertainty: a kernel replaced by one of the same signature is no change for the error") {
   // conv2d + batchnorm against the same convolution on other weights (a batchnorm folded in).
   Graph g;
   const Tensor x = g.input("x", {1, 32, 28, 28});
@@ -155,7 +160,8 @@ TEST_CASE("uncertainty: a kernel replaced by one of the same signature is no cha
   const Tensor s = g.weight("s", {32});
   g.output(g.batchnorm(c, s, g.weight("b", {32}), g.weight("m", {32}), g.weight("v", {32})));
   Graph h;
-  h.output(h.conv2d(h.input("x", {1, 32, 28, 28}), h.weight("w_folded", {32, 32, 3, 3}), 1, 1, Padding::Same));
+  h.output(h.conv2d(h.input("x", {1, 32, 28, 28}), h.weight("w_folded", {32, 32, 3, 3}), 1, 1,
+                    Padding::Same));
 
   DeviceProfile p = find_profile("xeon-spr-56c");
   const GainBand exact = gain_band(g.program(), h.program(), p);
@@ -165,19 +171,22 @@ TEST_CASE("uncertainty: a kernel replaced by one of the same signature is no cha
   REQUIRE(batchnorm_us > 0);
   p.systematic_error.fill(1.5);
   p.scatter_error.fill(1.25);
-  p.scatter_error[static_cast<std::size_t>(CostClass::Contraction)] = 4.0;  // no say: the convolutions pair up
-  CHECK(gain_band(g.program(), h.program(), p).worst_case_us == Approx(batchnorm_us / 1.5 - batchnorm_us * 0.2));
+  p.scatter_error[static_cast<std::size_t>(CostClass::Contraction)] =
+      4.0;  // no say: the convolutions pair up
+  CHECK(gain_band(g.program(), h.program(), p).worst_case_us ==
+        Approx(batchnorm_us / 1.5 - batchnorm_us * 0.2));
 }
 
-TEST_CASE("uncertainty: a kernel that took its epilogue in shares its error with the one it replaces") {
+TEST_CASE(
+    "uncertainty: a kernel that took its epilogue in shares its error with the one it replaces") {
   // conv2d + relu against the convolution with its relu inside: the convolutions' flops differ
   // by the activation's, so they pair, and only the difference of their times is uncertain.
   Graph g;
   const Tensor x = g.input("x", {1, 32, 28, 28});
   g.output(g.relu(g.conv2d(x, g.weight("w", {32, 32, 3, 3}), 1, 1, Padding::Same)));
   Graph h;
-  h.output(h.conv2d(h.input("x", {1, 32, 28, 28}), h.weight("w", {32, 32, 3, 3}), 1, 1, Padding::Same,
-                    Activation::Relu));
+  h.output(h.conv2d(h.input("x", {1, 32, 28, 28}), h.weight("w", {32, 32, 3, 3}), 1, 1,
+                    Padding::Same, Activation::Relu));
   DeviceProfile p = find_profile("xeon-spr-56c");
   const GainBand exact = gain_band(g.program(), h.program(), p);
   REQUIRE(exact.removed_kernels == 2);
@@ -189,7 +198,8 @@ TEST_CASE("uncertainty: a kernel that took its epilogue in shares its error with
   // Without pairing the convolution's 4x would sink the gain; paired, its part of the band is
   // the two convolutions' difference.
   Graph c;
-  c.output(c.conv2d(c.input("x", {1, 32, 28, 28}), c.weight("w", {32, 32, 3, 3}), 1, 1, Padding::Same));
+  c.output(
+      c.conv2d(c.input("x", {1, 32, 28, 28}), c.weight("w", {32, 32, 3, 3}), 1, 1, Padding::Same));
   const double conv_us = program_time(c.program(), p);
   const double fused_conv_us = program_time(h.program(), p);
   const double relu_alone_us = relu_us - (conv_us - fused_conv_us);
@@ -205,8 +215,8 @@ TEST_CASE("uncertainty: a kernel that took its epilogue in shares its error with
   const Tensor b = two.conv2d(y, two.weight("b", {32, 32, 1, 1}), 1, 1, Padding::Same);
   two.output(two.ewadd(a, b));
   Graph merged;
-  const Tensor z = merged.conv2d(merged.input("x", {1, 32, 28, 28}), merged.weight("ab", {64, 32, 1, 1}), 1, 1,
-                                 Padding::Same);
+  const Tensor z = merged.conv2d(merged.input("x", {1, 32, 28, 28}),
+                                 merged.weight("ab", {64, 32, 1, 1}), 1, 1, Padding::Same);
   const auto [za, zb] = merged.split(z, 1, 32);
   merged.output(merged.ewadd(za, zb));
   const GainBand band = gain_band(two.program(), merged.program(), p);
@@ -284,7 +294,8 @@ TEST_CASE("uncertainty: optimize keeps only the changes whose gain survives the 
   CHECK(optimize(program, options).gain.worst_case_us == Approx(guarded.gain.worst_case_us));
 }
 
-TEST_CASE("uncertainty: calibration times probes of every class and sets factors from their residuals") {
+TEST_CASE(
+    "uncertainty: calibration times probes of every class and sets factors from their residuals") {
   DeviceProfile p = find_profile("xeon-spr-56c");
   const auto probes = uncertainty_probes(p);
   std::array<std::size_t, kNumCostClasses> per_class{};
@@ -322,7 +333,8 @@ TEST_CASE("uncertainty: calibration times probes of every class and sets factors
     // The factors span the residuals: every probe lies within systematic x scatter.
     for (const Residual& r : residuals)
       if (static_cast<std::size_t>(r.cls) == c) {
-        CHECK(std::abs(r.log_ratio()) <= std::log(p.systematic_error[c] * p.scatter_error[c]) + 1e-9);
+        CHECK(std::abs(r.log_ratio()) <=
+              std::log(p.systematic_error[c] * p.scatter_error[c]) + 1e-9);
         // ... and within its own kind's bound, which is never wider than the class's.
         CHECK(p.kind_scatter[r.scale] >= 1.05);
         CHECK(p.kind_scatter[r.scale] <= p.scatter_error[c] + 1e-12);
@@ -331,11 +343,13 @@ TEST_CASE("uncertainty: calibration times probes of every class and sets factors
   }
   CHECK(p.knows_its_error());
   // The corrections are what the kinds' probes agreed on; the profile reads back with them.
-  for (std::size_t k = 0; k < kNumTimeScales; ++k) CHECK((std::isfinite(p.time_scale[k]) && p.time_scale[k] > 0));
+  for (std::size_t k = 0; k < kNumTimeScales; ++k)
+    CHECK((std::isfinite(p.time_scale[k]) && p.time_scale[k] > 0));
   CHECK(profile_from_json(profile_to_json(p)) == p);
 }
 
-TEST_CASE("uncertainty: a time scale multiplies its kind's kernels, in programs and e-graphs alike") {
+TEST_CASE(
+    "uncertainty: a time scale multiplies its kind's kernels, in programs and e-graphs alike") {
   Graph g;
   const Tensor x = g.input("x", {64, 384});
   g.output(g.softmax(g.relu(x), 1));
@@ -345,8 +359,9 @@ TEST_CASE("uncertainty: a time scale multiplies its kind's kernels, in programs 
   p.time_scale[static_cast<std::size_t>(Op::Softmax)] = 3.0;
   const ProgramTime scaled_time = program_breakdown(program, p);
   REQUIRE(plain.kernels.size() == 2);
-  CHECK(scaled_time.kernels[0].time.total_us == plain.kernels[0].time.total_us);      // relu
-  CHECK(scaled_time.kernels[1].time.total_us == Approx(3 * plain.kernels[1].time.total_us));  // softmax
+  CHECK(scaled_time.kernels[0].time.total_us == plain.kernels[0].time.total_us);  // relu
+  CHECK(scaled_time.kernels[1].time.total_us ==
+        Approx(3 * plain.kernels[1].time.total_us));  // softmax
   TensorEGraph egraph;
   const Id root = egraph.add_expr(program);
   egraph.rebuild();

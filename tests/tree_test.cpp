@@ -21,7 +21,8 @@ TEST_CASE("cost: AstSize and AstDepth of (do_it foo bar baz) (egg extract.rs doc
 }
 
 TEST_CASE("tree: ast_size_overflow (egg extract.rs)") {
-  std::vector<tensat::Rewrite<L, A>> rules = {tensat::rewrite<L>("explode", "(meow ?a)", "(meow (meow ?a ?a))")};
+  std::vector<tensat::Rewrite<L, A>> rules = {
+      tensat::rewrite<L>("explode", "(meow ?a)", "(meow (meow ?a ?a))")};
   tensat::Runner<L> runner;
   runner.with_iter_limit(100).with_expr(parse_expr<L>("(meow 42)")).run(rules);
   TreeExtractor extractor(runner.egraph(), AstSize{});
@@ -110,15 +111,18 @@ TEST_CASE("tree: agrees with a fixpoint extractor on random e-graphs") {
           }
       }
       for (const auto& cls : egraph.classes()) {
-        std::optional<std::size_t> ours = cost_kind == 0 ? TreeExtractor(egraph, AstSize{}).best_cost(cls.id)
-                                                         : TreeExtractor(egraph, AstDepth{}).best_cost(cls.id);
+        std::optional<std::size_t> ours = cost_kind == 0
+                                              ? TreeExtractor(egraph, AstSize{}).best_cost(cls.id)
+                                              : TreeExtractor(egraph, AstDepth{}).best_cost(cls.id);
         auto it = best.find(cls.id);
         REQUIRE(ours.has_value() == (it != best.end()));
         if (ours) {
           REQUIRE(*ours == it->second);
           // The extracted term really has that cost.
           if (cost_kind == 0)
-            CHECK(tensat::cost_rec(AstSize{}, TreeExtractor(egraph, AstSize{}).find_best(cls.id).second) == *ours);
+            CHECK(tensat::cost_rec(AstSize{},
+                                   TreeExtractor(egraph, AstSize{}).find_best(cls.id).second) ==
+                  *ours);
         }
       }
     }

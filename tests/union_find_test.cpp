@@ -15,7 +15,8 @@ TEST_CASE("union_find: egg's unionfind.rs expectations") {
   unite(6, 8);
   unite(6, 9);
   for (int i = 0; i < 10; ++i) uf.find_mut(Id(i));
-  const std::vector<Id> expected{Id(0), Id(0), Id(0), Id(0), Id(4), Id(5), Id(6), Id(6), Id(6), Id(6)};
+  const std::vector<Id> expected{Id(0), Id(0), Id(0), Id(0), Id(4),
+                                 Id(5), Id(6), Id(6), Id(6), Id(6)};
   CHECK(uf.parents() == expected);
 }
 

@@ -17,9 +17,12 @@ struct BadInput {
 inline std::string one_line(std::string_view text) {
   std::string out;
   for (char ch : text) {
-    if (ch == '\n') out += "\\n";
-    else if (ch == '\r') out += "\\r";
-    else out += ch;
+    if (ch == '\n')
+      out += "\\n";
+    else if (ch == '\r')
+      out += "\\r";
+    else
+      out += ch;
   }
   return out;
 }

@@ -40,8 +40,10 @@ constexpr const char* kUsage =
     "\n"
     "Extracts a term from an egraph-serialize JSON file and prints one JSON line:\n"
     "  {\"name\": FILE, \"extractor\": ..., \"tree\": <tree cost>, \"dag\": <DAG cost>,\n"
-    "   \"micros\": <extractor time>, \"status\": \"optimal\"|\"feasible\", \"lower_bound\": <number|null>,\n"
-    "   \"backend\": ... (ilp only), \"note\": ... (only if a solver failed and another took over)}\n"
+    "   \"micros\": <extractor time>, \"status\": \"optimal\"|\"feasible\", \"lower_bound\": "
+    "<number|null>,\n"
+    "   \"backend\": ... (ilp only), \"note\": ... (only if a solver failed and another took "
+    "over)}\n"
     "\n"
     "Extractors:\n"
     "  tree         tree-optimal (shared subterms paid per use); exact\n"
@@ -82,7 +84,8 @@ double parse_time_limit(const std::string& text) {
 }
 
 tensat::IlpBackend parse_backend(const std::string& text) {
-  for (auto backend : {tensat::IlpBackend::Auto, tensat::IlpBackend::BuiltIn, tensat::IlpBackend::Cbc})
+  for (auto backend :
+       {tensat::IlpBackend::Auto, tensat::IlpBackend::BuiltIn, tensat::IlpBackend::Cbc})
     if (text == tensat::to_string(backend)) return backend;
   throw BadInput{"unknown backend '" + text + "' (expected auto, builtin or cbc)"};
 }
@@ -97,7 +100,8 @@ Options parse_args(int argc, char** argv) {
       continue;
     }
     if (only_files || arg.empty() || arg[0] != '-' || arg == "-") {
-      if (have_file) throw BadInput{"more than one FILE ('" + options.file + "' and '" + arg + "')"};
+      if (have_file)
+        throw BadInput{"more than one FILE ('" + options.file + "' and '" + arg + "')"};
       options.file = arg;
       have_file = true;
       continue;
@@ -132,7 +136,8 @@ Options parse_args(int argc, char** argv) {
     } else if (name == "--unknown-roots") {
       if (value != "reject" && value != "drop")
         throw BadInput{"unknown --unknown-roots policy '" + value + "' (expected reject or drop)"};
-      options.unknown_roots = value == "drop" ? tensat::UnknownRoots::Drop : tensat::UnknownRoots::Reject;
+      options.unknown_roots =
+          value == "drop" ? tensat::UnknownRoots::Drop : tensat::UnknownRoots::Reject;
     } else if (name == "--out") {
       if (value.empty()) throw BadInput{"--out needs a file name"};
       options.out_path = value;
@@ -142,7 +147,8 @@ Options parse_args(int argc, char** argv) {
     }
   }
   if (options.help) return options;
-  if (options.extractor.empty()) throw BadInput{"missing --extractor tree|greedy-dag|ilp (see --help)"};
+  if (options.extractor.empty())
+    throw BadInput{"missing --extractor tree|greedy-dag|ilp (see --help)"};
   if (!have_file) throw BadInput{"missing FILE (an egraph-serialize JSON file)"};
   return options;
 }
@@ -191,9 +197,11 @@ std::vector<std::uint32_t> roots_without_term(const tensat::ExtractionGraph& gra
 }
 
 int run(const Options& options) {
-  const tensat::SerializedEGraph egraph = tensat::read_egraph_json(options.file, options.unknown_roots);
+  const tensat::SerializedEGraph egraph =
+      tensat::read_egraph_json(options.file, options.unknown_roots);
   const tensat::ExtractionGraph graph = tensat::to_extraction_graph(egraph);
-  if (graph.roots().empty()) throw BadInput{options.file + ": no root (\"root_eclasses\" is empty or absent)"};
+  if (graph.roots().empty())
+    throw BadInput{options.file + ": no root (\"root_eclasses\" is empty or absent)"};
   if (const auto stuck = roots_without_term(graph); !stuck.empty()) {
     // A class's JSON id is the eclass of any of its nodes.
     const std::string id = egraph.nodes[graph.class_nodes(stuck.front())[0]].eclass;
@@ -233,7 +241,8 @@ int run(const Options& options) {
       if (n == tensat::ExtractionGraph::kNone) continue;
       choices[egraph.nodes[n].eclass] = egraph.nodes[n].id;
     }
-    write_file(options.out_path, choices.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    write_file(options.out_path,
+               choices.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   if (!options.dot_path.empty()) {
     std::vector<std::string> labels;
@@ -252,7 +261,8 @@ int run(const Options& options) {
   line["lower_bound"] = number_or_null(result.lower_bound);
   if (options.extractor == "ilp") line["backend"] = tensat::to_string(options.backend);
   if (!result.note.empty()) line["note"] = result.note;
-  std::cout << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n' << std::flush;
+  std::cout << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n'
+            << std::flush;
   return 0;
 }
 

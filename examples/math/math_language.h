@@ -24,15 +24,37 @@ namespace math {
 using tensat::Id;
 using tensat::Span;
 
-enum class Op : std::uint8_t { Diff, Integral, Add, Sub, Mul, Div, Pow, Ln, Sqrt, Sin, Cos, Constant, Symbol };
+enum class Op : std::uint8_t {
+  Diff,
+  Integral,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Ln,
+  Sqrt,
+  Sin,
+  Cos,
+  Constant,
+  Symbol
+};
 
 struct OpInfo {
   std::string_view name;
   std::size_t arity;
 };
-inline constexpr std::array<OpInfo, 11> kOperators{{{"d", 2}, {"i", 2}, {"+", 2}, {"-", 2}, {"*", 2},
-                                                     {"/", 2}, {"pow", 2}, {"ln", 1}, {"sqrt", 1},
-                                                     {"sin", 1}, {"cos", 1}}};
+inline constexpr std::array<OpInfo, 11> kOperators{{{"d", 2},
+                                                    {"i", 2},
+                                                    {"+", 2},
+                                                    {"-", 2},
+                                                    {"*", 2},
+                                                    {"/", 2},
+                                                    {"pow", 2},
+                                                    {"ln", 1},
+                                                    {"sqrt", 1},
+                                                    {"sin", 1},
+                                                    {"cos", 1}}};
 
 /// An e-node of Math: 16 bytes. Operators take 1 or 2 children; leaves carry a constant or a
 /// symbol in the same storage.
@@ -176,7 +198,8 @@ inline double canonical_constant(double a, double b) {
 class ContradictionError : public tensat::Error {
  public:
   ContradictionError(double a, double b)
-      : tensat::Error(fmt::format("the rules proved {} = {}: a rule or its condition is unsound", a, b)),
+      : tensat::Error(
+            fmt::format("the rules proved {} = {}: a rule or its condition is unsound", a, b)),
         a_(a),
         b_(b) {}
   [[nodiscard]] double first() const noexcept { return a_; }
@@ -202,7 +225,8 @@ struct ConstantFold {
   Data make(const EGraph& egraph, const Math& node, Id) const {
     auto value = [&](std::size_t i) { return egraph[node.children()[i]].data; };
     switch (node.kind()) {
-      case Op::Constant: return node.value();
+      case Op::Constant:
+        return node.value();
       case Op::Add:
         if (value(0) && value(1)) return *value(0) + *value(1);
         return std::nullopt;
@@ -215,7 +239,8 @@ struct ConstantFold {
       case Op::Div:
         if (value(0) && value(1) && *value(1) != 0.0) return *value(0) / *value(1);
         return std::nullopt;
-      default: return std::nullopt;
+      default:
+        return std::nullopt;
     }
   }
 
@@ -262,7 +287,8 @@ inline auto is_not_zero(std::string_view v) {
 /// `?v` folds to a constant.
 inline auto is_const(std::string_view v) {
   const Var var(v);
-  return [var](EGraph& egraph, Id, const Subst& subst) { return egraph[subst[var]].data.has_value(); };
+  return
+      [var](EGraph& egraph, Id, const Subst& subst) { return egraph[subst[var]].data.has_value(); };
 }
 inline bool has_symbol(const EGraph& egraph, Id id) {
   for (Id nid : egraph[id].nodes)
@@ -328,7 +354,8 @@ inline std::vector<Rewrite> rules() {
       rw("d-cos", "(d ?x (cos ?x))", "(* -1 (sin ?x))"),
       rw("d-ln", "(d ?x (ln ?x))", "(/ 1 ?x)").when(is_not_zero("?x"), vars({"?x"})),
       rw("d-power", "(d ?x (pow ?f ?g))",
-         "(* (pow ?f ?g)\n            (+ (* (d ?x ?f)\n                  (/ ?g ?f))\n               (* (d ?x ?g)\n                  (ln ?f))))")
+         "(* (pow ?f ?g)\n            (+ (* (d ?x ?f)\n                  (/ ?g ?f))\n              "
+         " (* (d ?x ?g)\n                  (ln ?f))))")
           .when(is_not_zero("?f"), vars({"?f"}))
           .when(is_not_zero("?g"), vars({"?g"})),
       rw("i-one", "(i 1 ?x)", "?x"),

@@ -67,16 +67,20 @@ namespace {
 namespace tt = tensat::tensor;
 
 constexpr const char* kUsageLine =
-    "usage: tensat-opt --model bert|nasrnn|resnext50|nasneta|inceptionv3|squeezenet|vgg19|encoder|decoder|resnet "
+    "usage: tensat-opt --model "
+    "bert|nasrnn|resnext50|nasneta|inceptionv3|squeezenet|vgg19|encoder|decoder|resnet "
     "[--layers L] | MODEL.onnx "
     "[--input NAME=d0,d1,...] [--out FILE.onnx] "
-    "[--node-limit N] [--iter-limit K] [--k-multi M] [--time-limit S] [--memory-limit BYTES] [--segment-ops T] [--threads N] [--extractor greedy-dag|ilp] "
-    "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--no-guard] [--min-gain P] [--layouts auto|on|off] [--kernels] [--verify] [--measure N] [--warm-runs K] [--json]\n";
+    "[--node-limit N] [--iter-limit K] [--k-multi M] [--time-limit S] [--memory-limit BYTES] "
+    "[--segment-ops T] [--threads N] [--extractor greedy-dag|ilp] "
+    "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--no-guard] [--min-gain P] "
+    "[--layouts auto|on|off] [--kernels] [--verify] [--measure N] [--warm-runs K] [--json]\n";
 
 constexpr const char* kHelp =
     "\n"
     "Optimizes one of TENSAT's benchmark models, or an ONNX model: equality saturation with the\n"
-    "tensor rules under TENSAT's limits and cycle filtering, then extraction of the cheapest program.\n"
+    "tensor rules under TENSAT's limits and cycle filtering, then extraction of the cheapest "
+    "program.\n"
     "\n"
     "Options:\n"
     "  --model NAME          a built-in model: TENSAT's seven, or a stack of any depth: encoder\n"
@@ -87,13 +91,15 @@ constexpr const char* kHelp =
     "                        dialect does not know are kept as opaque nodes\n"
     "  --input NAME=d0,d1,.. the shape of the ONNX model's input NAME (required for symbolic\n"
     "                        dimensions such as a dynamic batch; repeat for several inputs)\n"
-    "  --out FILE.onnx       write the optimized ONNX model there (fused kernels as plain operators);\n"
+    "  --out FILE.onnx       write the optimized ONNX model there (fused kernels as plain "
+    "operators);\n"
     "                        the model as it came when nothing cheaper was found\n"
     "  --node-limit N        e-graph node limit (default 50000)\n"
     "  --iter-limit K        iteration limit (default 15)\n"
     "  --k-multi M           iterations in which the multi-pattern rules run (default 1)\n"
     "  --time-limit S        saturation time limit in seconds (default 3600)\n"
-    "  --memory-limit BYTES  e-graph memory limit (e-graph and match lists; default none; shared by\n"
+    "  --memory-limit BYTES  e-graph memory limit (e-graph and match lists; default none; shared "
+    "by\n"
     "                        the segments optimized at once)\n"
     "  --segment-ops T       cut a program of more than T operators into segments of at most T,\n"
     "                        each optimized with the limits above on its own, then stitched\n"
@@ -104,37 +110,50 @@ constexpr const char* kHelp =
     "  --ilp-time-limit S    seconds for the ilp extractor (default 30)\n"
     "  --profile P           cost with the roofline model on device profile P: a built-in name\n"
     "                        (h100-sxm, h200-sxm, a100-sxm-80gb, xeon-spr-56c, epyc-9654,\n"
-    "                        xla-cpu-default, onnxruntime-cpu) or a profile JSON file; adds fusion\n"
+    "                        xla-cpu-default, onnxruntime-cpu) or a profile JSON file; adds "
+    "fusion\n"
     "                        and prints the predicted time by op kind before and after (default:\n"
-    "                        simple cost). onnxruntime-cpu: for a model onnxruntime will run, which\n"
+    "                        simple cost). onnxruntime-cpu: for a model onnxruntime will run, "
+    "which\n"
     "                        fuses by itself (no fusion, only the fold and transformer rules)\n"
     "  --no-fusion           with --profile: no fusion phase\n"
-    "  --no-guard            with --profile: keep every predicted gain, even one inside the profile's\n"
-    "                        own error (by default a profile that knows its error, as calibrate_host\n"
+    "  --no-guard            with --profile: keep every predicted gain, even one inside the "
+    "profile's\n"
+    "                        own error (by default a profile that knows its error, as "
+    "calibrate_host\n"
     "                        writes, keeps only the changes whose gain survives it: do no harm)\n"
-    "  --min-gain P          with the guard: keep the input unless the gain at worst reaches P percent\n"
+    "  --min-gain P          with the guard: keep the input unless the gain at worst reaches P "
+    "percent\n"
     "                        of its predicted time (default 1; 0: any positive gain)\n"
-    "  --layouts W           auto (default), on or off: whether saturation also runs the physical-\n"
-    "                        layout rules (channels_last convolutions); auto: when --profile's native\n"
+    "  --layouts W           auto (default), on or off: whether saturation also runs the "
+    "physical-\n"
+    "                        layout rules (channels_last convolutions); auto: when --profile's "
+    "native\n"
     "                        convolution layout differs from a convolution's input's\n"
     "  --kernels             with --profile: also list every kernel of the optimized program\n"
-    "                        (node, op, compute- or memory-bound, MFLOP, MB, roofline terms in us)\n"
+    "                        (node, op, compute- or memory-bound, MFLOP, MB, roofline terms in "
+    "us)\n"
     "  --verify              run the original and the optimized program on the Eigen reference\n"
     "                        executor (random inputs and weights, seed 1; an ONNX model keeps its\n"
-    "                        weights) and compare every output element (rtol 1e-4, atol 1e-5; values\n"
-    "                        non-finite in both pass and are counted); with --out, the exported file\n"
+    "                        weights) and compare every output element (rtol 1e-4, atol 1e-5; "
+    "values\n"
+    "                        non-finite in both pass and are counted); with --out, the exported "
+    "file\n"
     "                        read back too; exit status 1 on a mismatch\n"
     "  --measure N           time the original and the optimized program on the Eigen executor\n"
-    "                        (weights precomputed, one warm-up run each, then N >= 1 pairs of runs,\n"
+    "                        (weights precomputed, one warm-up run each, then N >= 1 pairs of "
+    "runs,\n"
     "                        alternating the two programs and which goes first; medians compared,\n"
     "                        and the median and quartiles of the ratios within pairs)\n"
     "  --warm-runs K         with --measure: K untimed runs of the same program before each timed\n"
-    "                        run, so that it finds its data cached as its own last run left it, not\n"
+    "                        run, so that it finds its data cached as its own last run left it, "
+    "not\n"
     "                        as the other program's did (default 0)\n"
     "  --json                print only one JSON object on one line\n"
     "  --help                print this help and exit\n"
     "\n"
-    "Without --json, prints one progress line per iteration (per segment when the program is cut),\n"
+    "Without --json, prints one progress line per iteration (per segment when the program is "
+    "cut),\n"
     "then a before/after table.\n"
     "Exit status: 0 success, 2 bad arguments or a model that cannot be read (or verified: opaque\n"
     "operators; or exported: --out then writes nothing), 1 internal error or --verify mismatch.\n";
@@ -144,18 +163,18 @@ using cli::one_line;
 
 struct Options {
   std::string model;
-  int layers = 0;          // --layers; 0: the model's default
+  int layers = 0;         // --layers; 0: the model's default
   std::string onnx_path;  // an ONNX model file instead of --model
   std::vector<std::pair<std::string, tt::Dims>> input_shapes;  // --input, in order
-  std::string out;        // --out
+  std::string out;                                             // --out
   tt::OptimizeOptions optimize;
   bool json = false;
   bool help = false;
   bool no_fusion = false;
   bool min_gain_given = false;
-  bool kernels = false;   // --kernels
+  bool kernels = false;  // --kernels
   bool verify = false;
-  std::size_t measure = 0;  // runs per program; 0: no --measure
+  std::size_t measure = 0;    // runs per program; 0: no --measure
   std::size_t warm_runs = 0;  // --warm-runs: untimed runs of the same program before each timed one
   bool warm_runs_given = false;
 };
@@ -163,14 +182,16 @@ struct Options {
 /// NAME=d0,d1,... with positive integer dimensions.
 std::pair<std::string, tt::Dims> parse_input_shape(const std::string& text) {
   const auto eq = text.find('=');
-  const std::string bad = "--input must be NAME=d0,d1,... with positive dimensions, got '" + text + "'";
+  const std::string bad =
+      "--input must be NAME=d0,d1,... with positive dimensions, got '" + text + "'";
   if (eq == std::string::npos || eq == 0) throw BadInput{bad};
   tt::Dims dims;
   std::string rest = text.substr(eq + 1);
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = rest.find(',', start);
-    const std::string part = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string part =
+        rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     bool ok = !part.empty() && part.size() <= 12;
     for (char ch : part) ok = ok && ch >= '0' && ch <= '9';
     if (!ok) throw BadInput{bad};
@@ -229,7 +250,8 @@ Options parse_args(int argc, char** argv) {
     }
     if (arg.rfind("--", 0) != 0) {
       // A positional argument: the ONNX model file.
-      if (!options.onnx_path.empty()) throw BadInput{"unexpected argument '" + arg + "' (one model file only)"};
+      if (!options.onnx_path.empty())
+        throw BadInput{"unexpected argument '" + arg + "' (one model file only)"};
       options.onnx_path = arg;
       continue;
     }
@@ -241,11 +263,12 @@ Options parse_args(int argc, char** argv) {
       value = arg.substr(eq + 1);
       inline_value = true;
     }
-    if (name != "--model" && name != "--node-limit" && name != "--iter-limit" && name != "--k-multi" &&
-        name != "--time-limit" && name != "--extractor" && name != "--ilp-time-limit" && name != "--profile" &&
-        name != "--measure" && name != "--warm-runs" && name != "--input" && name != "--out" && name != "--layouts" &&
-        name != "--memory-limit" && name != "--min-gain" && name != "--layers" && name != "--segment-ops" &&
-        name != "--threads")
+    if (name != "--model" && name != "--node-limit" && name != "--iter-limit" &&
+        name != "--k-multi" && name != "--time-limit" && name != "--extractor" &&
+        name != "--ilp-time-limit" && name != "--profile" && name != "--measure" &&
+        name != "--warm-runs" && name != "--input" && name != "--out" && name != "--layouts" &&
+        name != "--memory-limit" && name != "--min-gain" && name != "--layers" &&
+        name != "--segment-ops" && name != "--threads")
       throw BadInput{"unknown option '" + name + "'"};
     if (!inline_value) {
       if (i + 1 >= argc) throw BadInput{"option " + name + " needs a value"};
@@ -257,7 +280,8 @@ Options parse_args(int argc, char** argv) {
       bool ok = !value.empty() && value.size() <= 9;
       for (char ch : value) ok = ok && ch >= '0' && ch <= '9';
       if (ok) options.measure = static_cast<std::size_t>(std::strtoull(value.c_str(), nullptr, 10));
-      if (!ok || options.measure == 0) throw BadInput{"--measure must be a positive integer, got '" + value + "'"};
+      if (!ok || options.measure == 0)
+        throw BadInput{"--measure must be a positive integer, got '" + value + "'"};
     } else if (name == "--warm-runs") {
       bool ok = !value.empty() && value.size() <= 9;
       for (char ch : value) ok = ok && ch >= '0' && ch <= '9';
@@ -271,13 +295,15 @@ Options parse_args(int argc, char** argv) {
       options.out = value;
     } else if (name == "--layers") {
       const std::size_t layers = parse_count(name, value);
-      if (layers == 0 || layers > 100'000) throw BadInput{"--layers must be in [1, 100000], got '" + value + "'"};
+      if (layers == 0 || layers > 100'000)
+        throw BadInput{"--layers must be in [1, 100000], got '" + value + "'"};
       options.layers = static_cast<int>(layers);
     } else if (name == "--segment-ops") {
       options.optimize.segment_ops = parse_count(name, value);
     } else if (name == "--threads") {
       options.optimize.threads = parse_count(name, value);
-      if (options.optimize.threads > 1024) throw BadInput{"--threads must be at most 1024, got '" + value + "'"};
+      if (options.optimize.threads > 1024)
+        throw BadInput{"--threads must be at most 1024, got '" + value + "'"};
     } else if (name == "--node-limit") {
       options.optimize.node_limit = parse_count(name, value);
     } else if (name == "--memory-limit") {
@@ -292,7 +318,8 @@ Options parse_args(int argc, char** argv) {
       const char* begin = value.c_str();
       char* end = nullptr;
       const double percent = std::strtod(begin, &end);
-      if (value.empty() || end != begin + value.size() || !std::isfinite(percent) || percent < 0 || percent > 100)
+      if (value.empty() || end != begin + value.size() || !std::isfinite(percent) || percent < 0 ||
+          percent > 100)
         throw BadInput{"--min-gain must be a percent in [0, 100], got '" + value + "'"};
       options.optimize.min_gain_percent = percent;
       options.min_gain_given = true;
@@ -305,40 +332,55 @@ Options parse_args(int argc, char** argv) {
         throw BadInput{std::string("--profile: ") + e.what()};
       }
     } else if (name == "--layouts") {
-      if (value == "auto") options.optimize.layouts = tt::LayoutSearch::Auto;
-      else if (value == "on") options.optimize.layouts = tt::LayoutSearch::On;
-      else if (value == "off") options.optimize.layouts = tt::LayoutSearch::Off;
-      else throw BadInput{"--layouts must be auto, on or off, got '" + value + "'"};
+      if (value == "auto")
+        options.optimize.layouts = tt::LayoutSearch::Auto;
+      else if (value == "on")
+        options.optimize.layouts = tt::LayoutSearch::On;
+      else if (value == "off")
+        options.optimize.layouts = tt::LayoutSearch::Off;
+      else
+        throw BadInput{"--layouts must be auto, on or off, got '" + value + "'"};
     } else {
-      if (value == "greedy-dag") options.optimize.extractor = tt::TensorExtractor::GreedyDag;
-      else if (value == "ilp") options.optimize.extractor = tt::TensorExtractor::Ilp;
-      else throw BadInput{"unknown extractor '" + value + "' (expected greedy-dag or ilp)"};
+      if (value == "greedy-dag")
+        options.optimize.extractor = tt::TensorExtractor::GreedyDag;
+      else if (value == "ilp")
+        options.optimize.extractor = tt::TensorExtractor::Ilp;
+      else
+        throw BadInput{"unknown extractor '" + value + "' (expected greedy-dag or ilp)"};
     }
   }
   if (options.help) return options;
   if (!options.model.empty() && !options.onnx_path.empty())
     throw BadInput{"give either --model or an ONNX model file, not both"};
-  if (options.model.empty() && options.onnx_path.empty()) throw BadInput{"missing --model (or an ONNX model file)"};
-  if (options.onnx_path.empty() && !options.input_shapes.empty()) throw BadInput{"--input needs an ONNX model file"};
+  if (options.model.empty() && options.onnx_path.empty())
+    throw BadInput{"missing --model (or an ONNX model file)"};
+  if (options.onnx_path.empty() && !options.input_shapes.empty())
+    throw BadInput{"--input needs an ONNX model file"};
   if (options.layers != 0) {
     bool stack = false;
     for (const auto& s : tt::models::stack_defaults()) stack = stack || s.first == options.model;
     if (!stack) throw BadInput{"--layers needs --model bert, encoder, decoder or resnet"};
-    if (options.model == "resnet" && options.layers < 35) throw BadInput{"--layers: resnet's depth must be at least 35"};
+    if (options.model == "resnet" && options.layers < 35)
+      throw BadInput{"--layers: resnet's depth must be at least 35"};
   }
-  if (options.onnx_path.empty() && !options.out.empty()) throw BadInput{"--out needs an ONNX model file"};
+  if (options.onnx_path.empty() && !options.out.empty())
+    throw BadInput{"--out needs an ONNX model file"};
 #ifndef TENSAT_HAS_ONNX
   if (!options.onnx_path.empty())
-    throw BadInput{"this tensat-opt was built without ONNX support (libonnx-dev, CMake option TENSAT_WITH_ONNX)"};
+    throw BadInput{
+        "this tensat-opt was built without ONNX support (libonnx-dev, CMake option "
+        "TENSAT_WITH_ONNX)"};
 #endif
   if (options.no_fusion && !options.optimize.profile) throw BadInput{"--no-fusion needs --profile"};
-  if (!options.optimize.do_no_harm && !options.optimize.profile) throw BadInput{"--no-guard needs --profile"};
-  if (options.min_gain_given && !options.optimize.profile) throw BadInput{"--min-gain needs --profile"};
+  if (!options.optimize.do_no_harm && !options.optimize.profile)
+    throw BadInput{"--no-guard needs --profile"};
+  if (options.min_gain_given && !options.optimize.profile)
+    throw BadInput{"--min-gain needs --profile"};
   if (options.warm_runs_given && !options.measure) throw BadInput{"--warm-runs needs --measure"};
   if (options.kernels && !options.optimize.profile) throw BadInput{"--kernels needs --profile"};
   // A runtime that fuses kernels itself gets no fusion phase (optimize skips it as well).
-  options.optimize.fusion =
-      options.optimize.profile.has_value() && !options.no_fusion && !options.optimize.profile->runtime_fusion;
+  options.optimize.fusion = options.optimize.profile.has_value() && !options.no_fusion &&
+                            !options.optimize.profile->runtime_fusion;
   return options;
 }
 
@@ -379,7 +421,8 @@ Loaded load(const Options& options) {
 #ifdef TENSAT_HAS_ONNX
   tensat::onnx::ImportOptions import_options;
   for (const auto& [name, dims] : options.input_shapes)
-    if (!import_options.input_shapes.emplace(name, dims).second) throw BadInput{"--input " + name + " is given twice"};
+    if (!import_options.input_shapes.emplace(name, dims).second)
+      throw BadInput{"--input " + name + " is given twice"};
   try {
     loaded.imported = tensat::onnx::import(options.onnx_path, import_options);
   } catch (const tensat::onnx::ImportError& e) {
@@ -392,14 +435,16 @@ Loaded load(const Options& options) {
   if ((options.verify || options.measure) && !opaque.empty()) {
     std::string types;
     for (const std::string& t : opaque) types += (types.empty() ? "" : ", ") + t;
-    throw BadInput{std::string(options.verify ? "--verify" : "--measure") + ": the executor cannot run " +
-                   options.onnx_path + ": it has opaque operators (" + types + ")"};
+    throw BadInput{std::string(options.verify ? "--verify" : "--measure") +
+                   ": the executor cannot run " + options.onnx_path +
+                   ": it has opaque operators (" + types + ")"};
   }
   // Checked before optimizing, without creating the file: it is written only once complete.
   if (!options.out.empty()) {
     std::error_code ec;
     const std::filesystem::path folder = std::filesystem::path(options.out).parent_path();
-    if (!std::filesystem::is_directory(folder.empty() ? "." : folder, ec) || std::filesystem::is_directory(options.out, ec))
+    if (!std::filesystem::is_directory(folder.empty() ? "." : folder, ec) ||
+        std::filesystem::is_directory(options.out, ec))
       throw BadInput{"--out: cannot write '" + options.out + "'"};
   }
 #endif
@@ -411,7 +456,8 @@ int run(const Options& options) {
   const tensat::RecExpr<tt::TensorNode>& program = loaded.program;
 
   tt::OptimizeOptions opts = options.optimize;
-  if (opts.profile) opts.profile = tt::profile_for(*opts.profile, program);  // as optimize prices it
+  if (opts.profile)
+    opts.profile = tt::profile_for(*opts.profile, program);  // as optimize prices it
   double elapsed = 0;
   bool any_reported = false;
   std::size_t last_reported = 0;
@@ -423,18 +469,20 @@ int run(const Options& options) {
     if (options.json) return;
     std::size_t applied = 0;
     for (const auto& rule : it.applied) applied += rule.second;
-    std::cout << fmt::format("iter {:>2}: nodes {}  classes {}  applied {}  elapsed {:.3f} s\n", index,
-                             it.egraph_nodes, it.egraph_classes, applied, elapsed)
+    std::cout << fmt::format("iter {:>2}: nodes {}  classes {}  applied {}  elapsed {:.3f} s\n",
+                             index, it.egraph_nodes, it.egraph_classes, applied, elapsed)
               << std::flush;
   };
 
   opts.on_segment = [&](const tt::SegmentReport& r) {
     if (options.json) return;
-    std::cout << fmt::format("segment {:>{}}/{}: ops {}  in {}  out {}  {}  iterations {}  nodes {}  cost {:.4g} -> {:.4g}  "
-                             "{:.3f} s\n",
-                             r.index + 1, fmt::formatted_size("{}", r.count), r.count, r.ops, r.live_in, r.live_out,
-                             r.stop_reason.to_string(), r.iterations, r.egraph_nodes, r.cost_before, r.cost_after,
-                             r.saturation_seconds + r.extraction_seconds)
+    std::cout << fmt::format(
+                     "segment {:>{}}/{}: ops {}  in {}  out {}  {}  iterations {}  nodes {}  cost "
+                     "{:.4g} -> {:.4g}  "
+                     "{:.3f} s\n",
+                     r.index + 1, fmt::formatted_size("{}", r.count), r.count, r.ops, r.live_in,
+                     r.live_out, r.stop_reason.to_string(), r.iterations, r.egraph_nodes,
+                     r.cost_before, r.cost_after, r.saturation_seconds + r.extraction_seconds)
               << std::flush;
   };
 
@@ -447,7 +495,8 @@ int run(const Options& options) {
   const double gain = gain_percent(result.cost_before, result.cost_after);
   const bool ilp = options.optimize.extractor == tt::TensorExtractor::Ilp;
   const std::string stop = result.stop_reason.to_string();
-  const std::string status = result.extraction_status == tensat::ExtractionStatus::Optimal ? "optimal" : "feasible";
+  const std::string status =
+      result.extraction_status == tensat::ExtractionStatus::Optimal ? "optimal" : "feasible";
 
   std::optional<tt::VerifyResult> verified, verified_export;
 #ifdef TENSAT_HAS_ONNX
@@ -458,11 +507,13 @@ int run(const Options& options) {
   if (loaded.onnx && !options.out.empty()) {
     try {
       // Exported either way, so that what the export refuses is refused alike.
-      ::onnx::ModelProto model = tensat::onnx::export_model(result.optimized, loaded.imported.weights,
-                                                            tensat::onnx::export_options_for(loaded.imported));
+      ::onnx::ModelProto model =
+          tensat::onnx::export_model(result.optimized, loaded.imported.weights,
+                                     tensat::onnx::export_options_for(loaded.imported));
       if (out_original) {
         std::ifstream in(options.onnx_path, std::ios::binary);
-        if (!in || !model.ParseFromIstream(&in)) throw tensat::Error("cannot read " + options.onnx_path + " again");
+        if (!in || !model.ParseFromIstream(&in))
+          throw tensat::Error("cannot read " + options.onnx_path + " again");
       }
       tensat::onnx::save_model(model, options.out);
     } catch (const tensat::onnx::ExportError& e) {
@@ -483,20 +534,24 @@ int run(const Options& options) {
       // The exported file read back, on the same inputs.
       tensat::onnx::ImportOptions again_options;
       const auto& m = loaded.imported;
-      for (std::size_t i = 0; i < m.inputs.size(); ++i) again_options.input_shapes[m.inputs[i]] = m.input_dims[i];
+      for (std::size_t i = 0; i < m.inputs.size(); ++i)
+        again_options.input_shapes[m.inputs[i]] = m.input_dims[i];
       const tensat::onnx::ImportedModel again = tensat::onnx::import(options.out, again_options);
       tt::Bindings again_bindings = again.weights;
       for (std::size_t i = 0; i < again.inputs.size(); ++i) {
         const auto at = std::find(m.inputs.begin(), m.inputs.end(), again.inputs[i]);
-        if (at == m.inputs.end()) throw tensat::Error("the exported model has an input the original does not");
-        again_bindings.emplace(again.input_symbols[i],
-                               bindings.at(m.input_symbols[static_cast<std::size_t>(at - m.inputs.begin())]));
+        if (at == m.inputs.end())
+          throw tensat::Error("the exported model has an input the original does not");
+        again_bindings.emplace(
+            again.input_symbols[i],
+            bindings.at(m.input_symbols[static_cast<std::size_t>(at - m.inputs.begin())]));
       }
       verified_export = tt::compare_outputs(want, tt::execute(again.program, again_bindings));
     }
   }
 #endif
-  const int exit_code = (verified && !verified->ok) || (verified_export && !verified_export->ok) ? 1 : 0;
+  const int exit_code =
+      (verified && !verified->ok) || (verified_export && !verified_export->ok) ? 1 : 0;
   double measured_before = 0, measured_after = 0;
   tt::TimeComparison times;
   if (options.measure) {
@@ -523,7 +578,8 @@ int run(const Options& options) {
       line["onnx_opset"] = m.opset;
       nlohmann::ordered_json inputs = nlohmann::ordered_json::object();
       for (std::size_t i = 0; i < m.inputs.size(); ++i)
-        inputs[m.inputs[i]] = std::vector<std::int64_t>(m.input_dims[i].begin(), m.input_dims[i].end());
+        inputs[m.inputs[i]] =
+            std::vector<std::int64_t>(m.input_dims[i].begin(), m.input_dims[i].end());
       line["onnx_inputs"] = std::move(inputs);
       line["opaque_ops"] = m.opaque_ops;
       if (!options.out.empty()) line["out"] = options.out;
@@ -552,7 +608,8 @@ int run(const Options& options) {
     line["segments"] = result.segments.size();
     line["extraction_status"] = status;
 #ifdef TENSAT_HAS_ONNX
-    if (loaded.onnx && !options.out.empty()) line["out_written"] = out_original ? "original" : "optimized";
+    if (loaded.onnx && !options.out.empty())
+      line["out_written"] = out_original ? "original" : "optimized";
 #endif
     line["kept_original"] = result.kept_original;
     line["ops_by_type_before"] = std::move(by_before);
@@ -572,8 +629,10 @@ int run(const Options& options) {
       const auto kinds = [&](const tt::ProgramTime& t) {
         nlohmann::ordered_json by = nlohmann::ordered_json::object();
         for (const tt::OpKindTime& k : t.by_op)
-          by[std::string(tt::op_name(k.op))] = {{"kernels", k.kernels}, {"compute_bound", k.compute_bound},
-                                                {"memory_bound", k.memory_bound}, {"time_us", number(k.time_us)}};
+          by[std::string(tt::op_name(k.op))] = {{"kernels", k.kernels},
+                                                {"compute_bound", k.compute_bound},
+                                                {"memory_bound", k.memory_bound},
+                                                {"time_us", number(k.time_us)}};
         return by;
       };
       const tt::ProgramTime after_time = tt::program_breakdown(result.optimized, *opts.profile);
@@ -582,11 +641,15 @@ int run(const Options& options) {
       if (options.kernels) {
         nlohmann::ordered_json list = nlohmann::ordered_json::array();
         for (const tt::KernelReport& k : after_time.kernels)
-          list.push_back({{"node", k.node}, {"op", std::string(tt::op_name(k.op))},
-                          {"bound", std::string(tt::bound_name(k.time.bound))}, {"flops", number(k.work.flops)},
+          list.push_back({{"node", k.node},
+                          {"op", std::string(tt::op_name(k.op))},
+                          {"bound", std::string(tt::bound_name(k.time.bound))},
+                          {"flops", number(k.work.flops)},
                           {"bytes", number(k.work.bytes_moved())},
-                          {"compute_us", number(k.time.compute_us)}, {"memory_us", number(k.time.memory_us)},
-                          {"launch_us", number(k.time.launch_us)}, {"time_us", number(k.time.total_us)}});
+                          {"compute_us", number(k.time.compute_us)},
+                          {"memory_us", number(k.time.memory_us)},
+                          {"launch_us", number(k.time.launch_us)},
+                          {"time_us", number(k.time.total_us)}});
         line["kernels_after"] = std::move(list);
       }
     }
@@ -616,18 +679,21 @@ int run(const Options& options) {
       line["measured_optimized_ms"] = measured_after;
       line["measured_speedup_percent"] = number(gain_percent(measured_before, measured_after));
     }
-    std::cout << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n' << std::flush;
+    std::cout << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n'
+              << std::flush;
     return exit_code;
   }
 
   std::string out = fmt::format("\n{:<20} {:>12} {:>12}\n", "op", "before", "after");
   for (std::size_t k = 0; k < tt::kNumOps; ++k) {
     if (before[k] == 0 && after[k] == 0) continue;
-    out += fmt::format("{:<20} {:>12} {:>12}\n", tt::op_name(static_cast<tt::Op>(k)), before[k], after[k]);
+    out += fmt::format("{:<20} {:>12} {:>12}\n", tt::op_name(static_cast<tt::Op>(k)), before[k],
+                       after[k]);
   }
   out += fmt::format("{:<20} {:>12} {:>12}\n", "total ops", total_before, total_after);
   out += fmt::format("{:<20} {:>12.4f} {:>12.4f}  (gain {:.2f}%){}\n", "cost", result.cost_before,
-                     result.cost_after, gain, opts.profile ? " us predicted on " + opts.profile->name : "");
+                     result.cost_after, gain,
+                     opts.profile ? " us predicted on " + opts.profile->name : "");
   if (opts.profile) {
     out += "\npredicted time by op kind, before (kernels; compute- and memory-bound):\n";
     out += tt::format_breakdown(tt::program_breakdown(program, *opts.profile));
@@ -644,14 +710,16 @@ int run(const Options& options) {
     }
   }
   out += "\n";
-  out += fmt::format("model               {}{}\n", loaded.name,
-                     options.layers != 0 ? fmt::format(" ({} layers)", options.layers) : std::string());
+  out += fmt::format(
+      "model               {}{}\n", loaded.name,
+      options.layers != 0 ? fmt::format(" ({} layers)", options.layers) : std::string());
 #ifdef TENSAT_HAS_ONNX
   if (loaded.onnx) {
     const auto& m = loaded.imported;
     std::string inputs;
     for (std::size_t i = 0; i < m.inputs.size(); ++i)
-      inputs += fmt::format("{}{} {}", i ? ", " : "", m.inputs[i], tt::dims_to_string(m.input_dims[i]));
+      inputs +=
+          fmt::format("{}{} {}", i ? ", " : "", m.inputs[i], tt::dims_to_string(m.input_dims[i]));
     std::string opaque;
     for (const std::string& t : m.opaque_ops) opaque += (opaque.empty() ? "" : ", ") + t;
     out += fmt::format("onnx                opset {}, inputs {}\n", m.opset, inputs);
@@ -659,37 +727,49 @@ int run(const Options& options) {
     if (!options.out.empty()) out += fmt::format("exported            {}\n", options.out);
   }
 #endif
-  out += fmt::format("optimizer time      {:.3f} s (saturation {:.3f} s, extraction {:.3f} s, {})\n",
-                     result.optimize_seconds(), result.saturation_seconds, result.extraction_seconds,
-                     ilp ? "ilp " + status : std::string("greedy-dag"));
-  out += fmt::format("stop reason         {} after {} iterations\n", stop, result.report.iterations);
+  out +=
+      fmt::format("optimizer time      {:.3f} s (saturation {:.3f} s, extraction {:.3f} s, {})\n",
+                  result.optimize_seconds(), result.saturation_seconds, result.extraction_seconds,
+                  ilp ? "ilp " + status : std::string("greedy-dag"));
+  out +=
+      fmt::format("stop reason         {} after {} iterations\n", stop, result.report.iterations);
   out += fmt::format("e-graph             {} nodes, {} classes\n", result.report.egraph_nodes,
                      result.report.egraph_classes);
   out += fmt::format("cycle nodes pruned  {}\n", result.cycle_nodes_pruned);
   if (!result.segments.empty())
-    out += fmt::format("segments            {} of at most {} ops, {} thread{}\n", result.segments.size(), opts.segment_ops,
-                       opts.threads == 0 ? std::string("all") : std::to_string(opts.threads), opts.threads == 1 ? "" : "s");
+    out += fmt::format("segments            {} of at most {} ops, {} thread{}\n",
+                       result.segments.size(), opts.segment_ops,
+                       opts.threads == 0 ? std::string("all") : std::to_string(opts.threads),
+                       opts.threads == 1 ? "" : "s");
   if (result.inside_error_band)
-    out += "note                no change gains anything within the profile's own error; the input was kept\n";
+    out +=
+        "note                no change gains anything within the profile's own error; the input "
+        "was kept\n";
   else if (result.kept_original)
-    out += "note                the extracted program cost more than the input; the input was kept\n";
+    out +=
+        "note                the extracted program cost more than the input; the input was kept\n";
   else if (opts.profile && opts.profile->knows_its_error())
-    out += fmt::format("gain at worst       {:.1f} us of {:.1f} us predicted (the profile's own error counted{})\n",
-                       result.gain.worst_case_us, result.gain.predicted_us, opts.do_no_harm ? "" : "; --no-guard");
+    out += fmt::format(
+        "gain at worst       {:.1f} us of {:.1f} us predicted (the profile's own error "
+        "counted{})\n",
+        result.gain.worst_case_us, result.gain.predicted_us, opts.do_no_harm ? "" : "; --no-guard");
   if (options.measure)
     out += fmt::format(
-        "measured: original {:.3f} ms, optimized {:.3f} ms, speedup {:.2f}% (paired {:.2f}%, optimized / original "
+        "measured: original {:.3f} ms, optimized {:.3f} ms, speedup {:.2f}% (paired {:.2f}%, "
+        "optimized / original "
         "quartiles {:.3f}-{:.3f}{})\n",
-        measured_before, measured_after, gain_percent(measured_before, measured_after), times.paired_speedup_percent(),
-        times.ratio_q1, times.ratio_q3,
-        options.warm_runs ? fmt::format(", warm-up runs before each: {}", options.warm_runs) : std::string());
+        measured_before, measured_after, gain_percent(measured_before, measured_after),
+        times.paired_speedup_percent(), times.ratio_q1, times.ratio_q3,
+        options.warm_runs ? fmt::format(", warm-up runs before each: {}", options.warm_runs)
+                          : std::string());
   if (verified) {
     const tt::VerifyResult& v = *verified;
     if (v.ok) {
-      out += fmt::format("verify: ok, worst relative error {:.3g} (output {}, element {})", v.rel_error, v.output,
-                         v.index);
+      out += fmt::format("verify: ok, worst relative error {:.3g} (output {}, element {})",
+                         v.rel_error, v.output, v.index);
       if (v.nonfinite)
-        out += fmt::format(", {} of {} expected values not finite (equal in both)", v.nonfinite, v.compared);
+        out += fmt::format(", {} of {} expected values not finite (equal in both)", v.nonfinite,
+                           v.compared);
       out += "\n";
     } else {
       out += "verify: MISMATCH " + v.message + "\n";
@@ -697,7 +777,9 @@ int run(const Options& options) {
   }
   if (verified_export) {
     const tt::VerifyResult& v = *verified_export;
-    out += v.ok ? fmt::format("verify export: ok, the file read back agrees, worst relative error {:.3g}\n", v.rel_error)
+    out += v.ok ? fmt::format(
+                      "verify export: ok, the file read back agrees, worst relative error {:.3g}\n",
+                      v.rel_error)
                 : "verify export: MISMATCH " + v.message + "\n";
   }
   std::cout << out << std::flush;

@@ -10,10 +10,10 @@
 #define TENSAT_SKIP_MARKER "tensat-skipped:"
 
 /// Prints `tensat-skipped: <why>` and returns from the enclosing test case.
-#define TENSAT_SKIP(why)                                          \
-  do {                                                            \
-    std::cout << TENSAT_SKIP_MARKER " " << why << std::endl;      \
-    return;                                                       \
+#define TENSAT_SKIP(why)                                     \
+  do {                                                       \
+    std::cout << TENSAT_SKIP_MARKER " " << why << std::endl; \
+    return;                                                  \
   } while (false)
 
 #endif  // TENSAT_TESTS_SUPPORT_SKIP_H

@@ -215,7 +215,7 @@ class EGraph {
         keep.push_back(nid);
       }
     const std::size_t members = keep.size();
-    for (std::size_t i = 0; i < old_count; ++i)  // pruned nodes: still in the hashcons
+    for (std::size_t i = 0; i < old_count; ++i)      // pruned nodes: still in the hashcons
       if (!dead_[i] && new_node[i] == kInvalidId) {  // then pruned_[i]
         new_node[i] = Id(keep.size());
         keep.push_back(Id(i));
@@ -243,7 +243,8 @@ class EGraph {
     }
     detail::NodeTable memo;
     memo.reserve(keep.size());
-    for (std::size_t i = 0; i < nodes.size(); ++i) memo.insert(detail::mix_hash(nodes[i].hash()), Id(i));
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+      memo.insert(detail::mix_hash(nodes[i].hash()), Id(i));
     memo.fit();  // at rest: about 7/8 full
 
     std::vector<EClass> classes;
@@ -258,7 +259,8 @@ class EGraph {
     for (EClass& c : classes_) {
       const Id id = mapping[c.id.index()];
       uf.set_root_value(id, static_cast<std::uint32_t>(classes.size()));
-      classes.push_back(EClass{remap_list(c.nodes, false), remap_list(c.parents, true), id, std::move(c.data)});
+      classes.push_back(
+          EClass{remap_list(c.nodes, false), remap_list(c.parents, true), id, std::move(c.data)});
     }
     for (auto& list : by_op_) {
       for (Id& id : list) id = mapping[id.index()];
@@ -387,13 +389,13 @@ class EGraph {
 
   /// Bytes held by the e-graph's structures, by part (capacities, not sizes).
   struct MemoryUsage {
-    std::size_t nodes = 0;       ///< node arena (+ heap children) and dead flags
-    std::size_t union_find = 0;  ///< union-find parents and class slots
-    std::size_t hashcons = 0;    ///< hashcons slots
-    std::size_t classes = 0;     ///< class records (with inline analysis data)
-    std::size_t class_lists = 0; ///< member and parent lists of the classes
-    std::size_t by_op = 0;       ///< classes_by_op index
-    std::size_t work = 0;        ///< rebuild work lists
+    std::size_t nodes = 0;        ///< node arena (+ heap children) and dead flags
+    std::size_t union_find = 0;   ///< union-find parents and class slots
+    std::size_t hashcons = 0;     ///< hashcons slots
+    std::size_t classes = 0;      ///< class records (with inline analysis data)
+    std::size_t class_lists = 0;  ///< member and parent lists of the classes
+    std::size_t by_op = 0;        ///< classes_by_op index
+    std::size_t work = 0;         ///< rebuild work lists
     [[nodiscard]] std::size_t total() const noexcept {
       return nodes + union_find + hashcons + classes + class_lists + by_op + work;
     }
@@ -403,15 +405,16 @@ class EGraph {
   /// by its inline size only. O(classes).
   [[nodiscard]] MemoryUsage memory_breakdown() const noexcept {
     MemoryUsage m;
-    m.nodes = nodes_.capacity() * sizeof(L) + node_heap_bytes_ + (dead_.capacity() + pruned_.capacity()) / 8;
+    m.nodes = nodes_.capacity() * sizeof(L) + node_heap_bytes_ +
+              (dead_.capacity() + pruned_.capacity()) / 8;
     m.union_find = uf_.memory_bytes();
     m.hashcons = memo_.memory_bytes();
     m.classes = classes_.capacity() * sizeof(EClass);
-    for (const EClass& c : classes_)
-      m.class_lists += c.nodes.heap_bytes() + c.parents.heap_bytes();
+    for (const EClass& c : classes_) m.class_lists += c.nodes.heap_bytes() + c.parents.heap_bytes();
     for (const auto& list : by_op_) m.by_op += list.capacity() * sizeof(Id);
     m.by_op += by_op_.capacity() * sizeof(by_op_[0]);
-    m.work = (pending_.capacity() + analysis_pending_.capacity() + dirty_classes_.capacity()) * sizeof(Id) +
+    m.work = (pending_.capacity() + analysis_pending_.capacity() + dirty_classes_.capacity()) *
+                 sizeof(Id) +
              (in_analysis_queue_.capacity() + seen_.capacity()) / 8;
     return m;
   }
@@ -442,7 +445,8 @@ class EGraph {
     if (spare > 0) return std::min(spare, free_bytes / list_bytes);
     // Per new id: arena slot, union-find entry, class record, hashcons slots at 3/4 load, the
     // four flag/scratch bit vectors (a byte covers them even as they double), its list entries.
-    const std::size_t per_id = sizeof(L) + sizeof(std::uint32_t) + sizeof(EClass) + 11 + 1 + list_bytes;
+    const std::size_t per_id =
+        sizeof(L) + sizeof(std::uint32_t) + sizeof(EClass) + 11 + 1 + list_bytes;
     const std::size_t grow = std::min(std::max<std::size_t>(ids, 64), free_bytes / per_id);
     if (grow == 0 || grow < ids / 16) return 0;
     nodes_.reserve(ids + grow);
@@ -487,12 +491,8 @@ class EGraph {
  private:
   static constexpr std::size_t kBinarySearchThreshold = 32;
 
-  [[nodiscard]] const EClass& eclass(Id id) const {
-    return classes_[uf_.root_value(uf_.find(id))];
-  }
-  [[nodiscard]] EClass& eclass_mut(Id id) {
-    return classes_[uf_.root_value(uf_.find(id))];
-  }
+  [[nodiscard]] const EClass& eclass(Id id) const { return classes_[uf_.root_value(uf_.find(id))]; }
+  [[nodiscard]] EClass& eclass_mut(Id id) { return classes_[uf_.root_value(uf_.find(id))]; }
 
   void canonicalize(L& node) const {
     for (Id& child : node.children()) child = uf_.find(child);
@@ -686,19 +686,19 @@ class EGraph {
 
   A analysis_;
   UnionFind uf_;
-  std::vector<L> nodes_;          // node arena, by node id
-  std::vector<bool> dead_;        // node id -> merged away as a congruent duplicate
-  std::vector<bool> pruned_;      // node id -> removed from its class by retain_nodes
+  std::vector<L> nodes_;      // node arena, by node id
+  std::vector<bool> dead_;    // node id -> merged away as a congruent duplicate
+  std::vector<bool> pruned_;  // node id -> removed from its class by retain_nodes
   std::size_t node_heap_bytes_ = 0;
-  detail::NodeTable memo_;        // hashcons: canonical node -> node id
-  std::vector<EClass> classes_;   // live classes, dense
-  std::vector<std::vector<Id>> by_op_;     // op key -> classes having that operator
-  bool by_op_dirty_ = false;               // by_op_ may hold merged-away class ids
-  std::vector<bool> seen_;                 // scratch bitset over ids, all false between uses
-  std::vector<Id> pending_;                // node ids to re-canonicalize
-  std::vector<Id> analysis_pending_;       // node ids whose class data must be re-made
+  detail::NodeTable memo_;              // hashcons: canonical node -> node id
+  std::vector<EClass> classes_;         // live classes, dense
+  std::vector<std::vector<Id>> by_op_;  // op key -> classes having that operator
+  bool by_op_dirty_ = false;            // by_op_ may hold merged-away class ids
+  std::vector<bool> seen_;              // scratch bitset over ids, all false between uses
+  std::vector<Id> pending_;             // node ids to re-canonicalize
+  std::vector<Id> analysis_pending_;    // node ids whose class data must be re-made
   std::vector<bool> in_analysis_queue_;
-  std::vector<Id> dirty_classes_;          // classes whose node lists need cleaning/sorting
+  std::vector<Id> dirty_classes_;  // classes whose node lists need cleaning/sorting
   std::size_t unions_since_rebuild_ = 0;
   bool clean_ = true;
   bool bounded_growth_ = false;  // see set_bounded_growth

@@ -14,7 +14,8 @@ inline namespace v0 {
 
 /// Mixes `value` into `seed`. Rotate-xor-multiply, as rustc's FxHasher: not cryptographic, but
 /// fast and good enough for hashconsing small integer tuples.
-[[nodiscard]] constexpr std::uint64_t hash_combine(std::uint64_t seed, std::uint64_t value) noexcept {
+[[nodiscard]] constexpr std::uint64_t hash_combine(std::uint64_t seed,
+                                                   std::uint64_t value) noexcept {
   return (((seed << 5) | (seed >> 59)) ^ value) * 0x517CC1B727220A95ull;
 }
 

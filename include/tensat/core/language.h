@@ -24,15 +24,15 @@ inline namespace v0 {
 ///
 /// | expression                       | meaning                                                   |
 /// |----------------------------------|-----------------------------------------------------------|
-/// | `n.children()`                   | `Span<Id>` (and `Span<const Id>` on a const node)          |
-/// | `n.matches(m)`                   | same operator, payload and arity; children ignored         |
-/// | `n == m`                         | `matches` and equal children                               |
-/// | `n.hash()`                       | `std::uint64_t`, equal for equal nodes                     |
-/// | `n.op_key()`                     | `std::uint32_t` discriminant, small and dense (an enum     |
-/// |                                  | value or a `Symbol` index); nodes that `match` share it    |
-/// | `L::from_op(op, children)`       | build from text; throws `LanguageError` if `op` is unknown |
-/// |                                  | or takes another number of children                        |
-/// | `n.op_name()`                    | the operator as text, so that `from_op` reads it back      |
+/// | `n.children()`                   | `Span<Id>` (and `Span<const Id>` on a const node) | |
+/// `n.matches(m)`                   | same operator, payload and arity; children ignored         |
+/// | `n == m`                         | `matches` and equal children | | `n.hash()` |
+/// `std::uint64_t`, equal for equal nodes                     | | `n.op_key()` | `std::uint32_t`
+/// discriminant, small and dense (an enum     | |                                  | value or a
+/// `Symbol` index); nodes that `match` share it    | | `L::from_op(op, children)`       | build
+/// from text; throws `LanguageError` if `op` is unknown | |                                  | or
+/// takes another number of children                        | | `n.op_name()`                    |
+/// the operator as text, so that `from_op` reads it back      |
 ///
 /// `SymbolLang` below is the generic instance; docs/language.md writes a typed one.
 template <class L, class = void>
@@ -47,8 +47,7 @@ struct is_language<
                    decltype(std::uint64_t(std::declval<const L&>().hash())),
                    decltype(std::uint32_t(std::declval<const L&>().op_key())),
                    decltype(L::from_op(std::string_view{}, Span<const Id>{})),
-                   decltype(std::string(std::declval<const L&>().op_name()))>>
-    : std::true_type {};
+                   decltype(std::string(std::declval<const L&>().op_name()))>> : std::true_type {};
 
 template <class L>
 inline constexpr bool is_language_v = is_language<L>::value;
@@ -90,7 +89,8 @@ class SymbolLang {
   using Children = SmallVector<Id, 2>;
 
   SymbolLang() = default;
-  explicit SymbolLang(Symbol op, Children children = {}) : op_(op), children_(std::move(children)) {}
+  explicit SymbolLang(Symbol op, Children children = {})
+      : op_(op), children_(std::move(children)) {}
   explicit SymbolLang(std::string_view op, Children children = {})
       : op_(op), children_(std::move(children)) {}
 

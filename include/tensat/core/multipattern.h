@@ -75,14 +75,16 @@ class MultiPattern {
       // A leaf prints bare, and one holding ',' or '=' would read back split at them: a
       // parenthesized leaf is the same leaf.
       const std::string pattern = ast.to_string();
-      const bool bare = !pattern.empty() && pattern.front() != '(' && pattern.find_first_of(",=") != std::string::npos;
+      const bool bare = !pattern.empty() && pattern.front() != '(' &&
+                        pattern.find_first_of(",=") != std::string::npos;
       out += fmt::format(bare ? "{} = ({})" : "{} = {}", var.name(), pattern);
     }
     return out;
   }
 
   template <class A>
-  [[nodiscard]] std::optional<SearchMatches> search_eclass_with_limit(const EGraph<L, A>& egraph, Id id,
+  [[nodiscard]] std::optional<SearchMatches> search_eclass_with_limit(const EGraph<L, A>& egraph,
+                                                                      Id id,
                                                                       std::size_t limit) const {
     return program_.search_eclass(egraph, id, limit);
   }
@@ -167,7 +169,8 @@ class MultiPattern {
       std::size_t end = 0;
       while (end < part.size() && is_sexpr_atom_char(part[end])) ++end;
       const std::string_view atom = part.substr(0, end);
-      if (!Var::is_var_name(atom) || skip_sexpr_blank(part, end) != part.size()) return std::nullopt;
+      if (!Var::is_var_name(atom) || skip_sexpr_blank(part, end) != part.size())
+        return std::nullopt;
       return Var(atom);
     };
     std::vector<Clause> result;
@@ -177,9 +180,10 @@ class MultiPattern {
         throw ParseError(head.offset, "expected '?var = pattern' in multi-pattern clause");
       const std::optional<Var> var = clause_var(head.text);
       if (!var)
-        throw ParseError(head.offset,
-                         fmt::format("a multi-pattern clause must start with a variable, found '{}'",
-                                     head.text));
+        throw ParseError(
+            head.offset,
+            fmt::format("a multi-pattern clause must start with a variable, found '{}'",
+                        head.text));
       for (std::size_t k = 1; k < parts.size(); ++k) {
         const Part part = trim(parts[k]);
         if (part.text.empty()) throw ParseError(part.offset, "empty pattern in multi-pattern");
@@ -206,7 +210,8 @@ template <class L, class A>
 class MultiPatternApplier final : public Applier<L, A> {
  public:
   explicit MultiPatternApplier(MultiPattern<L> pattern) : pattern_(std::move(pattern)) {}
-  std::vector<Id> apply_one(EGraph<L, A>& egraph, Id, const Subst& subst, std::string_view) const override {
+  std::vector<Id> apply_one(EGraph<L, A>& egraph, Id, const Subst& subst,
+                            std::string_view) const override {
     return pattern_.apply(egraph, subst);
   }
   std::vector<Var> vars() const override { return pattern_.used_vars(); }

@@ -51,12 +51,14 @@ class Pattern {
 
   /// Matches in class `id`, at most `limit` substitutions. Throws if the e-graph is dirty.
   template <class A>
-  [[nodiscard]] std::optional<SearchMatches> search_eclass_with_limit(const EGraph<L, A>& egraph, Id id,
+  [[nodiscard]] std::optional<SearchMatches> search_eclass_with_limit(const EGraph<L, A>& egraph,
+                                                                      Id id,
                                                                       std::size_t limit) const {
     return program_.search_eclass(egraph, id, limit);
   }
   template <class A>
-  [[nodiscard]] std::optional<SearchMatches> search_eclass(const EGraph<L, A>& egraph, Id id) const {
+  [[nodiscard]] std::optional<SearchMatches> search_eclass(const EGraph<L, A>& egraph,
+                                                           Id id) const {
     return search_eclass_with_limit(egraph, id, static_cast<std::size_t>(-1));
   }
 

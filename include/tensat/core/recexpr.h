@@ -49,7 +49,9 @@ class RecExpr {
 
   /// The s-expression of the subterm rooted at `root` (the whole expression by default).
   /// Iterative, so deep terms do not exhaust the stack.
-  [[nodiscard]] std::string to_string() const { return empty() ? std::string() : to_string(root()); }
+  [[nodiscard]] std::string to_string() const {
+    return empty() ? std::string() : to_string(root());
+  }
   [[nodiscard]] std::string to_string(Id root) const {
     std::string out;
     // (node, next child to print) frames.

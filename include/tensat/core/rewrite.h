@@ -26,9 +26,8 @@ class Searcher {
  public:
   virtual ~Searcher() = default;
   /// Matches in class `id`, at most `limit` substitutions.
-  [[nodiscard]] virtual std::optional<SearchMatches> search_eclass_with_limit(const EGraph<L, A>& egraph,
-                                                                              Id id,
-                                                                              std::size_t limit) const = 0;
+  [[nodiscard]] virtual std::optional<SearchMatches> search_eclass_with_limit(
+      const EGraph<L, A>& egraph, Id id, std::size_t limit) const = 0;
   /// Matches in the whole e-graph, at most `limit` substitutions in all. The default visits every
   /// class; override it to prefilter (patterns use the root operator).
   [[nodiscard]] virtual std::vector<SearchMatches> search_with_limit(const EGraph<L, A>& egraph,
@@ -63,7 +62,8 @@ class Applier {
   virtual std::vector<Id> apply_one(EGraph<L, A>& egraph, Id eclass, const Subst& subst,
                                     std::string_view rule_name) const = 0;
   /// Applies to all matches; the default calls `apply_one` for each substitution.
-  virtual std::vector<Id> apply_matches(EGraph<L, A>& egraph, const std::vector<SearchMatches>& matches,
+  virtual std::vector<Id> apply_matches(EGraph<L, A>& egraph,
+                                        const std::vector<SearchMatches>& matches,
                                         std::string_view rule_name) const {
     std::vector<Id> changed;
     for (const auto& m : matches)
@@ -146,7 +146,8 @@ class PatternLikeSearcher final : public Searcher<L, A> {
                                                         std::size_t limit) const override {
     return pattern_.search_eclass_with_limit(egraph, id, limit);
   }
-  std::vector<SearchMatches> search_with_limit(const EGraph<L, A>& egraph, std::size_t limit) const override {
+  std::vector<SearchMatches> search_with_limit(const EGraph<L, A>& egraph,
+                                               std::size_t limit) const override {
     return pattern_.search_with_limit(egraph, limit);
   }
   std::vector<Var> vars() const override { return pattern_.vars(); }
@@ -326,15 +327,18 @@ Pattern<L> rule_pattern(const std::string& rule, const char* side, std::string_v
 /// Throws `ParseError` (offset, side and rule named) or `RuleError` (unbound variable).
 template <class L, class A = NoAnalysis>
 Rewrite<L, A> rewrite(std::string name, std::string_view lhs, std::string_view rhs) {
-  auto searcher = std::make_shared<PatternSearcher<L, A>>(detail::rule_pattern<L>(name, "lhs", lhs));
+  auto searcher =
+      std::make_shared<PatternSearcher<L, A>>(detail::rule_pattern<L>(name, "lhs", lhs));
   auto applier = std::make_shared<PatternApplier<L, A>>(detail::rule_pattern<L>(name, "rhs", rhs));
   return Rewrite<L, A>(std::move(name), std::move(searcher), std::move(applier));
 }
 
 /// `lhs => custom applier`.
 template <class L, class A = NoAnalysis>
-Rewrite<L, A> rewrite(std::string name, std::string_view lhs, std::shared_ptr<const Applier<L, A>> applier) {
-  auto searcher = std::make_shared<PatternSearcher<L, A>>(detail::rule_pattern<L>(name, "lhs", lhs));
+Rewrite<L, A> rewrite(std::string name, std::string_view lhs,
+                      std::shared_ptr<const Applier<L, A>> applier) {
+  auto searcher =
+      std::make_shared<PatternSearcher<L, A>>(detail::rule_pattern<L>(name, "lhs", lhs));
   return Rewrite<L, A>(std::move(name), std::move(searcher), std::move(applier));
 }
 

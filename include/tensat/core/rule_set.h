@@ -48,7 +48,8 @@ namespace detail {
 template <class L, class A>
 class RuleObjectApplier final : public Applier<L, A> {
  public:
-  explicit RuleObjectApplier(std::shared_ptr<const RewriteRule<L, A>> rule) : rule_(std::move(rule)) {}
+  explicit RuleObjectApplier(std::shared_ptr<const RewriteRule<L, A>> rule)
+      : rule_(std::move(rule)) {}
   std::vector<Id> apply_one(EGraph<L, A>& egraph, Id eclass, const Subst& subst,
                             std::string_view) const override {
     return rule_->apply(egraph, eclass, subst);

@@ -39,12 +39,18 @@ struct StopReason {
 
   [[nodiscard]] std::string to_string() const {
     switch (kind) {
-      case Kind::Saturated: return "Saturated";
-      case Kind::IterationLimit: return fmt::format("IterationLimit({})", value);
-      case Kind::NodeLimit: return fmt::format("NodeLimit({})", value);
-      case Kind::TimeLimit: return fmt::format("TimeLimit({:.6f})", double(value) / 1e6);
-      case Kind::MemoryLimit: return fmt::format("MemoryLimit({})", value);
-      case Kind::Other: return fmt::format("Other({})", message);
+      case Kind::Saturated:
+        return "Saturated";
+      case Kind::IterationLimit:
+        return fmt::format("IterationLimit({})", value);
+      case Kind::NodeLimit:
+        return fmt::format("NodeLimit({})", value);
+      case Kind::TimeLimit:
+        return fmt::format("TimeLimit({:.6f})", double(value) / 1e6);
+      case Kind::MemoryLimit:
+        return fmt::format("MemoryLimit({})", value);
+      case Kind::Other:
+        return fmt::format("Other({})", message);
     }
     return "?";
   }
@@ -58,7 +64,8 @@ struct Iteration {
   std::size_t egraph_nodes = 0;    ///< total_number_of_nodes() after the rebuild
   std::size_t egraph_classes = 0;  ///< number_of_classes() after the rebuild
   std::size_t memo_size = 0;       ///< total_size() after the rebuild
-  std::size_t memory_bytes = 0;    ///< memory_usage() after the rebuild (0 unless a memory limit is set)
+  std::size_t memory_bytes =
+      0;  ///< memory_usage() after the rebuild (0 unless a memory limit is set)
   std::vector<std::pair<std::string, std::size_t>> applied;  ///< rule -> changing applications
   double hook_time = 0, search_time = 0, apply_time = 0, rebuild_time = 0, total_time = 0;
   std::size_t n_rebuilds = 0;  ///< unions done while rebuilding
@@ -75,9 +82,10 @@ struct Report {
 
   [[nodiscard]] std::string to_string() const {
     std::string out = "Runner report\n=============\n";
-    out += fmt::format("  Stop reason: {}\n  Iterations: {}\n", stop_reason.to_string(), iterations);
-    out += fmt::format("  Egraph size: {} nodes, {} classes, {} memo\n", egraph_nodes, egraph_classes,
-                       memo_size);
+    out +=
+        fmt::format("  Stop reason: {}\n  Iterations: {}\n", stop_reason.to_string(), iterations);
+    out += fmt::format("  Egraph size: {} nodes, {} classes, {} memo\n", egraph_nodes,
+                       egraph_classes, memo_size);
     out += fmt::format("  Rebuilds: {}\n  Total time: {:.6f}\n", rebuilds, total_time);
     auto pct = [&](double t) { return total_time > 0 ? 100.0 * t / total_time : 0.0; };
     out += fmt::format("    Search:  ({:.2f}) {:.6f}\n", pct(search_time), search_time);
@@ -189,7 +197,9 @@ class Runner {
   [[nodiscard]] const std::vector<Id>& roots() const noexcept { return roots_; }
   [[nodiscard]] const std::vector<Iteration>& iterations() const noexcept { return iterations_; }
   /// Why the run stopped (empty before `run`).
-  [[nodiscard]] const std::optional<StopReason>& stop_reason() const noexcept { return stop_reason_; }
+  [[nodiscard]] const std::optional<StopReason>& stop_reason() const noexcept {
+    return stop_reason_;
+  }
   [[nodiscard]] Scheduler<L, A>& scheduler() noexcept { return *scheduler_; }
   /// The scheduler as its concrete type `S`, or nullptr if it is another type.
   template <class S>
@@ -352,7 +362,8 @@ class Runner {
   /// bound) tell a `budget` that fits the same bytes with a quarter to spare: the search is
   /// redone once with it, so the budget is used rather than stopped at half. Sets `budget` to
   /// the one searched with last.
-  std::vector<SearchMatches> search_within(std::size_t i, const Rewrite<L, A>& rule, std::size_t& budget) {
+  std::vector<SearchMatches> search_within(std::size_t i, const Rewrite<L, A>& rule,
+                                           std::size_t& budget) {
     scheduler_->set_match_budget(budget);
     std::vector<SearchMatches> found = scheduler_->search_rewrite(i, egraph_, rule);
     const std::size_t n = count_substs(found);
@@ -413,8 +424,8 @@ class Runner {
       if (!rate.known) k = std::min(k, kProbe);
       // Large or slow chunks, and a rule's first chunk when more follow, are timed (and sized
       // by the time left); small quick ones share clock reads.
-      const bool clocked =
-          clock_due(k) || (rate.seconds == 0 && k < remaining) || rate.seconds * static_cast<double>(k) > 1e-3;
+      const bool clocked = clock_due(k) || (rate.seconds == 0 && k < remaining) ||
+                           rate.seconds * static_cast<double>(k) > 1e-3;
       Clock::time_point chunk_start{};
       if (clocked) {
         if ((stop = check_clock())) break;
@@ -434,10 +445,13 @@ class Runner {
       }
       remaining -= k;
       const double n = static_cast<double>(k);
-      rate.ids = std::max(rate.ids, static_cast<double>(egraph_.number_of_node_ids() - ids_before) / n);
+      rate.ids =
+          std::max(rate.ids, static_cast<double>(egraph_.number_of_node_ids() - ids_before) / n);
       rate.known = true;
-      if (clocked) rate.seconds = std::max(rate.seconds, seconds_since(chunk_start) / n);
-      else unclocked_work_ += k;
+      if (clocked)
+        rate.seconds = std::max(rate.seconds, seconds_since(chunk_start) / n);
+      else
+        unclocked_work_ += k;
     }
     return applied;
   }
@@ -469,7 +483,8 @@ class Runner {
       } else {
         const std::size_t n = std::min(available, k);
         const auto first = m.substs.begin() + static_cast<std::ptrdiff_t>(offset);
-        chunk.push_back(SearchMatches{m.eclass, std::vector<Subst>(first, first + static_cast<std::ptrdiff_t>(n))});
+        chunk.push_back(SearchMatches{
+            m.eclass, std::vector<Subst>(first, first + static_cast<std::ptrdiff_t>(n))});
         offset += n;
         if (offset < m.substs.size()) return chunk;  // k is used up inside this class
       }
@@ -527,10 +542,10 @@ class Runner {
   std::chrono::duration<double> time_limit_{5.0};
   std::size_t memory_limit_ = kUnlimited;
   Clock::time_point start_{};
-  std::vector<ApplyRate> rates_;         // by rule index
-  std::vector<std::size_t> match_bytes_; // by rule index: bytes of its held match list
+  std::vector<ApplyRate> rates_;          // by rule index
+  std::vector<std::size_t> match_bytes_;  // by rule index: bytes of its held match list
   std::size_t unclocked_work_ = 0, unclocked_rules_ = 0;  // since the clock was last read
-  std::size_t room_ = 0, room_ids_ = 0, room_held_ = 0;  // memory_room's cache
+  std::size_t room_ = 0, room_ids_ = 0, room_held_ = 0;   // memory_room's cache
 };
 
 }  // namespace v0

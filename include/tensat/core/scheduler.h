@@ -26,12 +26,14 @@ class Scheduler {
   /// (a scheduler that held rules back must let them run before the e-graph counts as saturated).
   virtual bool can_stop(std::size_t /*iteration*/) { return true; }
   /// The matches of `rule` this iteration, at most `match_budget()` substitutions.
-  virtual std::vector<SearchMatches> search_rewrite(std::size_t /*iteration*/, const EGraph<L, A>& egraph,
+  virtual std::vector<SearchMatches> search_rewrite(std::size_t /*iteration*/,
+                                                    const EGraph<L, A>& egraph,
                                                     const Rewrite<L, A>& rule) {
     return rule.search_with_limit(egraph, match_budget_);
   }
   /// Applies `matches`; returns how many applications changed the e-graph.
-  virtual std::size_t apply_rewrite(std::size_t /*iteration*/, EGraph<L, A>& egraph, const Rewrite<L, A>& rule,
+  virtual std::size_t apply_rewrite(std::size_t /*iteration*/, EGraph<L, A>& egraph,
+                                    const Rewrite<L, A>& rule,
                                     const std::vector<SearchMatches>& matches) {
     return rule.apply(egraph, matches).size();
   }
@@ -147,7 +149,8 @@ class BackoffScheduler final : public Scheduler<L, A> {
   RuleStats& stats(const std::string& name) {
     auto it = stats_.find(name);
     if (it == stats_.end())
-      it = stats_.emplace(name, RuleStats{0, 0, 0, default_match_limit_, default_ban_length_}).first;
+      it =
+          stats_.emplace(name, RuleStats{0, 0, 0, default_match_limit_, default_ban_length_}).first;
     return it->second;
   }
 

@@ -150,7 +150,8 @@ class SmallVector {
     if (count <= N) {
       // A fixed-size copy of the whole inline buffer compiles to a few moves, not a call.
       release();
-      if (count != 0) std::memcpy(static_cast<void*>(storage_.inline_values), values, count * sizeof(T));
+      if (count != 0)
+        std::memcpy(static_cast<void*>(storage_.inline_values), values, count * sizeof(T));
       size_ = static_cast<std::uint32_t>(count);
       return;
     }

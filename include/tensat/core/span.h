@@ -21,8 +21,7 @@ class Span {
   constexpr Span(T* data, std::size_t size) noexcept : data_(data), size_(size) {}
   template <class U, class = std::enable_if_t<std::is_convertible_v<U (*)[], T (*)[]>>>
   constexpr Span(Span<U> other) noexcept : data_(other.data()), size_(other.size()) {}
-  template <class U, class Alloc,
-            class = std::enable_if_t<std::is_convertible_v<U (*)[], T (*)[]>>>
+  template <class U, class Alloc, class = std::enable_if_t<std::is_convertible_v<U (*)[], T (*)[]>>>
   Span(std::vector<U, Alloc>& v) noexcept : data_(v.data()), size_(v.size()) {}
   template <class U, class Alloc,
             class = std::enable_if_t<std::is_convertible_v<const U (*)[], T (*)[]>>>

@@ -68,9 +68,13 @@ class UnionFind {
   }
 
   /// The value stored in `root` (a representative).
-  [[nodiscard]] std::uint32_t root_value(Id root) const noexcept { return entries_[root.index()] & ~kRoot; }
+  [[nodiscard]] std::uint32_t root_value(Id root) const noexcept {
+    return entries_[root.index()] & ~kRoot;
+  }
   /// Stores `value` (at most kMaxRootValue) in `root` (a representative).
-  void set_root_value(Id root, std::uint32_t value) noexcept { entries_[root.index()] = kRoot | value; }
+  void set_root_value(Id root, std::uint32_t value) noexcept {
+    entries_[root.index()] = kRoot | value;
+  }
 
   /// Each id's parent (a root is its own parent), for inspection and tests. O(size()).
   [[nodiscard]] std::vector<Id> parents() const {
@@ -80,7 +84,9 @@ class UnionFind {
     return out;
   }
   /// Bytes held (the capacity of the entry vector).
-  [[nodiscard]] std::size_t memory_bytes() const noexcept { return entries_.capacity() * sizeof(std::uint32_t); }
+  [[nodiscard]] std::size_t memory_bytes() const noexcept {
+    return entries_.capacity() * sizeof(std::uint32_t);
+  }
 
  private:
   static constexpr std::uint32_t kRoot = 0x80000000u;

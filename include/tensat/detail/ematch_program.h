@@ -56,7 +56,8 @@ class Program {
   /// Compiles `patterns` (variable, pattern) in order into one program. The first pattern's
   /// root is register 0 (the class being searched), and its variable (if any) names it. Each
   /// later pattern matches in its variable's class if already bound, else in every class.
-  static Program compile(const std::vector<std::pair<std::optional<Var>, const PatternAst<L>*>>& patterns) {
+  static Program compile(
+      const std::vector<std::pair<std::optional<Var>, const PatternAst<L>*>>& patterns) {
     Program program;
     Compiler compiler(program);
     program.num_regs_ = 1;
@@ -100,7 +101,8 @@ class Program {
   /// on the stack for all but huge patterns, made once per search, not per visited class.
   class Scratch {
    public:
-    explicit Scratch(const Program& program) : regs_(program.num_regs_), choices_(program.num_choices_) {}
+    explicit Scratch(const Program& program)
+        : regs_(program.num_regs_), choices_(program.num_choices_) {}
     [[nodiscard]] Id* regs() noexcept { return regs_.data(); }
     [[nodiscard]] Choice* choices() noexcept { return choices_.data(); }
 
@@ -127,7 +129,8 @@ class Program {
         bool ok = true;
         switch (ins.op) {
           case OpCode::Bind: {
-            const Span<const Id> nodes = egraph.nodes_with_op(regs[ins.reg], bind_nodes_[ins.arg].op_key());
+            const Span<const Id> nodes =
+                egraph.nodes_with_op(regs[ins.reg], bind_nodes_[ins.arg].op_key());
             *top = {nodes.data(), nodes.data() + nodes.size(), 0, static_cast<std::uint32_t>(pc)};
             ok = next_choice(egraph, regs, *top);
             top += ok;
@@ -162,14 +165,15 @@ class Program {
   }
 
  public:
-
   /// The matches in class `id`, at most `limit`, or nothing. Throws `Error` if `egraph` is dirty.
   template <class A>
-  std::optional<SearchMatches> search_eclass(const EGraph<L, A>& egraph, Id id, std::size_t limit) const {
+  std::optional<SearchMatches> search_eclass(const EGraph<L, A>& egraph, Id id,
+                                             std::size_t limit) const {
     require_clean(egraph);
     SearchMatches matches{egraph.find(id), {}};
     Scratch scratch(*this);
-    run(scratch, egraph, matches.eclass, limit, [&]() -> Subst& { return matches.substs.emplace_back(); });
+    run(scratch, egraph, matches.eclass, limit,
+        [&]() -> Subst& { return matches.substs.emplace_back(); });
     if (matches.substs.empty()) return std::nullopt;
     return matches;
   }
@@ -183,7 +187,8 @@ class Program {
     Scratch scratch(*this);
     auto visit = [&](Id cls) {
       SearchMatches matches{cls, {}};
-      limit -= run(scratch, egraph, cls, limit, [&]() -> Subst& { return matches.substs.emplace_back(); });
+      limit -= run(scratch, egraph, cls, limit,
+                   [&]() -> Subst& { return matches.substs.emplace_back(); });
       if (!matches.substs.empty()) result.push_back(std::move(matches));
       return limit > 0;
     };
@@ -245,7 +250,8 @@ class Program {
         ids.push_back(egraph.find(regs[entry.reg]));
         continue;
       }
-      const Id found = egraph.lookup_member_id(map_children(*entry.node, [&](Id c) { return ids[c.index()]; }));
+      const Id found =
+          egraph.lookup_member_id(map_children(*entry.node, [&](Id c) { return ids[c.index()]; }));
       if (found == kInvalidId) return kInvalidId;
       ids.push_back(found);
     }
@@ -351,7 +357,8 @@ class Program<L>::Compiler {
     for (std::size_t i = 0; i < n; ++i) {
       const auto& node = ast[Id(i)];
       if (node.is_var()) {
-        const auto [it, fresh] = local.emplace(node.var(), static_cast<std::uint32_t>(vars_.size()));
+        const auto [it, fresh] =
+            local.emplace(node.var(), static_cast<std::uint32_t>(vars_.size()));
         if (fresh) vars_.push_back(node.var());
         local_var_[i] = it->second;
         sizes_[i] = 1;
@@ -364,12 +371,14 @@ class Program<L>::Compiler {
       merged.clear();
       for (Id c : node.children()) {
         const std::size_t k = c.index();
-        size = sizes_[k] > std::numeric_limits<std::size_t>::max() - size ? std::numeric_limits<std::size_t>::max()
-                                                                             : size + sizes_[k];
+        size = sizes_[k] > std::numeric_limits<std::size_t>::max() - size
+                   ? std::numeric_limits<std::size_t>::max()
+                   : size + sizes_[k];
         if (var_counts_[k] == kSaturated) saturated = true;
         if (saturated) continue;
-        merged.insert(merged.end(), var_lists_.begin() + static_cast<std::ptrdiff_t>(k * kTrackedVars),
-                      var_lists_.begin() + static_cast<std::ptrdiff_t>(k * kTrackedVars + var_counts_[k]));
+        merged.insert(
+            merged.end(), var_lists_.begin() + static_cast<std::ptrdiff_t>(k * kTrackedVars),
+            var_lists_.begin() + static_cast<std::ptrdiff_t>(k * kTrackedVars + var_counts_[k]));
       }
       sizes_[i] = size;
       std::sort(merged.begin(), merged.end());
@@ -378,7 +387,8 @@ class Program<L>::Compiler {
         var_counts_[i] = kSaturated;
       } else {
         var_counts_[i] = static_cast<std::uint8_t>(merged.size());
-        std::copy(merged.begin(), merged.end(), var_lists_.begin() + static_cast<std::ptrdiff_t>(i * kTrackedVars));
+        std::copy(merged.begin(), merged.end(),
+                  var_lists_.begin() + static_cast<std::ptrdiff_t>(i * kTrackedVars));
       }
     }
     bound_.assign(vars_.size(), false);
@@ -425,7 +435,8 @@ class Program<L>::Compiler {
   std::vector<TermEntry> ground_term(const PatternAst<L>& ast, Id root) const {
     std::vector<TermEntry> term;
     std::vector<std::pair<Id, std::size_t>> stack{{root, 0}};
-    std::vector<std::vector<Id>> child_entries(2);  // a sentinel for the root's parent, then the root
+    std::vector<std::vector<Id>> child_entries(
+        2);  // a sentinel for the root's parent, then the root
     while (!stack.empty()) {
       auto& [id, next] = stack.back();
       const auto& n = ast[id];
@@ -455,15 +466,16 @@ class Program<L>::Compiler {
   Program& program_;
   std::map<Var, std::uint32_t> regs_;  // every variable bound so far, all patterns
   // Per compile_pattern call:
-  std::vector<Var> vars_;               // local index -> variable
-  std::vector<bool> bound_;             // by local index
+  std::vector<Var> vars_;                 // local index -> variable
+  std::vector<bool> bound_;               // by local index
   std::vector<std::uint32_t> local_var_;  // by node: its local index (variables only)
   std::vector<std::size_t> sizes_;
   std::vector<std::uint8_t> var_counts_;  // by node: distinct variables, or kSaturated
   std::vector<std::uint32_t> var_lists_;  // by node: kTrackedVars slots
   std::vector<Item> items_;               // by seq
   std::set<Key> queue_;
-  std::vector<std::vector<std::size_t>> watchers_;  // by local index: seqs of queued items containing it
+  std::vector<std::vector<std::size_t>>
+      watchers_;  // by local index: seqs of queued items containing it
 };
 
 }  // namespace detail

@@ -35,7 +35,9 @@ namespace detail {
 class NodeTable {
  public:
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  [[nodiscard]] std::size_t memory_bytes() const noexcept { return slots_.capacity() * sizeof(Slot); }
+  [[nodiscard]] std::size_t memory_bytes() const noexcept {
+    return slots_.capacity() * sizeof(Slot);
+  }
   /// Entries the table holds before its next growth.
   [[nodiscard]] std::size_t capacity_for_entries() const noexcept { return slots_.size() * 3 / 4; }
 
@@ -114,7 +116,9 @@ class NodeTable {
   [[nodiscard]] std::size_t home(std::uint32_t hash) const noexcept {
     return static_cast<std::size_t>((static_cast<std::uint64_t>(hash) * slots_.size()) >> 32);
   }
-  [[nodiscard]] std::size_t next(std::size_t i) const noexcept { return i + 1 == slots_.size() ? 0 : i + 1; }
+  [[nodiscard]] std::size_t next(std::size_t i) const noexcept {
+    return i + 1 == slots_.size() ? 0 : i + 1;
+  }
 
   void place(std::uint32_t hash, std::uint32_t id) {
     std::size_t i = home(hash);

@@ -35,7 +35,8 @@ class DagBranchAndBound {
  public:
   using Clock = std::chrono::steady_clock;
 
-  DagBranchAndBound(const DagProblem& problem, Clock::time_point deadline, const DagSolution& start = {})
+  DagBranchAndBound(const DagProblem& problem, Clock::time_point deadline,
+                    const DagSolution& start = {})
       : p_(problem),
         deadline_(deadline),
         choice_(problem.num_classes(), DagProblem::kNone),
@@ -186,7 +187,8 @@ class DagBranchAndBound {
         break;
       }
       // Sorted by bound: once one cannot beat the incumbent, neither can the rest.
-      if (frame.next == candidates.size() || frame.base + candidates[frame.next].first >= best_cost_ - slack()) {
+      if (frame.next == candidates.size() ||
+          frame.base + candidates[frame.next].first >= best_cost_ - slack()) {
         frames_.pop_back();
         continue;
       }

@@ -89,8 +89,8 @@ inline std::string encode_solution(const DagSolution& s) {
   return bytes;
 }
 
-inline bool decode_solution(const std::string& bytes, std::size_t num_classes, std::size_t num_nodes,
-                            DagSolution& out) {
+inline bool decode_solution(const std::string& bytes, std::size_t num_classes,
+                            std::size_t num_nodes, DagSolution& out) {
   std::uint64_t count = 0;
   if (bytes.size() < sizeof count) return false;
   std::memcpy(&count, bytes.data(), sizeof count);
@@ -258,7 +258,8 @@ ChildRun run_in_child(Work&& work, std::chrono::steady_clock::time_point kill_at
   while (!killed) {
     // Wake at least every 20 ms to look for the child's exit: a pipe can stay open after it,
     // when another thread's child inherited its write end.
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(kill_at - Clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(kill_at - Clock::now()).count();
     pollfd fds[2] = {{data_open ? data[0] : -1, POLLIN, 0}, {err_open ? err[0] : -1, POLLIN, 0}};
     const int wait_ms = static_cast<int>(std::max<long long>(0, std::min<long long>(left, 20)));
     ::poll(fds, 2, wait_ms);
@@ -292,7 +293,8 @@ ChildRun run_in_child(Work&& work, std::chrono::steady_clock::time_point kill_at
     const std::string line = errors.substr(at, end - at);
     at = end + 1;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const bool telling = line.find("Assertion") != std::string::npos || line.find("ERROR") != std::string::npos;
+    const bool telling =
+        line.find("Assertion") != std::string::npos || line.find("ERROR") != std::string::npos;
     if (said.empty() || telling) said = line.substr(0, 200);
     if (telling) break;
   }
@@ -302,14 +304,21 @@ ChildRun run_in_child(Work&& work, std::chrono::steady_clock::time_point kill_at
     run.failure = "still running at the time limit, killed";
   } else if (status >= 0 && WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
-    const char* name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGABRT ? "SIGABRT" : sig == SIGBUS ? "SIGBUS"
-                     : sig == SIGFPE  ? "SIGFPE"  : sig == SIGILL  ? "SIGILL"  : sig == SIGKILL ? "SIGKILL" : nullptr;
+    const char* name = sig == SIGSEGV   ? "SIGSEGV"
+                       : sig == SIGABRT ? "SIGABRT"
+                       : sig == SIGBUS  ? "SIGBUS"
+                       : sig == SIGFPE  ? "SIGFPE"
+                       : sig == SIGILL  ? "SIGILL"
+                       : sig == SIGKILL ? "SIGKILL"
+                                        : nullptr;
     run.finished = false;
-    run.failure = with_words(name ? std::string("crashed (") + name + ")" : "killed by signal " + std::to_string(sig));
+    run.failure = with_words(name ? std::string("crashed (") + name + ")"
+                                  : "killed by signal " + std::to_string(sig));
   } else if (status < 0 || WEXITSTATUS(status) != 0) {
     run.finished = false;
-    run.failure = with_words(status < 0 ? std::string("ended without a result")
-                                        : "exited with status " + std::to_string(WEXITSTATUS(status)));
+    run.failure =
+        with_words(status < 0 ? std::string("ended without a result")
+                              : "exited with status " + std::to_string(WEXITSTATUS(status)));
   } else if (!run.finished) {
     run.failure = with_words("exited without a result");
   }
@@ -388,10 +397,12 @@ inline std::vector<std::uint32_t> class_components(const DagProblem& p, std::vec
 /// Costs go to CBC as they are, and Clp aborts on one of magnitude 1e25 or more: `extract_ilp`
 /// scales them down first.
 inline DagSolution solve_cbc(const DagProblem& p, const DagSolution& start,
-                             std::chrono::steady_clock::time_point deadline, int cycle_cut_rounds, int threads,
+                             std::chrono::steady_clock::time_point deadline, int cycle_cut_rounds,
+                             int threads,
                              const std::function<void(const DagSolution&)>& progress = {}) {
   using Clock = std::chrono::steady_clock;
-  const int n_nodes = static_cast<int>(p.num_nodes()), n_classes = static_cast<int>(p.num_classes());
+  const int n_nodes = static_cast<int>(p.num_nodes()),
+            n_classes = static_cast<int>(p.num_classes());
   auto x = [](std::uint32_t node) { return static_cast<int>(node); };
   auto a = [&](std::uint32_t c) { return n_nodes + static_cast<int>(c); };
   std::vector<bool> is_root(p.num_classes(), false);
@@ -457,9 +468,11 @@ inline DagSolution solve_cbc(const DagProblem& p, const DagSolution& start,
       Cbc_addCol(m, "", is_root[c] ? 1.0 : 0.0, 1.0, 0.0, 0, 0, nullptr, nullptr);
     auto add_rows = [&](const DagIlpRows& rows) {
       for (const auto& row : rows.rows)
-        Cbc_addRow(m, "", static_cast<int>(row.columns.size()), row.columns.data(), row.values.data(),
-                   row.lower <= -1e30 ? 'L' : (row.upper >= 1e30 ? 'G' : (row.lower == row.upper ? 'E' : 'L')),
-                   row.lower <= -1e30 ? row.upper : row.lower);
+        Cbc_addRow(
+            m, "", static_cast<int>(row.columns.size()), row.columns.data(), row.values.data(),
+            row.lower <= -1e30 ? 'L'
+                               : (row.upper >= 1e30 ? 'G' : (row.lower == row.upper ? 'E' : 'L')),
+            row.lower <= -1e30 ? row.upper : row.lower);
     };
     add_rows(base);
     add_rows(cuts);
@@ -516,7 +529,8 @@ inline DagSolution solve_cbc(const DagProblem& p, const DagSolution& start,
       result.lower_bound = std::max(result.lower_bound, Cbc_getBestPossibleObjValue(m));
     const double* solution = Cbc_bestSolution(m);
     if (solution == nullptr) break;  // no solution and no start: give up with the bound alone
-    if (!best.empty() && result.lower_bound >= best_cost - 1e-9 * std::max(1.0, std::abs(best_cost))) {
+    if (!best.empty() &&
+        result.lower_bound >= best_cost - 1e-9 * std::max(1.0, std::abs(best_cost))) {
       result.optimal = true;  // the relaxation cannot beat the incumbent, whatever it chose
       break;
     }
@@ -577,7 +591,8 @@ inline DagSolution solve_cbc(const DagProblem& p, const DagSolution& start,
       if (cost < best_cost) {
         best_cost = cost;
         best = choice;
-        if (progress) progress(DagSolution{best, best_cost, std::min(result.lower_bound, best_cost), false});
+        if (progress)
+          progress(DagSolution{best, best_cost, std::min(result.lower_bound, best_cost), false});
       }
       if (Cbc_isProvenOptimal(m)) {
         result.optimal = true;
@@ -609,7 +624,8 @@ struct CbcRun {
 /// `kill_at`; elsewhere it runs in-process and only its exceptions are caught.
 inline CbcRun solve_cbc_contained(const DagProblem& p, const DagSolution& start,
                                   std::chrono::steady_clock::time_point deadline,
-                                  std::chrono::steady_clock::time_point kill_at, int cycle_cut_rounds, int threads) {
+                                  std::chrono::steady_clock::time_point kill_at,
+                                  int cycle_cut_rounds, int threads) {
   CbcRun run{start, {}};
   run.solution.optimal = false;
   if (std::chrono::steady_clock::now() >= deadline) return run;  // no time: no child to start
@@ -617,11 +633,13 @@ inline CbcRun solve_cbc_contained(const DagProblem& p, const DagSolution& start,
   const ChildRun child = run_in_child(
       [&](const auto& send) {
         const auto report = [&](const DagSolution& s) { send(encode_solution(s), false); };
-        send(encode_solution(solve_cbc(p, start, deadline, cycle_cut_rounds, threads, report)), true);
+        send(encode_solution(solve_cbc(p, start, deadline, cycle_cut_rounds, threads, report)),
+             true);
       },
       kill_at);
   DagSolution reported;
-  if (!child.message.empty() && decode_solution(child.message, p.num_classes(), p.num_nodes(), reported)) {
+  if (!child.message.empty() &&
+      decode_solution(child.message, p.num_classes(), p.num_nodes(), reported)) {
     if (!child.finished) reported.optimal = false;
     run.solution = std::move(reported);
   } else if (child.failure.empty()) {

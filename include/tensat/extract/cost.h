@@ -27,7 +27,7 @@ inline namespace v0 {
 /// Saturating addition, so that huge terms (e.g. exponential trees) do not wrap around.
 [[nodiscard]] constexpr std::size_t saturating_add(std::size_t a, std::size_t b) noexcept {
   return a > std::numeric_limits<std::size_t>::max() - b ? std::numeric_limits<std::size_t>::max()
-                                                           : a + b;
+                                                         : a + b;
 }
 
 /// Number of nodes of the term: 1 + the children's sizes (saturating).

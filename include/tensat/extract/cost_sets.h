@@ -49,14 +49,14 @@ struct DistinctChildren {
 /// Per class, the usable nodes that have it as a child, and each node's count of distinct child
 /// classes: the candidates' bookkeeping of the greedy and of the local search, built once.
 inline ChildUsers usable_child_users(const ExtractionGraph& g, const DistinctChildren& dc) {
-  return ChildUsers(g.num_classes(), g.num_nodes(), [&](std::size_t n, std::vector<std::uint32_t>& out) {
-    const auto n32 = static_cast<std::uint32_t>(n);
-    if (!dc.usable[n32]) return false;
-    out.assign(dc.of(n32).begin(), dc.of(n32).end());
-    return true;
-  });
+  return ChildUsers(g.num_classes(), g.num_nodes(),
+                    [&](std::size_t n, std::vector<std::uint32_t>& out) {
+                      const auto n32 = static_cast<std::uint32_t>(n);
+                      if (!dc.usable[n32]) return false;
+                      out.assign(dc.of(n32).begin(), dc.of(n32).end());
+                      return true;
+                    });
 }
-
 
 /// Cost sets as flat lists of class ids, merged through epoch stamps: fastest while the sets
 /// are small, classes² entries on a deep e-graph. Work: entries merged (4 bytes each at most).
@@ -171,7 +171,8 @@ class ClassSetForest {
     Node out;
     const bool last = level == levels_ - 1;
     for (unsigned i = 0; i < 16; ++i)
-      out.kid[i] = last ? (na.kid[i] | nb.kid[i]) : unite_at(na.kid[i], nb.kid[i], level + 1, prefix * 16 + i, visits);
+      out.kid[i] = last ? (na.kid[i] | nb.kid[i])
+                        : unite_at(na.kid[i], nb.kid[i], level + 1, prefix * 16 + i, visits);
     if (out.kid == na.kid) return a;
     if (out.kid == nb.kid) return b;
     out.sum = last ? leaf_sum(out, prefix * 16) : inner_sum(out);
@@ -200,7 +201,11 @@ class ClassSetForest {
 class TrieCostSets {
  public:
   TrieCostSets(const ExtractionGraph& g, const DistinctChildren& dc)
-      : g_(g), dc_(dc), forest_(g.num_classes()), sets_(g.num_classes(), 0), unions_(g.num_nodes(), 0) {}
+      : g_(g),
+        dc_(dc),
+        forest_(g.num_classes()),
+        sets_(g.num_classes(), 0),
+        unions_(g.num_nodes(), 0) {}
   [[nodiscard]] std::uint64_t work() const noexcept {
     return visits_ + forest_.size() * (ClassSetForest::kNodeBytes / 4);
   }
@@ -231,8 +236,9 @@ class TrieCostSets {
 /// re-evaluates long chains over and over). Classes never finalized keep kNone. It stops once
 /// `sets.work()` passes `max_work` (returning true) or at `deadline`, leaving the rest kNone.
 template <class Sets>
-bool cost_set_greedy_with(const ExtractionGraph& g, const DistinctChildren& dc, const ChildUsers& users,
-                          std::uint64_t max_work, GreedyClock::time_point deadline, std::vector<std::uint32_t>& choice) {
+bool cost_set_greedy_with(const ExtractionGraph& g, const DistinctChildren& dc,
+                          const ChildUsers& users, std::uint64_t max_work,
+                          GreedyClock::time_point deadline, std::vector<std::uint32_t>& choice) {
   const auto n_nodes = static_cast<std::uint32_t>(g.num_nodes());
   const std::size_t n_classes = g.num_classes();
   std::vector<std::uint32_t> remaining = users.remaining;  // counted down as children become final
@@ -267,12 +273,14 @@ bool cost_set_greedy_with(const ExtractionGraph& g, const DistinctChildren& dc, 
 /// The cost-set greedy with flat sets, which are fastest while they stay small; when they
 /// outgrow `kFlatWork` entries (a deep e-graph) it starts over with tries, whose unions cost
 /// what the sets differ by. Both give the same choice; `max_work` bounds each.
-inline std::vector<std::uint32_t> cost_set_greedy(const ExtractionGraph& g, const DistinctChildren& dc,
+inline std::vector<std::uint32_t> cost_set_greedy(const ExtractionGraph& g,
+                                                  const DistinctChildren& dc,
                                                   const ChildUsers& users, std::uint64_t max_work,
                                                   GreedyClock::time_point deadline) {
   constexpr std::uint64_t kFlatWork = 16'000'000;
   std::vector<std::uint32_t> choice;
-  if (cost_set_greedy_with<FlatCostSets>(g, dc, users, std::min(max_work, kFlatWork), deadline, choice))
+  if (cost_set_greedy_with<FlatCostSets>(g, dc, users, std::min(max_work, kFlatWork), deadline,
+                                         choice))
     cost_set_greedy_with<TrieCostSets>(g, dc, users, max_work, deadline, choice);
   return choice;
 }

@@ -42,10 +42,10 @@ struct DagProblem {
   std::vector<double> cost;                   ///< reduced node → cost
   std::vector<std::uint32_t> child_offsets, child_classes;  ///< distinct child classes (CSR)
   std::vector<std::uint32_t> class_offsets, class_members;  ///< nodes of each class (CSR)
-  std::vector<std::uint32_t> roots;           ///< distinct reduced root classes
-  bool nonnegative = true;                    ///< no node costs less than zero
-  std::vector<std::uint32_t> incumbent;       ///< reduced class → reduced node, kNone if not used
-  double incumbent_cost = 0;                  ///< DAG cost of `incumbent`
+  std::vector<std::uint32_t> roots;                         ///< distinct reduced root classes
+  bool nonnegative = true;                                  ///< no node costs less than zero
+  std::vector<std::uint32_t> incumbent;  ///< reduced class → reduced node, kNone if not used
+  double incumbent_cost = 0;             ///< DAG cost of `incumbent`
 
   [[nodiscard]] std::size_t num_classes() const noexcept { return original_class.size(); }
   [[nodiscard]] std::size_t num_nodes() const noexcept { return original_node.size(); }
@@ -83,7 +83,8 @@ struct DagProblem {
 
   /// The classes chosen by `choice` that lie on a cycle reachable from the roots, as one cycle
   /// c1 → c2 → … → ck → c1 (reduced classes), or empty if the chosen graph is acyclic.
-  [[nodiscard]] std::vector<std::uint32_t> find_cycle(const std::vector<std::uint32_t>& choice) const {
+  [[nodiscard]] std::vector<std::uint32_t> find_cycle(
+      const std::vector<std::uint32_t>& choice) const {
     std::vector<std::uint8_t> colour(num_classes(), 0);
     std::vector<std::pair<std::uint32_t, std::uint32_t>> stack;  // class, next child position
     for (std::uint32_t root : roots) {
@@ -101,7 +102,8 @@ struct DagProblem {
         const std::uint32_t k = kids[next++];
         if (colour[k] == 1) {
           std::vector<std::uint32_t> cycle;
-          auto it = std::find_if(stack.begin(), stack.end(), [&](const auto& e) { return e.first == k; });
+          auto it =
+              std::find_if(stack.begin(), stack.end(), [&](const auto& e) { return e.first == k; });
           for (; it != stack.end(); ++it) cycle.push_back(it->first);
           return cycle;
         }
@@ -143,7 +145,9 @@ inline double DagProblem::mandatory_lower_bound() const {
     for (std::size_t i = 1; i < members.size() && !shared.empty(); ++i) {
       const auto kids = children(members[i]);
       shared.erase(std::remove_if(shared.begin(), shared.end(),
-                                  [&](std::uint32_t k) { return !std::binary_search(kids.begin(), kids.end(), k); }),
+                                  [&](std::uint32_t k) {
+                                    return !std::binary_search(kids.begin(), kids.end(), k);
+                                  }),
                    shared.end());
     }
     for (std::uint32_t k : shared)
@@ -295,8 +299,10 @@ inline DagProblem DagProblem::reduce(const ExtractionGraph& graph, const Extract
   bool complete = true;
   for (std::uint32_t c = 0; c < n_classes; ++c)
     if (carried[c] != kNone) {
-      if (class_index[c] == kNone || node_index[carried[c]] == kNone) complete = false;
-      else p.incumbent[class_index[c]] = node_index[carried[c]];
+      if (class_index[c] == kNone || node_index[carried[c]] == kNone)
+        complete = false;
+      else
+        p.incumbent[class_index[c]] = node_index[carried[c]];
     }
   const auto full = complete ? p.expand(graph, p.incumbent) : std::vector<std::uint32_t>{};
   if (!complete || check_extraction(graph, full)) {

@@ -32,14 +32,16 @@ enum class ExtractionStop { Finished, WorkLimit, TimeLimit };
 /// classes that need none (unreachable from the roots).
 struct Extraction {
   std::vector<std::uint32_t> choice;
-  double tree_cost = 0;  ///< Σ over the listed roots of the chosen term's cost (shared terms repaid)
-  double dag_cost = 0;   ///< Σ over classes reachable from the roots of the chosen node's cost
+  double tree_cost =
+      0;  ///< Σ over the listed roots of the chosen term's cost (shared terms repaid)
+  double dag_cost = 0;  ///< Σ over classes reachable from the roots of the chosen node's cost
   ExtractionStatus status = ExtractionStatus::Feasible;
   std::int64_t micros = 0;  ///< time the extractor took
   /// A proven lower bound on the optimum of the extractor's objective (equal to the cost when
   /// Optimal; -infinity when the extractor proves nothing, as heuristics do).
   double lower_bound = -std::numeric_limits<double>::infinity();
-  ExtractionStop stop = ExtractionStop::Finished;  ///< the first budget that cut the search short, if any
+  ExtractionStop stop =
+      ExtractionStop::Finished;  ///< the first budget that cut the search short, if any
   /// Empty, or what the caller should know about how the result came about, in one line: e.g.
   /// that an exact extractor's solver backend failed and another one took over (`extract_ilp`).
   std::string note;
@@ -82,7 +84,8 @@ inline std::optional<std::string> check_extraction(const ExtractionGraph& graph,
       const std::uint32_t n = choice[c];
       if (next == 0) {
         colour[c] = 1;
-        if (n == ExtractionGraph::kNone) return fmt::format("class {} is reachable but has no chosen node", c);
+        if (n == ExtractionGraph::kNone)
+          return fmt::format("class {} is reachable but has no chosen node", c);
         if (n >= graph.num_nodes() || graph.node_class(n) != c)
           return fmt::format("the node chosen for class {} is not one of its nodes", c);
         if (graph.subsumed(n)) return fmt::format("the node chosen for class {} is subsumed", c);
@@ -94,7 +97,8 @@ inline std::optional<std::string> check_extraction(const ExtractionGraph& graph,
         continue;
       }
       const std::uint32_t child = kids[next++];
-      if (colour[child] == 1) return fmt::format("the chosen nodes form a cycle through class {}", child);
+      if (colour[child] == 1)
+        return fmt::format("the chosen nodes form a cycle through class {}", child);
       if (colour[child] == 0) stack.emplace_back(child, 0);
     }
   }
@@ -105,7 +109,8 @@ namespace detail {
 
 /// Keeps only the choices reachable from the roots through chosen nodes (the rest is not part
 /// of an extraction); classes without a choice stay kNone.
-inline std::vector<std::uint32_t> reachable_choice(const ExtractionGraph& g, const std::vector<std::uint32_t>& choice) {
+inline std::vector<std::uint32_t> reachable_choice(const ExtractionGraph& g,
+                                                   const std::vector<std::uint32_t>& choice) {
   std::vector<std::uint32_t> result(g.num_classes(), ExtractionGraph::kNone);
   std::vector<std::uint32_t> stack(g.roots().begin(), g.roots().end());
   while (!stack.empty()) {
@@ -173,11 +178,14 @@ inline double tree_cost(const ExtractionGraph& graph, const std::vector<std::uin
 /// `ExtractionGraph::from_egraph(egraph, …, &node_ids)`. Throws `Error` if the extraction is not
 /// valid for `graph`.
 template <class L, class A>
-RecExpr<L> to_recexpr(const EGraph<L, A>& egraph, const ExtractionGraph& graph, const std::vector<Id>& node_ids,
-                      const Extraction& extraction, std::size_t root_position = 0) {
-  if (node_ids.size() != graph.num_nodes()) throw Error("to_recexpr: node_ids does not match the view");
+RecExpr<L> to_recexpr(const EGraph<L, A>& egraph, const ExtractionGraph& graph,
+                      const std::vector<Id>& node_ids, const Extraction& extraction,
+                      std::size_t root_position = 0) {
+  if (node_ids.size() != graph.num_nodes())
+    throw Error("to_recexpr: node_ids does not match the view");
   if (root_position >= graph.roots().size()) throw Error("to_recexpr: no such root");
-  if (auto problem = check_extraction(graph, extraction.choice)) throw Error("to_recexpr: " + *problem);
+  if (auto problem = check_extraction(graph, extraction.choice))
+    throw Error("to_recexpr: " + *problem);
   RecExpr<L> expr;
   constexpr std::uint32_t kUnset = ExtractionGraph::kNone;
   std::vector<std::uint32_t> index(graph.num_classes(), kUnset);

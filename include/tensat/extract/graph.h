@@ -31,9 +31,10 @@ class ExtractionGraph {
   /// Builds the view from parts: `node_class[n]`, `node_cost[n]`, children (class indices) in
   /// CSR form (`child_offsets` has num_nodes + 1 entries). Throws `Error` on NaN costs,
   /// out-of-range classes or roots.
-  ExtractionGraph(std::size_t num_classes, std::vector<std::uint32_t> node_class, std::vector<double> node_cost,
-                  std::vector<std::uint32_t> child_offsets, std::vector<std::uint32_t> children,
-                  std::vector<std::uint32_t> roots, std::vector<bool> subsumed = {})
+  ExtractionGraph(std::size_t num_classes, std::vector<std::uint32_t> node_class,
+                  std::vector<double> node_cost, std::vector<std::uint32_t> child_offsets,
+                  std::vector<std::uint32_t> children, std::vector<std::uint32_t> roots,
+                  std::vector<bool> subsumed = {})
       : num_classes_(num_classes),
         node_class_(std::move(node_class)),
         node_cost_(std::move(node_cost)),
@@ -47,8 +48,10 @@ class ExtractionGraph {
         child_offsets_.back() != children_.size())
       throw Error("ExtractionGraph: inconsistent array sizes");
     for (std::size_t i = 0; i < n; ++i) {
-      if (std::isnan(node_cost_[i])) throw Error(fmt::format("ExtractionGraph: node {} has a NaN cost", i));
-      if (node_class_[i] >= num_classes_) throw Error(fmt::format("ExtractionGraph: node {} has no valid class", i));
+      if (std::isnan(node_cost_[i]))
+        throw Error(fmt::format("ExtractionGraph: node {} has a NaN cost", i));
+      if (node_class_[i] >= num_classes_)
+        throw Error(fmt::format("ExtractionGraph: node {} has no valid class", i));
     }
     for (std::uint32_t c : children_)
       if (c >= num_classes_) throw Error("ExtractionGraph: a child names no class");
@@ -60,7 +63,8 @@ class ExtractionGraph {
     for (std::size_t c = 0; c < num_classes_; ++c) class_offsets_[c + 1] += class_offsets_[c];
     class_nodes_.resize(n);
     std::vector<std::uint32_t> fill(class_offsets_.begin(), class_offsets_.end() - 1);
-    for (std::size_t i = 0; i < n; ++i) class_nodes_[fill[node_class_[i]]++] = static_cast<std::uint32_t>(i);
+    for (std::size_t i = 0; i < n; ++i)
+      class_nodes_[fill[node_class_[i]]++] = static_cast<std::uint32_t>(i);
   }
 
   /// The view of a clean tensat e-graph: classes numbered in `classes()` order, nodes in member
@@ -69,8 +73,8 @@ class ExtractionGraph {
   /// `cost(node)`. `node_ids`, if given, receives the e-graph id of each view node (for
   /// `to_recexpr`). Throws `Error` on a NaN cost.
   template <class L, class A, class NodeCost>
-  static ExtractionGraph from_egraph(const EGraph<L, A>& egraph, const std::vector<Id>& roots, NodeCost&& cost,
-                                     std::vector<Id>* node_ids = nullptr) {
+  static ExtractionGraph from_egraph(const EGraph<L, A>& egraph, const std::vector<Id>& roots,
+                                     NodeCost&& cost, std::vector<Id>* node_ids = nullptr) {
     if (!egraph.is_clean()) throw Error("ExtractionGraph: rebuild() the e-graph first");
     std::unordered_map<std::uint32_t, std::uint32_t> class_index;
     for (const auto& cls : egraph.classes())
@@ -82,17 +86,19 @@ class ExtractionGraph {
       for (Id nid : cls.nodes) {
         const L& node = egraph.node(nid);
         node_class.push_back(class_index.at(cls.id.value));
-        if constexpr (std::is_invocable_v<NodeCost&, const L&, const typename EGraph<L, A>::EClass&>)
+        if constexpr (std::is_invocable_v<NodeCost&, const L&,
+                                          const typename EGraph<L, A>::EClass&>)
           costs.push_back(static_cast<double>(cost(node, cls)));
         else
           costs.push_back(static_cast<double>(cost(node)));
-        for (Id child : node.children()) children.push_back(class_index.at(egraph.find(child).value));
+        for (Id child : node.children())
+          children.push_back(class_index.at(egraph.find(child).value));
         offsets.push_back(static_cast<std::uint32_t>(children.size()));
         if (node_ids) node_ids->push_back(nid);
       }
     for (Id root : roots) root_classes.push_back(class_index.at(egraph.find(root).value));
-    return ExtractionGraph(class_index.size(), std::move(node_class), std::move(costs), std::move(offsets),
-                           std::move(children), std::move(root_classes));
+    return ExtractionGraph(class_index.size(), std::move(node_class), std::move(costs),
+                           std::move(offsets), std::move(children), std::move(root_classes));
   }
 
   [[nodiscard]] std::size_t num_classes() const noexcept { return num_classes_; }

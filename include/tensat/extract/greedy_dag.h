@@ -91,7 +91,12 @@ class DagLocalSearch {
  public:
   DagLocalSearch(const ExtractionGraph& g, const DistinctChildren& dc, const ChildUsers& users,
                  std::vector<std::uint32_t> choice)
-      : g_(g), dc_(dc), users_(users), choice_(std::move(choice)), ref_(g.num_classes(), 0), seen_(g.num_classes(), 0),
+      : g_(g),
+        dc_(dc),
+        users_(users),
+        choice_(std::move(choice)),
+        ref_(g.num_classes(), 0),
+        seen_(g.num_classes(), 0),
         offered_(g.num_classes(), 0) {
     for (std::uint32_t root : g_.roots())
       if (ref_[root] == 0) {
@@ -113,7 +118,8 @@ class DagLocalSearch {
   /// through chains of dead classes to every live class that could use it (`shared_moves`: an
   /// n-way merged product that n classes reach only through a chain of splits). A move is taken
   /// only if it `lowers` the cost (see `CostChange`).
-  ExtractionStop run(std::uint64_t work, GreedyClock::time_point deadline = GreedyClock::time_point::max()) {
+  ExtractionStop run(std::uint64_t work,
+                     GreedyClock::time_point deadline = GreedyClock::time_point::max()) {
     deadline_ = deadline;
     timed_out_ = GreedyClock::now() >= deadline_;
     work_left_ = timed_out_ ? 0 : work;
@@ -216,15 +222,19 @@ class DagLocalSearch {
     };
     std::vector<Candidate> candidates;
     for (std::uint32_t b = 0; b < g_.num_classes() && work_left_ > 0; ++b) {
-      if (ref_[b] > 0 || choice_[b] == ExtractionGraph::kNone || users_.offsets[b] == users_.offsets[b + 1]) continue;
+      if (ref_[b] > 0 || choice_[b] == ExtractionGraph::kNone ||
+          users_.offsets[b] == users_.offsets[b + 1])
+        continue;
       for (std::uint32_t m : g_.class_nodes(b)) {
-        if (!dc_.usable[m] || !(g_.node_cost(m) >= kSharedMinShare * total_) || !can_offer(b, m)) continue;
+        if (!dc_.usable[m] || !(g_.node_cost(m) >= kSharedMinShare * total_) || !can_offer(b, m))
+          continue;
         // Each evaluation gets its own slice of the budget: offered to many classes, a move can
         // cost far more than it is worth to find out.
         const std::uint64_t left = work_left_;
         work_left_ = std::min<std::uint64_t>(left, kSharedMoveWork);
         const CostChange delta = shared_move(b, m, false);
-        work_left_ = timed_out_ ? 0 : left - (std::min<std::uint64_t>(left, kSharedMoveWork) - work_left_);
+        work_left_ =
+            timed_out_ ? 0 : left - (std::min<std::uint64_t>(left, kSharedMoveWork) - work_left_);
         if (delta.lowers()) candidates.push_back({delta.value, b, m});
         if (work_left_ == 0) break;
       }
@@ -254,14 +264,16 @@ class DagLocalSearch {
     for (int level = 0; level < kMaxClimb && !frontier.empty() && work_left_ > 0; ++level) {
       next.clear();
       for (std::uint32_t b : frontier)
-        for (std::uint32_t k = users_.offsets[b]; k < users_.offsets[b + 1] && work_left_ > 0; ++k) {
+        for (std::uint32_t k = users_.offsets[b]; k < users_.offsets[b + 1] && work_left_ > 0;
+             ++k) {
           const std::uint32_t user = users_.users[k];
           const std::uint32_t p = g_.node_class(user);
           const std::uint32_t before = choice_[p];
           spend(1);
           if (p == c) continue;
           if (ref_[p] > 0) {
-            if (user == before || !has_terms(user) || (shared && !small_dead_subgraph(user))) continue;
+            if (user == before || !has_terms(user) || (shared && !small_dead_subgraph(user)))
+              continue;
             born_.clear();
             recording_ = true;
             const CostChange step = swap(p, user);
@@ -304,8 +316,10 @@ class DagLocalSearch {
   // Undoes the changes in `log_`, last first.
   void undo_log() {
     for (auto it = log_.rbegin(); it != log_.rend(); ++it) {
-      if (it->live) swap(it->cls, it->node);
-      else choice_[it->cls] = it->node;
+      if (it->live)
+        swap(it->cls, it->node);
+      else
+        choice_[it->cls] = it->node;
     }
   }
 
@@ -415,7 +429,9 @@ class DagLocalSearch {
   }
 
   // Whether at most kSharedScope dead classes lie under node m.
-  bool small_dead_subgraph(std::uint32_t m) { return walk_under(m, kNoClass, true, kSharedScope) != Walk::TooBig; }
+  bool small_dead_subgraph(std::uint32_t m) {
+    return walk_under(m, kNoClass, true, kSharedScope) != Walk::TooBig;
+  }
 
   enum class Walk { Reaches, Clear, TooBig };
   // Walks the classes under node m's children through chosen nodes, looking for `target`:
@@ -458,7 +474,8 @@ class DagLocalSearch {
   GreedyClock::time_point deadline_ = GreedyClock::time_point::max();
   bool timed_out_ = false;
   std::uint64_t spent_ = 0, next_clock_ = 0;
-  static constexpr std::uint64_t kClockEvery = 16'384;  // class visits between clock reads (~0.1 ms)
+  static constexpr std::uint64_t kClockEvery =
+      16'384;  // class visits between clock reads (~0.1 ms)
   bool recording_ = false;
   static constexpr std::uint32_t kNoClass = std::numeric_limits<std::uint32_t>::max();
   static constexpr std::uint32_t kNoLimit = std::numeric_limits<std::uint32_t>::max();
@@ -476,11 +493,12 @@ class DagLocalSearch {
   static constexpr std::uint64_t kSharedMoveWork = 20'000;
   struct Change {
     std::uint32_t cls, node;  // the class and its previous node
-    bool live;                // a swap of a live class (undone by a swap) or a dead class re-pointed
+    bool live;  // a swap of a live class (undone by a swap) or a dead class re-pointed
   };
   std::vector<std::uint32_t> born_;  // classes made live by a recorded swap
   std::vector<Change> log_;          // what a compound move changed, to undo
-  std::vector<std::uint32_t> offered_;  // offer_epoch_ when adopt last re-pointed or offered a class
+  std::vector<std::uint32_t>
+      offered_;  // offer_epoch_ when adopt last re-pointed or offered a class
   std::uint32_t offer_epoch_ = 0;
 };
 
@@ -495,13 +513,15 @@ class DagLocalSearch {
 /// the search reached a local optimum or a budget stopped it. Throws `Error` if a root has no
 /// finite term or the time limit is negative or NaN. Handles zero and negative costs (a class
 /// is paid only if a chosen node uses it).
-inline Extraction extract_greedy_dag(const ExtractionGraph& graph, const GreedyDagOptions& options = {}) {
+inline Extraction extract_greedy_dag(const ExtractionGraph& graph,
+                                     const GreedyDagOptions& options = {}) {
   using Clock = detail::GreedyClock;
   const auto start = Clock::now();
   if (std::isnan(options.time_limit_seconds) || options.time_limit_seconds < 0)
     throw Error("extract_greedy_dag: the time limit must be a non-negative number of seconds");
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(std::min(options.time_limit_seconds, 1e9)));
+  const auto deadline =
+      start + std::chrono::duration_cast<Clock::duration>(
+                  std::chrono::duration<double>(std::min(options.time_limit_seconds, 1e9)));
   if (graph.roots().empty()) throw Error("extract_greedy_dag: the e-graph has no root");
   const detail::DistinctChildren dc(graph);
   std::vector<double> best;
@@ -516,15 +536,19 @@ inline Extraction extract_greedy_dag(const ExtractionGraph& graph, const GreedyD
   // Classes the greedy left out keep their tree choice, so every class with a term has one and
   // the combined choice stays acyclic (a greedy node's children are all greedy-finalized).
   bool greedy_complete = true;
-  for (std::uint32_t root : graph.roots()) greedy_complete = greedy_complete && greedy_choice[root] != ExtractionGraph::kNone;
+  for (std::uint32_t root : graph.roots())
+    greedy_complete = greedy_complete && greedy_choice[root] != ExtractionGraph::kNone;
   for (std::size_t c = 0; c < greedy_choice.size(); ++c)
     if (greedy_choice[c] == ExtractionGraph::kNone) greedy_choice[c] = tree_choice[c];
   detail::DagLocalSearch from_tree(graph, dc, users, tree_choice);
   detail::DagLocalSearch from_greedy(graph, dc, users, greedy_choice);
-  detail::DagLocalSearch& search = greedy_complete && from_greedy.total() <= from_tree.total() ? from_greedy : from_tree;
+  detail::DagLocalSearch& search =
+      greedy_complete && from_greedy.total() <= from_tree.total() ? from_greedy : from_tree;
   Extraction result;
-  if (options.local_search) result.stop = search.run(options.local_search_work, deadline);
-  else if (Clock::now() >= deadline) result.stop = ExtractionStop::TimeLimit;  // the greedy was cut
+  if (options.local_search)
+    result.stop = search.run(options.local_search_work, deadline);
+  else if (Clock::now() >= deadline)
+    result.stop = ExtractionStop::TimeLimit;  // the greedy was cut
   result.choice = detail::reachable_choice(graph, search.choice());
   result.dag_cost = dag_cost(graph, result.choice);
   // Never worse than a start, by the DAG cost computed afresh: the search's own running total
@@ -541,7 +565,8 @@ inline Extraction extract_greedy_dag(const ExtractionGraph& graph, const GreedyD
   }
   result.tree_cost = tree_cost(graph, result.choice);
   result.status = ExtractionStatus::Feasible;
-  result.micros = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
+  result.micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
   return result;
 }
 

@@ -53,9 +53,12 @@ struct IlpOptions {
 /// The name of a backend, as the CLI and reports spell it.
 inline const char* to_string(IlpBackend backend) {
   switch (backend) {
-    case IlpBackend::Auto: return "auto";
-    case IlpBackend::BuiltIn: return "builtin";
-    case IlpBackend::Cbc: return "cbc";
+    case IlpBackend::Auto:
+      return "auto";
+    case IlpBackend::BuiltIn:
+      return "builtin";
+    case IlpBackend::Cbc:
+      return "cbc";
   }
   return "?";
 }
@@ -64,7 +67,9 @@ namespace detail {
 
 /// 1e-9 of |x| (at least 1e-9): "cheaper" means cheaper by more than this. None for a
 /// non-finite x, where inf - inf would be NaN.
-inline double cost_slack(double x) { return std::isfinite(x) ? 1e-9 * std::max(1.0, std::abs(x)) : 0.0; }
+inline double cost_slack(double x) {
+  return std::isfinite(x) ? 1e-9 * std::max(1.0, std::abs(x)) : 0.0;
+}
 
 /// The exact solvers work on costs below 2^50: CBC's LP aborts on an objective coefficient of
 /// 1e25 or more, and sums of costs near the largest double overflow. The shift k ≥ 0 that
@@ -73,7 +78,8 @@ inline double cost_slack(double x) { return std::isfinite(x) ? 1e-9 * std::max(1
 inline int cost_shift(const ExtractionGraph& graph) {
   double largest = 0;
   for (std::uint32_t n = 0; n < graph.num_nodes(); ++n)
-    if (std::isfinite(graph.node_cost(n))) largest = std::max(largest, std::abs(graph.node_cost(n)));
+    if (std::isfinite(graph.node_cost(n)))
+      largest = std::max(largest, std::abs(graph.node_cost(n)));
   const int exponent = largest > 0 ? std::ilogb(largest) : 0;
   return exponent >= 50 ? exponent - 49 : 0;
 }
@@ -89,8 +95,9 @@ inline ExtractionGraph with_shifted_costs(const ExtractionGraph& graph, int shif
     children.insert(children.end(), graph.children(n).begin(), graph.children(n).end());
     offsets.push_back(static_cast<std::uint32_t>(children.size()));
   }
-  return ExtractionGraph(graph.num_classes(), std::move(node_class), std::move(cost), std::move(offsets),
-                         std::move(children), graph.roots(), std::move(subsumed));
+  return ExtractionGraph(graph.num_classes(), std::move(node_class), std::move(cost),
+                         std::move(offsets), std::move(children), graph.roots(),
+                         std::move(subsumed));
 }
 
 /// `extract_ilp` until `deadline`, on costs below 2^50 (`cost_shift(graph) == 0`); CBC is
@@ -115,18 +122,21 @@ inline Extraction extract_ilp_until(const ExtractionGraph& graph, const IlpOptio
   std::string note;
   if (backend != IlpBackend::Cbc) {
     auto until = deadline;
-    if (backend == IlpBackend::Auto && kHaveCbc) until = Clock::now() + (deadline - Clock::now()) / 10;
+    if (backend == IlpBackend::Auto && kHaveCbc)
+      until = Clock::now() + (deadline - Clock::now()) / 10;
     if (Clock::now() < until) solution = DagBranchAndBound(problem, until).solve();
   }
   if (backend != IlpBackend::BuiltIn && !solution.optimal) {
 #if defined(TENSAT_HAS_CBC) && TENSAT_HAS_CBC
-    const int threads = options.threads > 0 ? options.threads
-                                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads = options.threads > 0
+                            ? options.threads
+                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const double bound = solution.lower_bound;
     // CBC's own limit falls before the kill, so that a run it stops in time ends cleanly.
     const auto now = Clock::now();
     const auto cbc_deadline = kill_at > now ? now + (kill_at - now) * 9 / 10 : now;
-    CbcRun run = solve_cbc_contained(problem, solution, cbc_deadline, kill_at, options.cycle_cut_rounds, threads);
+    CbcRun run = solve_cbc_contained(problem, solution, cbc_deadline, kill_at,
+                                     options.cycle_cut_rounds, threads);
     solution = std::move(run.solution);
     solution.lower_bound = std::max(solution.lower_bound, bound);
     if (!run.failure.empty()) {
@@ -136,7 +146,8 @@ inline Extraction extract_ilp_until(const ExtractionGraph& graph, const IlpOptio
         const double cbc_bound = solution.lower_bound;
         solution = DagBranchAndBound(problem, deadline, solution).solve();
         solution.lower_bound = std::max(solution.lower_bound, cbc_bound);
-        note = "CBC failed (" + run.failure + "); the built-in branch-and-bound took over from its best solution";
+        note = "CBC failed (" + run.failure +
+               "); the built-in branch-and-bound took over from its best solution";
       } else {
         note = "CBC failed (" + run.failure + "); its best solution is kept";
       }
@@ -149,7 +160,8 @@ inline Extraction extract_ilp_until(const ExtractionGraph& graph, const IlpOptio
   if (solution.lower_bound >= solution.cost - cost_slack(solution.cost)) solution.optimal = true;
 
   Extraction result = heuristic;
-  if (!solution.choice.empty() && solution.cost < heuristic.dag_cost - cost_slack(heuristic.dag_cost)) {
+  if (!solution.choice.empty() &&
+      solution.cost < heuristic.dag_cost - cost_slack(heuristic.dag_cost)) {
     Extraction candidate;
     candidate.choice = problem.expand(graph, solution.choice);
     if (!check_extraction(graph, candidate.choice)) {  // re-checked on the original graph
@@ -165,7 +177,8 @@ inline Extraction extract_ilp_until(const ExtractionGraph& graph, const IlpOptio
   if (result.status == ExtractionStatus::Optimal) result.lower_bound = result.dag_cost;
   // Unproven, the first budget that cut the search short: the warm start's, or the deadline.
   result.stop = heuristic.stop;
-  if (result.status == ExtractionStatus::Optimal) result.stop = ExtractionStop::Finished;
+  if (result.status == ExtractionStatus::Optimal)
+    result.stop = ExtractionStop::Finished;
   else if (result.stop == ExtractionStop::Finished && Clock::now() >= deadline)
     result.stop = ExtractionStop::TimeLimit;
   result.note = std::move(note);
@@ -209,9 +222,10 @@ inline Extraction extract_ilp(const ExtractionGraph& graph, const IlpOptions& op
              kill_at = after(std::max(0.0, seconds * 0.96 - reserve - 0.0015));
 
   const int shift = detail::cost_shift(graph);
-  Extraction result = shift == 0 ? detail::extract_ilp_until(graph, options, deadline, kill_at)
-                                 : detail::extract_ilp_until(detail::with_shifted_costs(graph, shift), options,
-                                                             deadline, kill_at);
+  Extraction result = shift == 0
+                          ? detail::extract_ilp_until(graph, options, deadline, kill_at)
+                          : detail::extract_ilp_until(detail::with_shifted_costs(graph, shift),
+                                                      options, deadline, kill_at);
   if (!std::isfinite(result.dag_cost))  // the heuristic's, with a node costing +infinity
     throw CostError(ExtractionGraph::kNone,
                     "extract_ilp: no extraction of finite DAG cost found within the time limit");
@@ -219,15 +233,19 @@ inline Extraction extract_ilp(const ExtractionGraph& graph, const IlpOptions& op
     const double shifted_cost = result.dag_cost;
     result.dag_cost = dag_cost(graph, result.choice);
     result.tree_cost = tree_cost(graph, result.choice);
-    result.lower_bound = result.status == ExtractionStatus::Optimal ? result.dag_cost
-                                                                    : std::ldexp(result.lower_bound, shift);
+    result.lower_bound = result.status == ExtractionStatus::Optimal
+                             ? result.dag_cost
+                             : std::ldexp(result.lower_bound, shift);
     if (!std::isfinite(result.dag_cost))
-      throw CostError(ExtractionGraph::kNone,
-                      fmt::format("extract_ilp: the DAG cost of the {} extraction, {:g} × 2^{}, overflows a double",
-                                  result.status == ExtractionStatus::Optimal ? "cheapest" : "best found",
-                                  shifted_cost, shift));
+      throw CostError(
+          ExtractionGraph::kNone,
+          fmt::format(
+              "extract_ilp: the DAG cost of the {} extraction, {:g} × 2^{}, overflows a double",
+              result.status == ExtractionStatus::Optimal ? "cheapest" : "best found", shifted_cost,
+              shift));
   }
-  result.micros = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
+  result.micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
   return result;
 }
 

@@ -31,14 +31,16 @@ class StructuralNumbering {
  public:
   /// The number of `node`, whose children are already numbers; a new number if unseen.
   std::uint64_t intern(L node) {
-    return numbers_.try_emplace(std::move(node), static_cast<std::uint64_t>(numbers_.size())).first->second;
+    return numbers_.try_emplace(std::move(node), static_cast<std::uint64_t>(numbers_.size()))
+        .first->second;
   }
   /// The numbers of `program`'s nodes, in index order.
   std::vector<std::uint64_t> number(const RecExpr<L>& program) {
     std::vector<std::uint64_t> out;
     out.reserve(program.size());
     for (const L& node : program)
-      out.push_back(intern(map_children(node, [&](Id c) { return Id(static_cast<std::uint32_t>(out[c.index()])); })));
+      out.push_back(intern(map_children(
+          node, [&](Id c) { return Id(static_cast<std::uint32_t>(out[c.index()])); })));
     return out;
   }
   [[nodiscard]] std::size_t size() const noexcept { return numbers_.size(); }
@@ -67,7 +69,8 @@ inline constexpr std::uint64_t kNoOrderKey = std::numeric_limits<std::uint64_t>:
 /// O(n log n) in the nodes of both programs. Throws `Error` when a key vector's length differs
 /// from its program's.
 template <class L>
-[[nodiscard]] RecExpr<L> order_like(const RecExpr<L>& program, const std::vector<std::uint64_t>& program_keys,
+[[nodiscard]] RecExpr<L> order_like(const RecExpr<L>& program,
+                                    const std::vector<std::uint64_t>& program_keys,
                                     const std::vector<std::uint64_t>& reference_keys) {
   const std::size_t n = program.size();
   if (program_keys.size() != n) throw Error("order_like: program_keys does not match the program");
@@ -84,7 +87,8 @@ template <class L>
   for (std::size_t i = n; i-- > 0;) {
     const auto found = first_position.find(program_keys[i]);
     if (found != first_position.end()) rank[i] = std::min(rank[i], found->second);
-    for (Id child : program[Id(i)].children()) rank[child.index()] = std::min(rank[child.index()], rank[i]);
+    for (Id child : program[Id(i)].children())
+      rank[child.index()] = std::min(rank[child.index()], rank[i]);
   }
 
   std::vector<std::uint32_t> waiting(n, 0);  // operands not yet emitted
@@ -103,7 +107,8 @@ template <class L>
   std::vector<Id> new_index(n);
   RecExpr<L> out;
   const auto emit = [&](std::size_t i) {
-    new_index[i] = out.add(map_children(program[Id(i)], [&](Id c) { return new_index[c.index()]; }));
+    new_index[i] =
+        out.add(map_children(program[Id(i)], [&](Id c) { return new_index[c.index()]; }));
   };
   while (!ready.empty()) {
     const std::uint32_t i = ready.top().second;
@@ -132,7 +137,8 @@ template <class L>
 /// The e-class of each node of `program` in `egraph` (canonical ids), `kNoOrderKey` for a node
 /// the e-graph lacks (and for every node above it).
 template <class L, class A>
-[[nodiscard]] std::vector<std::uint64_t> eclass_keys(const EGraph<L, A>& egraph, const RecExpr<L>& program) {
+[[nodiscard]] std::vector<std::uint64_t> eclass_keys(const EGraph<L, A>& egraph,
+                                                     const RecExpr<L>& program) {
   std::vector<std::uint64_t> keys;
   keys.reserve(program.size());
   for (const L& node : program) {
@@ -143,7 +149,8 @@ template <class L, class A>
       return complete ? Id(static_cast<std::uint32_t>(key)) : Id(0);
     });
     const Id found = complete ? egraph.lookup_id(canonical) : kInvalidId;
-    keys.push_back(found == kInvalidId ? kNoOrderKey : static_cast<std::uint64_t>(egraph.find(found).value));
+    keys.push_back(found == kInvalidId ? kNoOrderKey
+                                       : static_cast<std::uint64_t>(egraph.find(found).value));
   }
   return keys;
 }

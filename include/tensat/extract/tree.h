@@ -107,17 +107,20 @@ class TreeExtractor {
   void compute() {
     const auto& classes = egraph_.classes();
     dense_of_.assign(egraph_.number_of_node_ids(), 0);
-    for (std::size_t i = 0; i < classes.size(); ++i) dense_of_[classes[i].id.index()] = static_cast<std::uint32_t>(i);
+    for (std::size_t i = 0; i < classes.size(); ++i)
+      dense_of_[classes[i].id.index()] = static_cast<std::uint32_t>(i);
     best_.assign(classes.size(), std::nullopt);
 
     // Members: (class, node id) pairs, numbered densely for the user lists.
     std::vector<std::pair<std::uint32_t, Id>> members;
     for (std::size_t i = 0; i < classes.size(); ++i)
       for (Id nid : classes[i].nodes) members.emplace_back(static_cast<std::uint32_t>(i), nid);
-    detail::ChildUsers users(classes.size(), members.size(), [&](std::size_t m, std::vector<std::uint32_t>& out) {
-      for (Id c : egraph_.node(members[m].second).children()) out.push_back(static_cast<std::uint32_t>(dense(c)));
-      return true;
-    });
+    detail::ChildUsers users(classes.size(), members.size(),
+                             [&](std::size_t m, std::vector<std::uint32_t>& out) {
+                               for (Id c : egraph_.node(members[m].second).children())
+                                 out.push_back(static_cast<std::uint32_t>(dense(c)));
+                               return true;
+                             });
     auto& remaining = users.remaining;
 
     using Entry = std::tuple<Cost, std::uint32_t, std::uint32_t>;  // cost, node id, member
@@ -184,7 +187,8 @@ namespace detail {
 
 /// Knuth's algorithm on an ExtractionGraph with additive costs: best[c] and the chosen node.
 /// Exact when no cost is negative. Ties go to the lower node index.
-inline void knuth_tree(const ExtractionGraph& g, std::vector<double>& best, std::vector<std::uint32_t>& choice) {
+inline void knuth_tree(const ExtractionGraph& g, std::vector<double>& best,
+                       std::vector<std::uint32_t>& choice) {
   const auto n_nodes = static_cast<std::uint32_t>(g.num_nodes());
   ChildUsers users(g.num_classes(), n_nodes, [&](std::size_t n, std::vector<std::uint32_t>& out) {
     const auto n32 = static_cast<std::uint32_t>(n);
@@ -218,7 +222,8 @@ inline void knuth_tree(const ExtractionGraph& g, std::vector<double>& best, std:
 
 /// Exact tree costs by dynamic programming in topological order, if the class graph (over
 /// non-subsumed nodes) is acyclic; returns false otherwise. Handles negative costs.
-inline bool topological_tree(const ExtractionGraph& g, std::vector<double>& best, std::vector<std::uint32_t>& choice) {
+inline bool topological_tree(const ExtractionGraph& g, std::vector<double>& best,
+                             std::vector<std::uint32_t>& choice) {
   // Kahn on the reversed class graph: a class is ready once every child class of every one of
   // its nodes is done.
   const std::size_t n_classes = g.num_classes();
@@ -263,11 +268,13 @@ inline bool topological_tree(const ExtractionGraph& g, std::vector<double>& best
 /// Knuth's algorithm, exact when no cost is negative (status Optimal). With negative costs the
 /// tree optimum of a cyclic e-graph can be unbounded (a cycle of negative cost unrolled), so:
 /// an acyclic class graph is solved exactly by dynamic programming in topological order; a
-/// cyclic one gets Knuth's answer with status Feasible. Throws `Error` if a root has no finite term.
+/// cyclic one gets Knuth's answer with status Feasible. Throws `Error` if a root has no finite
+/// term.
 inline Extraction extract_tree(const ExtractionGraph& graph) {
   const auto start = std::chrono::steady_clock::now();
   bool negative = false;
-  for (std::uint32_t n = 0; n < graph.num_nodes(); ++n) negative = negative || graph.node_cost(n) < 0;
+  for (std::uint32_t n = 0; n < graph.num_nodes(); ++n)
+    negative = negative || graph.node_cost(n) < 0;
   std::vector<double> best;
   Extraction result;
   result.status = ExtractionStatus::Optimal;
@@ -283,7 +290,9 @@ inline Extraction extract_tree(const ExtractionGraph& graph) {
   for (std::uint32_t root : graph.roots()) result.tree_cost += best[root];
   if (result.status == ExtractionStatus::Optimal) result.lower_bound = result.tree_cost;
   result.dag_cost = dag_cost(graph, result.choice);
-  result.micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+  result.micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
   return result;
 }
 

@@ -50,12 +50,19 @@ inline void dot_quote(std::string& out, std::string_view text) {
   out += '"';
   for (char ch : text) {
     switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
       default:
         if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
-          fmt::format_to(std::back_inserter(out), "\\\\x{:02X}", static_cast<unsigned>(static_cast<unsigned char>(ch)));
+          fmt::format_to(std::back_inserter(out), "\\\\x{:02X}",
+                         static_cast<unsigned>(static_cast<unsigned char>(ch)));
         else
           out += ch;
     }
@@ -104,7 +111,8 @@ inline std::string dot_attrs(std::initializer_list<std::string> attrs) {
 /// Classes reachable from the roots through the chosen nodes. Lenient about what
 /// `check_extraction` rejects (a missing or foreign choice stops the walk, cycles are walked
 /// once), so that a broken extraction can still be drawn and looked at.
-inline std::vector<bool> dot_chosen_reachable(const ExtractionGraph& graph, const std::vector<std::uint32_t>& choice) {
+inline std::vector<bool> dot_chosen_reachable(const ExtractionGraph& graph,
+                                              const std::vector<std::uint32_t>& choice) {
   std::vector<bool> seen(graph.num_classes(), false);
   std::vector<std::uint32_t> stack(graph.roots().begin(), graph.roots().end());
   while (!stack.empty()) {
@@ -127,13 +135,14 @@ inline void dot_check_labels(const ExtractionGraph& graph, const std::vector<std
 
 inline void dot_check_choice(const ExtractionGraph& graph, const Extraction& extraction) {
   if (extraction.choice.size() != graph.num_classes())
-    throw Error(fmt::format("to_dot: the extraction has {} choices for {} classes", extraction.choice.size(),
-                            graph.num_classes()));
+    throw Error(fmt::format("to_dot: the extraction has {} choices for {} classes",
+                            extraction.choice.size(), graph.num_classes()));
 }
 
 /// Label of node `n`: its op (or `n<index>` without labels), then its cost if asked.
-inline std::string dot_node_label(const ExtractionGraph& graph, const std::vector<std::string>& labels,
-                                  std::uint32_t n, const DotOptions& options) {
+inline std::string dot_node_label(const ExtractionGraph& graph,
+                                  const std::vector<std::string>& labels, std::uint32_t n,
+                                  const DotOptions& options) {
   std::string text = labels.empty() ? fmt::format("n{}", n) : labels[n];
   if (options.show_costs) text += fmt::format("\ncost {}", graph.node_cost(n));
   return text;
@@ -142,7 +151,8 @@ inline std::string dot_node_label(const ExtractionGraph& graph, const std::vecto
 inline constexpr std::string_view kDotGrey = "gray60";
 
 /// The cluster view of an ExtractionGraph; `extraction` (may be null) highlights its choice.
-inline void dot_extraction_graph(std::string& out, const ExtractionGraph& graph, const std::vector<std::string>& labels,
+inline void dot_extraction_graph(std::string& out, const ExtractionGraph& graph,
+                                 const std::vector<std::string>& labels,
                                  const Extraction* extraction, const DotOptions& options) {
   dot_check_labels(graph, labels);
   if (extraction) dot_check_choice(graph, *extraction);
@@ -162,10 +172,12 @@ inline void dot_extraction_graph(std::string& out, const ExtractionGraph& graph,
     fmt::format_to(std::back_inserter(out), "  subgraph cluster_{} {{\n    style=dashed;\n", c);
     if (options.show_class_ids) fmt::format_to(std::back_inserter(out), "    label=\"{}\";\n", c);
     if (is_root[c]) out += "    penwidth=2;\n";
-    if (extraction && !reachable[c]) fmt::format_to(std::back_inserter(out), "    color={0};\n    fontcolor={0};\n", kDotGrey);
+    if (extraction && !reachable[c])
+      fmt::format_to(std::back_inserter(out), "    color={0};\n    fontcolor={0};\n", kDotGrey);
     const auto members = graph.class_nodes(c);
     // An empty class still needs a node for edges to point at.
-    if (members.size() == 0) fmt::format_to(std::back_inserter(out), "    c{} [shape=point, style=invis];\n", c);
+    if (members.size() == 0)
+      fmt::format_to(std::back_inserter(out), "    c{} [shape=point, style=invis];\n", c);
     for (std::uint32_t n : members) {
       std::string style;
       if (chosen(n))
@@ -174,8 +186,8 @@ inline void dot_extraction_graph(std::string& out, const ExtractionGraph& graph,
       else if (graph.subsumed(n))
         style = "style=dotted";
       fmt::format_to(std::back_inserter(out), "    n{}{};\n", n,
-                     dot_attrs({"label=" + dot_quoted(dot_node_label(graph, labels, n, options)), style,
-                                extraction && !chosen(n) ? grey : std::string()}));
+                     dot_attrs({"label=" + dot_quoted(dot_node_label(graph, labels, n, options)),
+                                style, extraction && !chosen(n) ? grey : std::string()}));
     }
     out += "  }\n";
   }
@@ -188,9 +200,11 @@ inline void dot_extraction_graph(std::string& out, const ExtractionGraph& graph,
     for (std::size_t i = 0; i < kids.size(); ++i) {
       const std::uint32_t child = kids[i];
       // dot ignores (and warns about) lhead on an edge that starts inside the head cluster.
-      const std::string lhead = child == graph.node_class(n) ? std::string() : fmt::format("lhead=cluster_{}", child);
+      const std::string lhead =
+          child == graph.node_class(n) ? std::string() : fmt::format("lhead=cluster_{}", child);
       std::string emphasis;
-      if (extraction) emphasis = chosen(n) ? std::string("penwidth=2") : fmt::format("color={}", kDotGrey);
+      if (extraction)
+        emphasis = chosen(n) ? std::string("penwidth=2") : fmt::format("color={}", kDotGrey);
       fmt::format_to(std::back_inserter(out), "  n{} -> {}{};\n", n, anchor(child),
                      dot_attrs({lhead, dot_child_label(options, i, kids.size()), emphasis}));
     }
@@ -213,15 +227,19 @@ void write_dot(std::ostream& out, const EGraph<L, A>& egraph, const DotOptions& 
   classes.reserve(egraph.number_of_classes());
   for (const auto& cls : egraph.classes()) classes.push_back(&cls);
   // classes() has no meaningful order; sorting by id makes the picture stable and readable.
-  std::sort(classes.begin(), classes.end(), [](const auto* a, const auto* b) { return a->id < b->id; });
+  std::sort(classes.begin(), classes.end(),
+            [](const auto* a, const auto* b) { return a->id < b->id; });
 
   std::string text;
   detail::dot_header(text, options, true);
   for (const auto* cls : classes) {
-    fmt::format_to(std::back_inserter(text), "  subgraph cluster_{} {{\n    style=dashed;\n", cls->id);
-    if (options.show_class_ids) fmt::format_to(std::back_inserter(text), "    label=\"{}\";\n", cls->id);
+    fmt::format_to(std::back_inserter(text), "  subgraph cluster_{} {{\n    style=dashed;\n",
+                   cls->id);
+    if (options.show_class_ids)
+      fmt::format_to(std::back_inserter(text), "    label=\"{}\";\n", cls->id);
     // A class whose nodes were all pruned (retain_nodes) still needs a node for edges to point at.
-    if (cls->nodes.empty()) fmt::format_to(std::back_inserter(text), "    c{} [shape=point, style=invis];\n", cls->id);
+    if (cls->nodes.empty())
+      fmt::format_to(std::back_inserter(text), "    c{} [shape=point, style=invis];\n", cls->id);
     for (Id nid : cls->nodes) {
       text += fmt::format("    n{} [label=", nid);
       detail::dot_quote(text, egraph.node(nid).op_name());
@@ -234,11 +252,13 @@ void write_dot(std::ostream& out, const EGraph<L, A>& egraph, const DotOptions& 
       const auto kids = egraph.node(nid).children();
       for (std::size_t i = 0; i < kids.size(); ++i) {
         const auto& target = egraph[kids[i]];
-        const std::string head =
-            target.nodes.empty() ? fmt::format("c{}", target.id) : fmt::format("n{}", target.nodes[0]);
-        const std::string lhead = target.id == cls->id ? std::string() : fmt::format("lhead=cluster_{}", target.id);
-        fmt::format_to(std::back_inserter(text), "  n{} -> {}{};\n", nid, head,
-                       detail::dot_attrs({lhead, detail::dot_child_label(options, i, kids.size())}));
+        const std::string head = target.nodes.empty() ? fmt::format("c{}", target.id)
+                                                      : fmt::format("n{}", target.nodes[0]);
+        const std::string lhead =
+            target.id == cls->id ? std::string() : fmt::format("lhead=cluster_{}", target.id);
+        fmt::format_to(
+            std::back_inserter(text), "  n{} -> {}{};\n", nid, head,
+            detail::dot_attrs({lhead, detail::dot_child_label(options, i, kids.size())}));
       }
     }
   text += "}\n";
@@ -259,8 +279,8 @@ template <class L, class A>
 /// `show_costs`, its cost; subsumed nodes dotted; root classes with a thick border. Throws `Error`
 /// if `labels` is neither empty nor one per node. For a `SerializedEGraph` (json.h) the labels
 /// are the nodes' `op`s in `nodes` order, the order `to_extraction_graph` numbers them.
-inline void write_dot(std::ostream& out, const ExtractionGraph& graph, const std::vector<std::string>& labels = {},
-                      const DotOptions& options = {}) {
+inline void write_dot(std::ostream& out, const ExtractionGraph& graph,
+                      const std::vector<std::string>& labels = {}, const DotOptions& options = {}) {
   std::string text;
   detail::dot_extraction_graph(text, graph, labels, nullptr, options);
   out << text;
@@ -270,22 +290,26 @@ inline void write_dot(std::ostream& out, const ExtractionGraph& graph, const std
 /// through chosen nodes is bold and filled, with bold edges; every other node, edge and
 /// unreachable class is grey. Throws `Error` if the choice does not have one entry per class.
 /// An invalid choice (see `check_extraction`) is drawn as far as it goes, to help find the fault.
-inline void write_dot(std::ostream& out, const ExtractionGraph& graph, const std::vector<std::string>& labels,
-                      const Extraction& extraction, const DotOptions& options = {}) {
+inline void write_dot(std::ostream& out, const ExtractionGraph& graph,
+                      const std::vector<std::string>& labels, const Extraction& extraction,
+                      const DotOptions& options = {}) {
   std::string text;
   detail::dot_extraction_graph(text, graph, labels, &extraction, options);
   out << text;
 }
 
-[[nodiscard]] inline std::string to_dot(const ExtractionGraph& graph, const std::vector<std::string>& labels = {},
+[[nodiscard]] inline std::string to_dot(const ExtractionGraph& graph,
+                                        const std::vector<std::string>& labels = {},
                                         const DotOptions& options = {}) {
   std::string text;
   detail::dot_extraction_graph(text, graph, labels, nullptr, options);
   return text;
 }
 
-[[nodiscard]] inline std::string to_dot(const ExtractionGraph& graph, const std::vector<std::string>& labels,
-                                        const Extraction& extraction, const DotOptions& options = {}) {
+[[nodiscard]] inline std::string to_dot(const ExtractionGraph& graph,
+                                        const std::vector<std::string>& labels,
+                                        const Extraction& extraction,
+                                        const DotOptions& options = {}) {
   std::string text;
   detail::dot_extraction_graph(text, graph, labels, &extraction, options);
   return text;
@@ -302,9 +326,10 @@ void write_dot(std::ostream& out, const RecExpr<N>& expr, const DotOptions& opti
   detail::dot_header(text, options, false);
   for (std::size_t i = 0; i < expr.size(); ++i) {
     const N& node = expr[Id(i)];
-    fmt::format_to(std::back_inserter(text), "  e{}{};\n", i,
-                   detail::dot_attrs({"label=" + detail::dot_quoted(node.op_name()),
-                                      i + 1 == expr.size() ? std::string("peripheries=2") : std::string()}));
+    fmt::format_to(
+        std::back_inserter(text), "  e{}{};\n", i,
+        detail::dot_attrs({"label=" + detail::dot_quoted(node.op_name()),
+                           i + 1 == expr.size() ? std::string("peripheries=2") : std::string()}));
   }
   for (std::size_t i = 0; i < expr.size(); ++i) {
     const auto kids = expr[Id(i)].children();
@@ -328,8 +353,10 @@ template <class N>
 /// `write_dot` above) and, with `show_costs`, its cost; one edge per child (repeats kept); root
 /// classes with a double border. A reachable class without a valid choice is drawn red, labelled
 /// "no choice". Throws `Error` if `labels` or `extraction.choice` has the wrong size.
-inline void write_extraction_dot(std::ostream& out, const ExtractionGraph& graph, const Extraction& extraction,
-                                 const std::vector<std::string>& labels = {}, const DotOptions& options = {}) {
+inline void write_extraction_dot(std::ostream& out, const ExtractionGraph& graph,
+                                 const Extraction& extraction,
+                                 const std::vector<std::string>& labels = {},
+                                 const DotOptions& options = {}) {
   detail::dot_check_labels(graph, labels);
   detail::dot_check_choice(graph, extraction);
   const std::vector<bool> reachable = detail::dot_chosen_reachable(graph, extraction.choice);
@@ -344,12 +371,14 @@ inline void write_extraction_dot(std::ostream& out, const ExtractionGraph& graph
   detail::dot_header(text, options, false);
   for (std::uint32_t c = 0; c < graph.num_classes(); ++c) {
     if (!reachable[c]) continue;
-    const std::string label = valid(c) ? detail::dot_node_label(graph, labels, extraction.choice[c], options)
-                                       : std::string("no choice");
-    fmt::format_to(std::back_inserter(text), "  c{}{};\n", c,
-                   detail::dot_attrs({"label=" + detail::dot_quoted(label),
-                                      is_root[c] ? std::string("peripheries=2") : std::string(),
-                                      valid(c) ? std::string() : std::string("color=red, fontcolor=red")}));
+    const std::string label =
+        valid(c) ? detail::dot_node_label(graph, labels, extraction.choice[c], options)
+                 : std::string("no choice");
+    fmt::format_to(
+        std::back_inserter(text), "  c{}{};\n", c,
+        detail::dot_attrs({"label=" + detail::dot_quoted(label),
+                           is_root[c] ? std::string("peripheries=2") : std::string(),
+                           valid(c) ? std::string() : std::string("color=red, fontcolor=red")}));
   }
   for (std::uint32_t c = 0; c < graph.num_classes(); ++c) {
     if (!reachable[c] || !valid(c)) continue;
@@ -362,7 +391,8 @@ inline void write_extraction_dot(std::ostream& out, const ExtractionGraph& graph
   out << text;
 }
 
-[[nodiscard]] inline std::string extraction_to_dot(const ExtractionGraph& graph, const Extraction& extraction,
+[[nodiscard]] inline std::string extraction_to_dot(const ExtractionGraph& graph,
+                                                   const Extraction& extraction,
                                                    const std::vector<std::string>& labels = {},
                                                    const DotOptions& options = {}) {
   std::ostringstream out;

@@ -22,7 +22,9 @@ inline namespace v0 {
 class FileError : public Error {
  public:
   FileError(std::string path, std::string reason)
-      : Error(fmt::format("{}: {}", path, reason)), path_(std::move(path)), reason_(std::move(reason)) {}
+      : Error(fmt::format("{}: {}", path, reason)),
+        path_(std::move(path)),
+        reason_(std::move(reason)) {}
 
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
   [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
@@ -43,7 +45,8 @@ class FileError : public Error {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int error = errno;
-    throw FileError(path, error ? fmt::format("cannot open the file: {}", std::generic_category().message(error))
+    throw FileError(path, error ? fmt::format("cannot open the file: {}",
+                                              std::generic_category().message(error))
                                 : std::string("cannot open the file"));
   }
   std::string text;

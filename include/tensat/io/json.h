@@ -34,7 +34,8 @@ inline namespace v0 {
 class JsonError : public Error {
  public:
   JsonError(std::string source, std::optional<std::size_t> offset, std::string reason)
-      : Error(fmt::format("{}: {}{}", source, offset ? fmt::format("offset {}: ", *offset) : std::string(), reason)),
+      : Error(fmt::format("{}: {}{}", source,
+                          offset ? fmt::format("offset {}: ", *offset) : std::string(), reason)),
         source_(std::move(source)),
         offset_(offset),
         reason_(std::move(reason)) {}
@@ -69,10 +70,10 @@ struct SerializedEGraph {
     bool subsumed = false;
   };
 
-  std::vector<Node> nodes;                    ///< read: sorted by id (as strings); else as added
-  std::vector<std::string> root_eclasses;     ///< as listed (duplicates kept)
+  std::vector<Node> nodes;                 ///< read: sorted by id (as strings); else as added
+  std::vector<std::string> root_eclasses;  ///< as listed (duplicates kept)
   std::map<std::string, nlohmann::json> class_data;  ///< per class, kept verbatim
-  std::vector<std::string> dropped_roots;     ///< unknown roots dropped under UnknownRoots::Drop
+  std::vector<std::string> dropped_roots;  ///< unknown roots dropped under UnknownRoots::Drop
 
   /// Index of the node with id `id`, or `npos`.
   [[nodiscard]] std::size_t find_node(std::string_view id) const {
@@ -110,7 +111,8 @@ namespace detail {
 /// An nlohmann exception's message without its "[json.exception.<kind>.<id>] " prefix.
 inline std::string json_exception_reason(const nlohmann::json::exception& e) {
   std::string reason = e.what();
-  if (const auto end = reason.find("] "); reason.rfind("[json.exception.", 0) == 0 && end != std::string::npos)
+  if (const auto end = reason.find("] ");
+      reason.rfind("[json.exception.", 0) == 0 && end != std::string::npos)
     reason.erase(0, end + 2);
   return reason;
 }
@@ -136,8 +138,12 @@ class CountingCharIterator {
     ++*this;
     return old;
   }
-  friend bool operator==(const CountingCharIterator& a, const CountingCharIterator& b) { return a.at_ == b.at_; }
-  friend bool operator!=(const CountingCharIterator& a, const CountingCharIterator& b) { return a.at_ != b.at_; }
+  friend bool operator==(const CountingCharIterator& a, const CountingCharIterator& b) {
+    return a.at_ == b.at_;
+  }
+  friend bool operator!=(const CountingCharIterator& a, const CountingCharIterator& b) {
+    return a.at_ != b.at_;
+  }
 
  private:
   const char* at_;
@@ -159,7 +165,9 @@ class StrictJsonHandler {
   bool boolean(bool value) { return dom_.boolean(value); }
   bool number_integer(json::number_integer_t value) { return dom_.number_integer(value); }
   bool number_unsigned(json::number_unsigned_t value) { return dom_.number_unsigned(value); }
-  bool number_float(json::number_float_t value, const json::string_t& text) { return dom_.number_float(value, text); }
+  bool number_float(json::number_float_t value, const json::string_t& text) {
+    return dom_.number_float(value, text);
+  }
   bool string(json::string_t& value) { return dom_.string(value); }
   bool binary(json::binary_t& value) { return dom_.binary(value); }
   bool start_object(std::size_t elements) {
@@ -170,7 +178,8 @@ class StrictJsonHandler {
   bool key(json::string_t& key) {
     // The DOM would keep the last of two equal keys; RFC 8259 leaves their meaning open.
     if (!keys_.back().insert(key).second)
-      throw JsonError(source_, key_offset(), fmt::format("duplicate key '{}' (an object names each key once)", key));
+      throw JsonError(source_, key_offset(),
+                      fmt::format("duplicate key '{}' (an object names each key once)", key));
     return dom_.key(key);
   }
   bool end_object() {
@@ -188,22 +197,28 @@ class StrictJsonHandler {
   }
   /// Syntax errors (nlohmann's parse_error, `position` counting the failing byte) and numbers
   /// out of a double's range (out_of_range 406, `position` at the end of `token`).
-  bool parse_error(std::size_t position, const std::string& token, const nlohmann::json::exception& e) {
+  bool parse_error(std::size_t position, const std::string& token,
+                   const nlohmann::json::exception& e) {
     const std::string reason = json_exception_reason(e);
     const bool syntax = e.id >= 100 && e.id < 200;
     std::size_t offset = 0;
-    if (syntax) offset = position > 0 ? position - 1 : 0;
-    else offset = position >= token.size() ? position - token.size() : 0;
+    if (syntax)
+      offset = position > 0 ? position - 1 : 0;
+    else
+      offset = position >= token.size() ? position - token.size() : 0;
     throw JsonError(source_, std::min(offset, text_.size()), reason);
   }
 
  private:
   void enter() {
     if (++depth_ > kMaxJsonDepth)
-      throw JsonError(source_, offset() - 1, fmt::format("arrays and objects nest deeper than {} levels", kMaxJsonDepth));
+      throw JsonError(source_, offset() - 1,
+                      fmt::format("arrays and objects nest deeper than {} levels", kMaxJsonDepth));
   }
   /// Bytes read so far.
-  [[nodiscard]] std::size_t offset() const noexcept { return static_cast<std::size_t>(read_to_ - text_.data()); }
+  [[nodiscard]] std::size_t offset() const noexcept {
+    return static_cast<std::size_t>(read_to_ - text_.data());
+  }
   /// The offset of the opening quote of the key just read (the parser stops after its closing
   /// quote; inside a JSON string a quote is always escaped by an odd run of backslashes).
   [[nodiscard]] std::size_t key_offset() const noexcept {
@@ -230,15 +245,19 @@ class StrictJsonHandler {
 /// unsigned and negative integers down to -2^63 as signed). Any other number is rejected: a
 /// fraction or exponent, or an integer outside 64 bits (which nlohmann reads as an inexact
 /// double), would give an id that is not the one written.
-inline std::string json_id(const nlohmann::json& value, const std::string& source, const std::string& what) {
+inline std::string json_id(const nlohmann::json& value, const std::string& source,
+                           const std::string& what) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_number_unsigned()) return std::to_string(value.get<std::uint64_t>());
   if (value.is_number_integer()) return std::to_string(value.get<std::int64_t>());
   if (value.is_number_float())
-    throw JsonError(source, std::nullopt,
-                    fmt::format("{} must be a string or an integer id within 64 bits, got the number {}", what,
-                                value.dump()));
-  throw JsonError(source, std::nullopt, fmt::format("{} must be a string or an integer id, got {}", what, value.type_name()));
+    throw JsonError(
+        source, std::nullopt,
+        fmt::format("{} must be a string or an integer id within 64 bits, got the number {}", what,
+                    value.dump()));
+  throw JsonError(
+      source, std::nullopt,
+      fmt::format("{} must be a string or an integer id, got {}", what, value.type_name()));
 }
 
 }  // namespace detail
@@ -247,14 +266,17 @@ inline std::string json_id(const nlohmann::json& value, const std::string& sourc
 /// and the 0-based byte offset for: a syntax error, a number out of a double's range (`1e999`),
 /// a key that appears twice in one object (at the second one), and arrays and objects nested
 /// deeper than `kMaxJsonDepth` — never an nlohmann exception.
-[[nodiscard]] inline nlohmann::json parse_json(std::string_view text, const std::string& source = "<string>") {
+[[nodiscard]] inline nlohmann::json parse_json(std::string_view text,
+                                               const std::string& source = "<string>") {
   nlohmann::json result;
   detail::StrictJsonHandler handler(result, text, source);
   const char* begin = text.data();
   const char* end = begin + text.size();
-  const bool ok = nlohmann::json::sax_parse(detail::CountingCharIterator(begin, handler.read_to()),
-                                            detail::CountingCharIterator(end, handler.read_to()), &handler);
-  if (!ok) throw JsonError(source, std::nullopt, "malformed JSON");  // not reached: every error throws
+  const bool ok =
+      nlohmann::json::sax_parse(detail::CountingCharIterator(begin, handler.read_to()),
+                                detail::CountingCharIterator(end, handler.read_to()), &handler);
+  if (!ok)
+    throw JsonError(source, std::nullopt, "malformed JSON");  // not reached: every error throws
   return result;
 }
 
@@ -266,17 +288,20 @@ inline std::string json_id(const nlohmann::json& value, const std::string& sourc
 /// too deep nesting), missing `nodes`/`op`/`eclass`, an id that is a non-integer number or an
 /// integer beyond 64 bits, a cost that is not a finite number, a child naming no node, and roots
 /// naming no class (unless `unknown_roots` is `Drop`).
-inline SerializedEGraph parse_egraph_json(std::string_view text, const std::string& source = "<string>",
+inline SerializedEGraph parse_egraph_json(std::string_view text,
+                                          const std::string& source = "<string>",
                                           UnknownRoots unknown_roots = UnknownRoots::Reject) {
   const nlohmann::json doc = parse_json(text, source);
-  if (!doc.is_object()) throw JsonError(source, std::nullopt, "the top level must be a JSON object");
+  if (!doc.is_object())
+    throw JsonError(source, std::nullopt, "the top level must be a JSON object");
   auto nodes_it = doc.find("nodes");
   if (nodes_it == doc.end() || !nodes_it->is_object())
     throw JsonError(source, std::nullopt, "missing \"nodes\" object");
 
   SerializedEGraph result;
   for (const auto& [id, value] : nodes_it->items()) {
-    if (!value.is_object()) throw JsonError(source, std::nullopt, fmt::format("node '{}' must be an object", id));
+    if (!value.is_object())
+      throw JsonError(source, std::nullopt, fmt::format("node '{}' must be an object", id));
     SerializedEGraph::Node node;
     node.id = id;
     auto op = value.find("op");
@@ -284,24 +309,31 @@ inline SerializedEGraph parse_egraph_json(std::string_view text, const std::stri
       throw JsonError(source, std::nullopt, fmt::format("node '{}' has no string \"op\"", id));
     node.op = op->get<std::string>();
     auto eclass = value.find("eclass");
-    if (eclass == value.end()) throw JsonError(source, std::nullopt, fmt::format("node '{}' has no \"eclass\"", id));
+    if (eclass == value.end())
+      throw JsonError(source, std::nullopt, fmt::format("node '{}' has no \"eclass\"", id));
     node.eclass = detail::json_id(*eclass, source, fmt::format("\"eclass\" of node '{}'", id));
     if (auto children = value.find("children"); children != value.end()) {
       if (!children->is_array())
-        throw JsonError(source, std::nullopt, fmt::format("\"children\" of node '{}' must be an array", id));
+        throw JsonError(source, std::nullopt,
+                        fmt::format("\"children\" of node '{}' must be an array", id));
       for (const auto& child : *children)
-        node.children.push_back(detail::json_id(child, source, fmt::format("a child of node '{}'", id)));
+        node.children.push_back(
+            detail::json_id(child, source, fmt::format("a child of node '{}'", id)));
     }
     if (auto cost = value.find("cost"); cost != value.end()) {
       if (!cost->is_number())
-        throw JsonError(source, std::nullopt, fmt::format("\"cost\" of node '{}' must be a number, got {}", id, cost->dump()));
+        throw JsonError(
+            source, std::nullopt,
+            fmt::format("\"cost\" of node '{}' must be a number, got {}", id, cost->dump()));
       node.cost = cost->get<double>();
       if (!std::isfinite(node.cost))
-        throw JsonError(source, std::nullopt, fmt::format("\"cost\" of node '{}' is not finite", id));
+        throw JsonError(source, std::nullopt,
+                        fmt::format("\"cost\" of node '{}' is not finite", id));
     }
     if (auto subsumed = value.find("subsumed"); subsumed != value.end()) {
       if (!subsumed->is_boolean())
-        throw JsonError(source, std::nullopt, fmt::format("\"subsumed\" of node '{}' must be a boolean", id));
+        throw JsonError(source, std::nullopt,
+                        fmt::format("\"subsumed\" of node '{}' must be a boolean", id));
       node.subsumed = subsumed->get<bool>();
     }
     try {
@@ -321,15 +353,18 @@ inline SerializedEGraph parse_egraph_json(std::string_view text, const std::stri
         for (const auto& n : result.nodes) class_member.emplace(n.eclass, n.id);
       auto member = class_member.find(child);
       if (member == class_member.end())
-        throw JsonError(source, std::nullopt,
-                        fmt::format("node '{}' has a dangling child '{}' (names no node and no class)", node.id, child));
+        throw JsonError(
+            source, std::nullopt,
+            fmt::format("node '{}' has a dangling child '{}' (names no node and no class)", node.id,
+                        child));
       child = member->second;
     }
 
   std::unordered_map<std::string, bool> classes;
   for (const auto& node : result.nodes) classes.emplace(node.eclass, true);
   if (auto roots = doc.find("root_eclasses"); roots != doc.end()) {
-    if (!roots->is_array()) throw JsonError(source, std::nullopt, "\"root_eclasses\" must be an array");
+    if (!roots->is_array())
+      throw JsonError(source, std::nullopt, "\"root_eclasses\" must be an array");
     for (const auto& root : *roots) {
       std::string id = detail::json_id(root, source, "a root");
       if (classes.count(id)) {
@@ -337,12 +372,14 @@ inline SerializedEGraph parse_egraph_json(std::string_view text, const std::stri
       } else if (unknown_roots == UnknownRoots::Drop) {
         result.dropped_roots.push_back(std::move(id));
       } else {
-        throw JsonError(source, std::nullopt, fmt::format("root '{}' names no class (no node has that eclass)", id));
+        throw JsonError(source, std::nullopt,
+                        fmt::format("root '{}' names no class (no node has that eclass)", id));
       }
     }
   }
   if (auto data = doc.find("class_data"); data != doc.end()) {
-    if (!data->is_object()) throw JsonError(source, std::nullopt, "\"class_data\" must be an object");
+    if (!data->is_object())
+      throw JsonError(source, std::nullopt, "\"class_data\" must be an object");
     for (const auto& [id, value] : data->items()) result.class_data.emplace(id, value);
   }
   return result;
@@ -350,7 +387,8 @@ inline SerializedEGraph parse_egraph_json(std::string_view text, const std::stri
 
 /// Reads an egraph-serialize file; see `parse_egraph_json`. Throws `JsonError` naming the file,
 /// also when it cannot be read (missing, a directory; the reason says which, no offset).
-inline SerializedEGraph read_egraph_json(const std::string& path, UnknownRoots unknown_roots = UnknownRoots::Reject) {
+inline SerializedEGraph read_egraph_json(const std::string& path,
+                                         UnknownRoots unknown_roots = UnknownRoots::Reject) {
   std::string text;
   try {
     text = read_file(path);
@@ -372,7 +410,8 @@ inline std::string to_egraph_json(const SerializedEGraph& egraph, int indent = 2
   nlohmann::ordered_json nodes = nlohmann::ordered_json::object();
   for (const auto& n : egraph.nodes) {
     if (!std::isfinite(n.cost))
-      throw JsonError(source, std::nullopt, fmt::format("node '{}' has a cost that is not finite ({})", n.id, n.cost));
+      throw JsonError(source, std::nullopt,
+                      fmt::format("node '{}' has a cost that is not finite ({})", n.id, n.cost));
     nlohmann::ordered_json node;
     node["op"] = n.op;
     node["children"] = n.children;
@@ -386,11 +425,14 @@ inline std::string to_egraph_json(const SerializedEGraph& egraph, int indent = 2
   doc["root_eclasses"] = egraph.root_eclasses;
   try {
     nlohmann::ordered_json data = nlohmann::ordered_json::object();
-    for (const auto& [id, value] : egraph.class_data) data[id] = nlohmann::ordered_json::parse(value.dump());
+    for (const auto& [id, value] : egraph.class_data)
+      data[id] = nlohmann::ordered_json::parse(value.dump());
     doc["class_data"] = std::move(data);
     return doc.dump(indent);
   } catch (const nlohmann::json::type_error& e) {  // 316: a string that is not UTF-8
-    throw JsonError(source, std::nullopt, fmt::format("a string is not valid UTF-8: {}", detail::json_exception_reason(e)));
+    throw JsonError(
+        source, std::nullopt,
+        fmt::format("a string is not valid UTF-8: {}", detail::json_exception_reason(e)));
   }
 }
 
@@ -398,7 +440,8 @@ inline std::string to_egraph_json(const SerializedEGraph& egraph, int indent = 2
 /// nodes in `egraph.nodes` order, children resolved to their classes, subsumed nodes flagged.
 inline ExtractionGraph to_extraction_graph(const SerializedEGraph& egraph) {
   std::unordered_map<std::string, std::uint32_t> class_index;
-  for (const auto& n : egraph.nodes) class_index.emplace(n.eclass, static_cast<std::uint32_t>(class_index.size()));
+  for (const auto& n : egraph.nodes)
+    class_index.emplace(n.eclass, static_cast<std::uint32_t>(class_index.size()));
   std::vector<std::uint32_t> node_class, offsets{0}, children, roots;
   std::vector<double> costs;
   std::vector<bool> subsumed;
@@ -408,7 +451,8 @@ inline ExtractionGraph to_extraction_graph(const SerializedEGraph& egraph) {
     subsumed.push_back(n.subsumed);
     for (const auto& child : n.children) {
       const std::size_t i = egraph.find_node(child);
-      if (i == SerializedEGraph::npos) throw Error(fmt::format("node '{}' has a dangling child '{}'", n.id, child));
+      if (i == SerializedEGraph::npos)
+        throw Error(fmt::format("node '{}' has a dangling child '{}'", n.id, child));
       children.push_back(class_index.at(egraph.nodes[i].eclass));
     }
     offsets.push_back(static_cast<std::uint32_t>(children.size()));
@@ -418,8 +462,9 @@ inline ExtractionGraph to_extraction_graph(const SerializedEGraph& egraph) {
     if (it == class_index.end()) throw Error(fmt::format("root '{}' names no class", root));
     roots.push_back(it->second);
   }
-  return ExtractionGraph(class_index.size(), std::move(node_class), std::move(costs), std::move(offsets),
-                         std::move(children), std::move(roots), std::move(subsumed));
+  return ExtractionGraph(class_index.size(), std::move(node_class), std::move(costs),
+                         std::move(offsets), std::move(children), std::move(roots),
+                         std::move(subsumed));
 }
 
 /// Exports a (clean) tensat e-graph: node ids `"<class>.<index>"`, children pointing at the first

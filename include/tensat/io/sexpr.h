@@ -84,7 +84,8 @@ RecExpr<N> read_sexpr(std::string_view text, Build&& build) {
   while (!done) {
     skip_space();
     if (pos == text.size())
-      throw ParseError(pos, fmt::format("unclosed '(' opened at offset {}", stack.back().open_offset));
+      throw ParseError(pos,
+                       fmt::format("unclosed '(' opened at offset {}", stack.back().open_offset));
     const char c = text[pos];
     if (c == '(') {
       Frame frame{pos, 0, {}, {}};
@@ -112,8 +113,7 @@ RecExpr<N> read_sexpr(std::string_view text, Build&& build) {
   }
   // Trailing input: whitespace, comments and stray ')' (egg compatibility) only.
   for (skip_space(); pos < text.size(); skip_space()) {
-    if (text[pos] != ')')
-      throw ParseError(pos, "unexpected text after the end of the expression");
+    if (text[pos] != ')') throw ParseError(pos, "unexpected text after the end of the expression");
     ++pos;
   }
   return RecExpr<N>(std::move(nodes));

@@ -48,7 +48,8 @@ namespace onnx {
 class ExportError : public Error {
  public:
   ExportError(std::string where, const std::string& reason)
-      : Error(where.empty() ? "onnx export: " + reason : fmt::format("onnx export: {}: {}", where, reason)),
+      : Error(where.empty() ? "onnx export: " + reason
+                            : fmt::format("onnx export: {}: {}", where, reason)),
         where_(std::move(where)) {}
   [[nodiscard]] const std::string& where() const noexcept { return where_; }
 
@@ -108,17 +109,20 @@ using tensor::TensorNode;
 
 class Exporter {
  public:
-  Exporter(const RecExpr<TensorNode>& program, const tensor::Bindings& weights, const ExportOptions& options)
+  Exporter(const RecExpr<TensorNode>& program, const tensor::Bindings& weights,
+           const ExportOptions& options)
       : p_(program), weights_(weights), options_(options) {}
 
   ::onnx::ModelProto run() {
     if (options_.opset < 13 || options_.opset > kMaxOpset)
-      throw ExportError("model", fmt::format("opset {} is not supported (13 to {})", options_.opset, kMaxOpset));
+      throw ExportError(
+          "model", fmt::format("opset {} is not supported (13 to {})", options_.opset, kMaxOpset));
     if (p_.size() == 0) throw ExportError("model", "the program is empty");
     infos_ = tensor::check_program(p_);
     for (std::size_t i = 0; i < p_.size(); ++i)
       if (infos_[i].kind == tensor::Kind::Tensor && infos_[i].dtype != tensor::DType::F32)
-        throw ExportError(where(i), fmt::format("dtype {} is not supported (f32 only)", tensor::dtype_name(infos_[i].dtype)));
+        throw ExportError(where(i), fmt::format("dtype {} is not supported (f32 only)",
+                                                tensor::dtype_name(infos_[i].dtype)));
     model_.set_ir_version(8);
     model_.set_producer_name(options_.producer_name);
     auto* opset = model_.add_opset_import();
@@ -141,7 +145,8 @@ class Exporter {
       const std::string symbol = symbol_of(i);
       auto it = options_.input_names.find(symbol);
       const std::string name = it != options_.input_names.end() ? it->second : symbol;
-      if (!taken_.insert(name).second) throw ExportError(where(i), fmt::format("input name '{}' is used twice", name));
+      if (!taken_.insert(name).second)
+        throw ExportError(where(i), fmt::format("input name '{}' is used twice", name));
       names_[i] = {name};
       value_info(graph_->add_input(), name, infos_[i].dims);
     }
@@ -149,16 +154,19 @@ class Exporter {
     // output is named after it directly, anything else gets an Identity at the end.
     std::vector<std::string> output_names;
     for (std::size_t k = 0; k < outputs_.size(); ++k) {
-      std::string name = k < options_.output_names.size() ? options_.output_names[k] : fmt::format("output{}", k);
+      std::string name =
+          k < options_.output_names.size() ? options_.output_names[k] : fmt::format("output{}", k);
       if (!taken_.insert(name).second)
-        throw ExportError("model", fmt::format("output name '{}' is used twice or names an input", name));
+        throw ExportError("model",
+                          fmt::format("output name '{}' is used twice or names an input", name));
       output_names.push_back(name);
     }
     std::map<std::size_t, std::size_t> direct;  // node -> the output it is named after
     for (std::size_t k = 0; k < outputs_.size(); ++k) {
       const std::size_t o = outputs_[k];
       const Op op = p_[Id(o)].op();
-      const bool computed = op != Op::Input && op != Op::Weight && !frontier_[o] && op != Op::Split0 && op != Op::Split1;
+      const bool computed = op != Op::Input && op != Op::Weight && !frontier_[o] &&
+                            op != Op::Split0 && op != Op::Split1;
       if (computed && !direct.count(o)) direct.emplace(o, k);
     }
     for (std::size_t i = 0; i < p_.size(); ++i) {
@@ -171,14 +179,15 @@ class Exporter {
         continue;
       }
       const auto d = direct.find(i);
-      if (elided_[i]) continue;  // every reader takes its source: ONNX broadcasts
+      if (elided_[i]) continue;    // every reader takes its source: ONNX broadcasts
       if (absorbed_[i]) continue;  // written by its readers (`plan_fusible_forms`)
       names_[i] = emit(i, nullptr, d != direct.end() ? output_names[d->second] : std::string());
     }
     for (std::size_t k = 0; k < outputs_.size(); ++k) {
       const std::size_t o = outputs_[k];
       const auto d = direct.find(o);
-      if (d == direct.end() || d->second != k) node("Identity", {names_[o].at(0)}, {output_names[k]});
+      if (d == direct.end() || d->second != k)
+        node("Identity", {names_[o].at(0)}, {output_names[k]});
       value_info(graph_->add_output(), output_names[k], infos_[o].dims);
     }
     if (options_.check) {
@@ -192,7 +201,9 @@ class Exporter {
   }
 
  private:
-  [[nodiscard]] std::string where(std::size_t i) const { return fmt::format("node {} ({})", i, p_[Id(i)].op_name()); }
+  [[nodiscard]] std::string where(std::size_t i) const {
+    return fmt::format("node {} ({})", i, p_[Id(i)].op_name());
+  }
   [[nodiscard]] std::string symbol_of(std::size_t i) const {
     return std::string(p_[p_[Id(i)].children()[0]].symbol().str());
   }
@@ -224,8 +235,8 @@ class Exporter {
     needed_.assign(n, false);
     const auto foldable = [&](std::size_t i) {
       const Op op = p_[Id(i)].op();
-      return options_.precompute_weights && infos_[i].kind == tensor::Kind::Tensor && infos_[i].weight_only &&
-             !infos_[i].symbolic && op != Op::Input && op != Op::Weight;
+      return options_.precompute_weights && infos_[i].kind == tensor::Kind::Tensor &&
+             infos_[i].weight_only && !infos_[i].symbolic && op != Op::Input && op != Op::Weight;
     };
     const std::vector<std::int64_t> budget = weight_elements();
     std::vector<bool> marked(n, false);
@@ -265,7 +276,8 @@ class Exporter {
     for (std::size_t i = 0; i < n; ++i) {
       if (!needed_[i] || frontier_[i]) continue;
       const auto ch = p_[Id(i)].children();
-      const std::optional<std::size_t> elided = infos_[i].symbolic ? std::nullopt : elided_operand(i);
+      const std::optional<std::size_t> elided =
+          infos_[i].symbolic ? std::nullopt : elided_operand(i);
       for (std::size_t k = 0; k < ch.size(); ++k) {
         // A fused kernel's broadcast input is written only if its body needs it expanded.
         const bool lazy = p_[Id(i)].op() == Op::Fused && k > 0 && is_view_broadcast(ch[k].index());
@@ -275,7 +287,8 @@ class Exporter {
     for (std::size_t o : outputs_) ++uses[o];
     elided_.assign(n, false);
     for (std::size_t i = 0; i < n; ++i)
-      elided_[i] = needed_[i] && p_[Id(i)].op() == Op::Broadcast && !infos_[i].symbolic && uses[i] == 0;
+      elided_[i] =
+          needed_[i] && p_[Id(i)].op() == Op::Broadcast && !infos_[i].symbolic && uses[i] == 0;
     if (std::find(frontier_.begin(), frontier_.end(), true) != frontier_.end()) {
       evaluator_ = std::make_unique<tensor::internal::Evaluator>(p_, weights_);
       try {
@@ -314,12 +327,12 @@ class Exporter {
     }
     // The flattening reshape of N-d products, when only they read it.
     for (std::size_t c = 0; c < n; ++c) {
-      if (!needed_[c] || p_[Id(c)].op() != Op::Reshape || !plain(c) || output[c] || readers[c].empty() ||
-          readers[c].size() != uses[c])
+      if (!needed_[c] || p_[Id(c)].op() != Op::Reshape || !plain(c) || output[c] ||
+          readers[c].empty() || readers[c].size() != uses[c])
         continue;
       absorbed_[c] = std::all_of(readers[c].begin(), readers[c].end(), [&](std::size_t r) {
-        return p_[Id(r)].op() == Op::MatMul && absorbed_[r] && p_[Id(r)].children()[1].index() == c &&
-               p_[Id(r)].children()[2].index() != c;
+        return p_[Id(r)].op() == Op::MatMul && absorbed_[r] &&
+               p_[Id(r)].children()[1].index() == c && p_[Id(r)].children()[2].index() != c;
       });
     }
   }
@@ -329,7 +342,8 @@ class Exporter {
     if (p_[Id(r)].op() != Op::Reshape || !plain(r)) return false;
     const std::size_t c = p_[Id(r)].children()[1].index();
     const Op op = p_[Id(c)].op();
-    if ((op != Op::ReduceSum && op != Op::ReduceMax && op != Op::ReduceMean) || !plain(c)) return false;
+    if ((op != Op::ReduceSum && op != Op::ReduceMax && op != Op::ReduceMean) || !plain(c))
+      return false;
     Dims want = infos_[p_[Id(c)].children()[1].index()].dims;
     const std::int64_t axis = infos_[p_[Id(c)].children()[0].index()].value;
     if (axis < 0 || axis >= static_cast<std::int64_t>(want.size())) return false;
@@ -401,8 +415,8 @@ class Exporter {
       } else {
         for (Id c : p_[Id(i)].children()) {
           std::vector<std::size_t> merged;
-          std::set_union(leaves[i].begin(), leaves[i].end(), leaves[c.index()].begin(), leaves[c.index()].end(),
-                         std::back_inserter(merged));
+          std::set_union(leaves[i].begin(), leaves[i].end(), leaves[c.index()].begin(),
+                         leaves[c.index()].end(), std::back_inserter(merged));
           leaves[i] = std::move(merged);
         }
       }
@@ -421,7 +435,8 @@ class Exporter {
   [[nodiscard]] std::optional<std::size_t> elided_operand(std::size_t i) const {
     const TensorNode& n = p_[Id(i)];
     const Op op = n.op();
-    if (op != Op::EwAdd && op != Op::EwMul && op != Op::EwSub && op != Op::EwDiv && op != Op::EwPow) return std::nullopt;
+    if (op != Op::EwAdd && op != Op::EwMul && op != Op::EwSub && op != Op::EwDiv && op != Op::EwPow)
+      return std::nullopt;
     for (std::size_t k : {std::size_t{1}, std::size_t{0}}) {
       const std::size_t c = n.children()[k].index();
       if (p_[Id(c)].op() == Op::Broadcast && !frontier_[c]) return k;
@@ -456,8 +471,8 @@ class Exporter {
     return n;
   }
   /// A one-output node with a fresh output name (or `name` when given); returns the output.
-  std::string op(const std::string& op_type, const std::vector<std::string>& inputs, const std::string& name = {},
-                 ::onnx::NodeProto** out = nullptr) {
+  std::string op(const std::string& op_type, const std::vector<std::string>& inputs,
+                 const std::string& name = {}, ::onnx::NodeProto** out = nullptr) {
     const std::string output = name.empty() ? fresh(op_type + "_out") : name;
     ::onnx::NodeProto* n = node(op_type, inputs, {output});
     if (out) *out = n;
@@ -469,7 +484,8 @@ class Exporter {
     a->set_type(::onnx::AttributeProto::INT);
     a->set_i(v);
   }
-  static void attr(::onnx::NodeProto* n, const std::string& name, const std::vector<std::int64_t>& v) {
+  static void attr(::onnx::NodeProto* n, const std::string& name,
+                   const std::vector<std::int64_t>& v) {
     auto* a = n->add_attribute();
     a->set_name(name);
     a->set_type(::onnx::AttributeProto::INTS);
@@ -520,7 +536,8 @@ class Exporter {
     init->set_name(name);
     init->set_data_type(::onnx::TensorProto::FLOAT);
     for (std::int64_t d : t.dims) init->add_dims(d);
-    init->mutable_raw_data()->assign(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(float));
+    init->mutable_raw_data()->assign(reinterpret_cast<const char*>(t.data.data()),
+                                     t.data.size() * sizeof(float));
     return name;
   }
 
@@ -529,11 +546,12 @@ class Exporter {
     if (p_[Id(i)].op() == Op::Weight) {
       const std::string symbol = symbol_of(i);
       auto it = weights_.find(symbol);
-      if (it == weights_.end()) throw ExportError(where(i), fmt::format("weight '{}' has no value", symbol));
+      if (it == weights_.end())
+        throw ExportError(where(i), fmt::format("weight '{}' has no value", symbol));
       if (it->second.dims != infos_[i].dims ||
           static_cast<std::int64_t>(it->second.data.size()) != infos_[i].elements())
-        throw ExportError(where(i), fmt::format("weight '{}' is declared {} but bound to {}", symbol,
-                                                tensor::dims_to_string(infos_[i].dims),
+        throw ExportError(where(i), fmt::format("weight '{}' is declared {} but bound to {}",
+                                                symbol, tensor::dims_to_string(infos_[i].dims),
                                                 tensor::dims_to_string(it->second.dims)));
       return float_initializer(symbol, it->second);
     }
@@ -549,15 +567,19 @@ class Exporter {
   /// The activation code `act` (TASO's) applied to `x`.
   std::string activation(std::int64_t act, const std::string& x, const std::string& name) {
     switch (act) {
-      case 1: return op("Sigmoid", {x}, name);
-      case 2: return op("Relu", {x}, name);
-      case 3: return op("Tanh", {x}, name);
-      default: return x;
+      case 1:
+        return op("Sigmoid", {x}, name);
+      case 2:
+        return op("Relu", {x}, name);
+      case 3:
+        return op("Tanh", {x}, name);
+      default:
+        return x;
     }
   }
   /// ONNX pads [top, left, bottom, right] of a SAME (TensorFlow) or VALID window.
-  static std::vector<std::int64_t> window_pads(const Dims& x, std::int64_t kh, std::int64_t kw, std::int64_t sh,
-                                               std::int64_t sw, std::int64_t pad) {
+  static std::vector<std::int64_t> window_pads(const Dims& x, std::int64_t kh, std::int64_t kw,
+                                               std::int64_t sh, std::int64_t sw, std::int64_t pad) {
     if (pad != static_cast<std::int64_t>(tensor::Padding::Same)) return {0, 0, 0, 0};
     const auto same = [](std::int64_t in, std::int64_t k, std::int64_t s) {
       const std::int64_t out = (in + s - 1) / s;
@@ -575,7 +597,8 @@ class Exporter {
   /// names of body terms already written for this fused node.
   struct Body {
     std::vector<std::string> args;  ///< empty for a broadcast input not written yet
-    std::vector<std::optional<std::size_t>> arg_broadcast;  ///< the top-level broadcast an arg is bound to
+    std::vector<std::optional<std::size_t>>
+        arg_broadcast;  ///< the top-level broadcast an arg is bound to
     std::map<std::size_t, std::vector<std::string>> done;
   };
 
@@ -611,14 +634,18 @@ class Exporter {
     const TensorNode& n = p_[Id(i)];
     const auto ch = n.children();
     const auto num = [&](std::size_t k) { return infos_[ch[k].index()].value; };
-    const auto ints_of = [&](std::size_t k) { return std::vector<std::int64_t>(infos_[ch[k].index()].dims.begin(), infos_[ch[k].index()].dims.end()); };
+    const auto ints_of = [&](std::size_t k) {
+      return std::vector<std::int64_t>(infos_[ch[k].index()].dims.begin(),
+                                       infos_[ch[k].index()].dims.end());
+    };
     const auto in = [&](std::size_t k) { return tensor_of(ch[k], body); };
     const auto dims = [&](std::size_t k) -> const Dims& { return infos_[ch[k].index()].dims; };
     ::onnx::NodeProto* created = nullptr;
     switch (n.op()) {
       case Op::Arg: {
         const auto k = static_cast<std::size_t>(num(0));
-        if (!body || k >= body->args.size()) throw ExportError(where(i), "an arg outside a fused kernel");
+        if (!body || k >= body->args.size())
+          throw ExportError(where(i), "an arg outside a fused kernel");
         if (body->args[k].empty()) {
           // A broadcast input read as a whole: written (once) as an Expand now.
           const std::size_t b = *body->arg_broadcast[k];
@@ -628,9 +655,16 @@ class Exporter {
         if (name.empty()) return {body->args[k]};
         return {op("Identity", {body->args[k]}, name)};
       }
-      case Op::EwAdd: case Op::EwMul: case Op::EwSub: case Op::EwDiv: case Op::EwPow: {
-        static const std::map<Op, std::string> kNames{{Op::EwAdd, "Add"}, {Op::EwMul, "Mul"}, {Op::EwSub, "Sub"},
-                                                      {Op::EwDiv, "Div"}, {Op::EwPow, "Pow"}};
+      case Op::EwAdd:
+      case Op::EwMul:
+      case Op::EwSub:
+      case Op::EwDiv:
+      case Op::EwPow: {
+        static const std::map<Op, std::string> kNames{{Op::EwAdd, "Add"},
+                                                      {Op::EwMul, "Mul"},
+                                                      {Op::EwSub, "Sub"},
+                                                      {Op::EwDiv, "Div"},
+                                                      {Op::EwPow, "Pow"}};
         // ONNX broadcasts: a `broadcast` operand is written as its source (the other operand
         // has the full shape, the dialect's operands being of one shape); one operand at most.
         std::string a, b;
@@ -647,14 +681,21 @@ class Exporter {
         return {op(kNames.at(n.op()), {a, b}, name)};
       }
       case Op::SMul: {
-        const std::string s = infos_[ch[1].index()].rank() > infos_[ch[0].index()].rank() ? op("Reshape", {in(1), ints({})}) : in(1);
+        const std::string s = infos_[ch[1].index()].rank() > infos_[ch[0].index()].rank()
+                                  ? op("Reshape", {in(1), ints({})})
+                                  : in(1);
         return {op("Mul", {in(0), s}, name)};
       }
-      case Op::Relu: return {op("Relu", {in(0)}, name)};
-      case Op::Tanh: return {op("Tanh", {in(0)}, name)};
-      case Op::Sigmoid: return {op("Sigmoid", {in(0)}, name)};
-      case Op::Exp: return {op("Exp", {in(0)}, name)};
-      case Op::Sqrt: return {op("Sqrt", {in(0)}, name)};
+      case Op::Relu:
+        return {op("Relu", {in(0)}, name)};
+      case Op::Tanh:
+        return {op("Tanh", {in(0)}, name)};
+      case Op::Sigmoid:
+        return {op("Sigmoid", {in(0)}, name)};
+      case Op::Exp:
+        return {op("Exp", {in(0)}, name)};
+      case Op::Sqrt:
+        return {op("Sqrt", {in(0)}, name)};
       case Op::Erf: {
         if (!body && absorbed_[ch[0].index()]) {  // erf(x·k) as erf(x / (1/k))
           const auto mc = p_[ch[0]].children();
@@ -673,7 +714,9 @@ class Exporter {
         const std::string t = op("Tanh", {op("Mul", {inner, scalar(0.7978845608028654f)})});
         return {op("Mul", {op("Mul", {x, op("Add", {t, scalar(1.0f)})}), scalar(0.5f)}, name)};
       }
-      case Op::MatMul: return {activation(num(0), op("MatMul", {in(1), in(2)}, num(0) ? std::string() : name), name)};
+      case Op::MatMul:
+        return {
+            activation(num(0), op("MatMul", {in(1), in(2)}, num(0) ? std::string() : name), name)};
       case Op::Conv2d: {
         const Dims& w = dims(5);
         const std::string y = op("Conv", {in(4), in(5)}, num(3) ? std::string() : name, &created);
@@ -684,13 +727,17 @@ class Exporter {
         if (groups != 1) attr(created, "group", groups);
         return {activation(num(3), y, name)};
       }
-      case Op::PoolMax: case Op::PoolAvg: {
+      case Op::PoolMax:
+      case Op::PoolAvg: {
         const bool is_max = n.op() == Op::PoolMax;
-        const std::string y = op(is_max ? "MaxPool" : "AveragePool", {in(6)}, num(5) ? std::string() : name, &created);
+        const std::string y = op(is_max ? "MaxPool" : "AveragePool", {in(6)},
+                                 num(5) ? std::string() : name, &created);
         attr(created, "kernel_shape", std::vector<std::int64_t>{num(0), num(1)});
         attr(created, "strides", std::vector<std::int64_t>{num(2), num(3)});
         attr(created, "pads", window_pads(dims(6), num(0), num(1), num(2), num(3), num(4)));
-        if (!is_max) attr(created, "count_include_pad", std::int64_t{0});  // padding excluded, as the dialect's
+        if (!is_max)
+          attr(created, "count_include_pad",
+               std::int64_t{0});  // padding excluded, as the dialect's
         return {activation(num(5), y, name)};
       }
       case Op::Concat: {
@@ -724,16 +771,18 @@ class Exporter {
           const auto mc = p_[ch[1]].children();
           const std::int64_t act = infos_[mc[0].index()].value;
           const std::string x = tensor_of(p_[mc[1]].children()[1], nullptr);
-          return {activation(act, op("MatMul", {x, tensor_of(mc[2], nullptr)}, act ? std::string() : name), name)};
+          return {activation(
+              act, op("MatMul", {x, tensor_of(mc[2], nullptr)}, act ? std::string() : name), name)};
         }
         if (!body && absorbed_[c]) {  // the reduction, keeping its axis
           const auto rc = p_[ch[1]].children();
           const std::int64_t axis = infos_[rc[0].index()].value;
           const Op rop = p_[ch[1]].op();
           const std::string x = tensor_of(rc[1], nullptr);
-          const std::string y = rop == Op::ReduceSum
-                                    ? op("ReduceSum", {x, ints({axis})}, name, &created)
-                                    : op(rop == Op::ReduceMax ? "ReduceMax" : "ReduceMean", {x}, name, &created);
+          const std::string y =
+              rop == Op::ReduceSum
+                  ? op("ReduceSum", {x, ints({axis})}, name, &created)
+                  : op(rop == Op::ReduceMax ? "ReduceMax" : "ReduceMean", {x}, name, &created);
           if (rop != Op::ReduceSum) attr(created, "axes", std::vector<std::int64_t>{axis});
           attr(created, "keepdims", std::int64_t{1});
           return {y};
@@ -741,7 +790,8 @@ class Exporter {
         return {op("Reshape", {in(1), ints(ints_of(0))}, name)};
       }
       case Op::BatchNorm: {
-        const std::string y = op("BatchNormalization", {in(0), in(1), in(2), in(3), in(4)}, name, &created);
+        const std::string y =
+            op("BatchNormalization", {in(0), in(1), in(2), in(3), in(4)}, name, &created);
         attr(created, "epsilon", tensor::internal::kNormEps);
         return {y};
       }
@@ -754,8 +804,10 @@ class Exporter {
       case Op::WinoWeight: {
         // U = G w G^T per filter, [O, C, 4, 4] as two products, then [16, O, C].
         const Dims& w = dims(0);
-        tensor::HostTensor g(Dims{4, 3}, std::vector<float>{1, 0, 0, 0.5f, 0.5f, 0.5f, 0.5f, -0.5f, 0.5f, 0, 0, 1});
-        tensor::HostTensor gt(Dims{3, 4}, std::vector<float>{1, 0.5f, 0.5f, 0, 0, 0.5f, -0.5f, 0, 0, 0.5f, 0.5f, 1});
+        tensor::HostTensor g(
+            Dims{4, 3}, std::vector<float>{1, 0, 0, 0.5f, 0.5f, 0.5f, 0.5f, -0.5f, 0.5f, 0, 0, 1});
+        tensor::HostTensor gt(
+            Dims{3, 4}, std::vector<float>{1, 0.5f, 0.5f, 0, 0, 0.5f, -0.5f, 0, 0, 0.5f, 0.5f, 1});
         const std::string gw = op("MatMul", {float_initializer("wino_g", g), in(0)});
         const std::string u = op("MatMul", {gw, float_initializer("wino_gt", gt)});
         const std::string flat = op("Reshape", {u, ints({w[0], w[1], 16})});
@@ -769,7 +821,9 @@ class Exporter {
         // that wino_weight computed (precomputed or not); any other [16, O, C] tensor has no
         // 3x3 kernel, and the Conv would compute something else.
         if (p_[ch[3]].op() != Op::WinoWeight)
-          throw ExportError(where(i), "the transformed weight of a wino_conv2d is not a wino_weight: no 3x3 kernel to write");
+          throw ExportError(where(i),
+                            "the transformed weight of a wino_conv2d is not a wino_weight: no 3x3 "
+                            "kernel to write");
         const Dims& u = dims(3);
         tensor::HostTensor l(Dims{3, 4}, std::vector<float>{1, 0, 0, 0, 0, 1, -1, 0, 0, 0, 0, 1});
         tensor::HostTensor lt(Dims{4, 3}, std::vector<float>{1, 0, 0, 0, 1, 0, 0, -1, 0, 0, 0, 1});
@@ -794,7 +848,8 @@ class Exporter {
         tensor::HostTensor mask(Dims{out_channels, c * count, 1, 1});
         for (std::int64_t o = 0; o < out_channels; ++o)
           for (std::int64_t j = 0; j < c; ++j)
-            mask.data[static_cast<std::size_t>(o * c * count + ((o / per_group) % count) * c + j)] = 1.0f;
+            mask.data[static_cast<std::size_t>(o * c * count + ((o / per_group) % count) * c + j)] =
+                1.0f;
         const std::string tiled = op("Tile", {in(2), ints({1, count, 1, 1})});
         return {op("Mul", {tiled, float_initializer("merge_mask", mask)}, name)};
       }
@@ -822,22 +877,27 @@ class Exporter {
         };
         const std::string centred = op("Sub", {x, mean(x)});
         const std::string var = mean(op("Pow", {centred, scalar(2.0f)}));
-        const std::string norm = op("Div", {centred, op("Sqrt", {op("Add", {var, scalar(tensor::internal::kNormEps)})})});
+        const std::string norm = op(
+            "Div", {centred, op("Sqrt", {op("Add", {var, scalar(tensor::internal::kNormEps)})})});
         return {op("Add", {op("Mul", {norm, in(1)}), in(2)}, name)};
       }
-      case Op::Broadcast: return {op("Expand", {in(1), ints(ints_of(0))}, name)};
+      case Op::Broadcast:
+        return {op("Expand", {in(1), ints(ints_of(0))}, name)};
       case Op::ReduceSum: {
         const std::string y = op("ReduceSum", {in(1), ints({num(0)})}, name, &created);
         attr(created, "keepdims", std::int64_t{0});
         return {y};
       }
-      case Op::ReduceMax: case Op::ReduceMean: {
-        const std::string y = op(n.op() == Op::ReduceMax ? "ReduceMax" : "ReduceMean", {in(1)}, name, &created);
+      case Op::ReduceMax:
+      case Op::ReduceMean: {
+        const std::string y =
+            op(n.op() == Op::ReduceMax ? "ReduceMax" : "ReduceMean", {in(1)}, name, &created);
         attr(created, "axes", std::vector<std::int64_t>{num(0)});
         attr(created, "keepdims", std::int64_t{0});
         return {y};
       }
-      case Op::Slice: return {op("Slice", {in(3), ints({num(1)}), ints({num(2)}), ints({num(0)})}, name)};
+      case Op::Slice:
+        return {op("Slice", {in(3), ints({num(1)}), ints({num(2)}), ints({num(0)})}, name)};
       case Op::Pad: {
         const std::size_t rank = dims(3).size();
         std::vector<std::int64_t> pads(2 * rank, 0);
@@ -846,13 +906,17 @@ class Exporter {
         return {op("Pad", {in(3), ints(pads)}, name)};
       }
       case Op::Clip:
-        return {op("Clip", {in(0), as_scalar(in(1), infos_[ch[1].index()]), as_scalar(in(2), infos_[ch[2].index()])}, name)};
+        return {op("Clip",
+                   {in(0), as_scalar(in(1), infos_[ch[1].index()]),
+                    as_scalar(in(2), infos_[ch[2].index()])},
+                   name)};
       case Op::Resize: {
         const bool nearest = num(0) == static_cast<std::int64_t>(tensor::ResizeInterp::Nearest);
         const std::string y = op("Resize", {in(4), "", "", ints(ints_of(3))}, name, &created);
         attr(created, "mode", std::string(nearest ? "nearest" : "linear"));
         static const char* const kCoord[] = {"half_pixel", "asymmetric", "align_corners"};
-        static const char* const kNearest[] = {"round_prefer_floor", "floor", "round_prefer_ceil", "ceil"};
+        static const char* const kNearest[] = {"round_prefer_floor", "floor", "round_prefer_ceil",
+                                               "ceil"};
         attr(created, "coordinate_transformation_mode", std::string(kCoord[num(1)]));
         if (nearest) attr(created, "nearest_mode", std::string(kNearest[num(2)]));
         return {y};
@@ -863,27 +927,39 @@ class Exporter {
         const std::int64_t pb = num(4), pr = num(5);
         attr(created, "kernel_shape", std::vector<std::int64_t>{w[2], w[3]});
         attr(created, "strides", std::vector<std::int64_t>{num(0), num(1)});
-        attr(created, "pads", std::vector<std::int64_t>{num(2), num(3), std::max<std::int64_t>(pb, 0), std::max<std::int64_t>(pr, 0)});
+        attr(created, "pads",
+             std::vector<std::int64_t>{num(2), num(3), std::max<std::int64_t>(pb, 0),
+                                       std::max<std::int64_t>(pr, 0)});
         if (pb < 0 || pr < 0)
-          attr(created, "output_padding", std::vector<std::int64_t>{std::max<std::int64_t>(-pb, 0), std::max<std::int64_t>(-pr, 0)});
+          attr(created, "output_padding",
+               std::vector<std::int64_t>{std::max<std::int64_t>(-pb, 0),
+                                         std::max<std::int64_t>(-pr, 0)});
         if (num(6) != 1) attr(created, "group", num(6));
         return {y};
       }
-      case Op::Opaque: return {opaque(i, body, name)};
+      case Op::Opaque:
+        return {opaque(i, body, name)};
       // ONNX tensors have no physical layout: the same tensor.
-      case Op::Relayout: return {op("Identity", {in(1)}, name)};
+      case Op::Relayout:
+        return {op("Identity", {in(1)}, name)};
       case Op::Fused: {
         Body inner;
         for (std::size_t k = 1; k < ch.size(); ++k) {
           const std::size_t c = ch[k].index();
           const bool lazy = is_view_broadcast(c) && names_[c].empty();
           inner.args.push_back(lazy ? std::string() : in(k));
-          inner.arg_broadcast.push_back(is_view_broadcast(c) ? std::optional<std::size_t>(c) : std::nullopt);
+          inner.arg_broadcast.push_back(is_view_broadcast(c) ? std::optional<std::size_t>(c)
+                                                             : std::nullopt);
         }
         const std::vector<std::string> out = emit(ch[0].index(), &inner, name);
         return out;
       }
-      case Op::Noop: case Op::Num: case Op::Sym: case Op::Ints: case Op::Input: case Op::Weight:
+      case Op::Noop:
+      case Op::Num:
+      case Op::Sym:
+      case Op::Ints:
+      case Op::Input:
+      case Op::Weight:
         break;
     }
     throw ExportError(where(i), "cannot be written as an ONNX operator here");
@@ -893,9 +969,11 @@ class Exporter {
   /// importer keeps any operator it does not know opaque, ONNX's or not).
   void require_known(std::size_t i, const std::string& op_type) const {
     if (!::onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(options_.opset)))
-      throw ExportError(where(i), fmt::format("'{}' is not an ONNX operator (default domain, opset {}): it cannot be "
-                                              "written",
-                                              op_type, options_.opset));
+      throw ExportError(
+          where(i),
+          fmt::format("'{}' is not an ONNX operator (default domain, opset {}): it cannot be "
+                      "written",
+                      op_type, options_.opset));
   }
 
   /// An opaque node as the ONNX node it was imported from.
@@ -903,30 +981,37 @@ class Exporter {
     const TensorNode& n = p_[Id(i)];
     const std::string type = symbol_of(i);
     std::vector<std::string> operands;
-    for (std::size_t k = 3; k < n.children().size(); ++k) operands.push_back(tensor_of(n.children()[k], body));
+    for (std::size_t k = 3; k < n.children().size(); ++k)
+      operands.push_back(tensor_of(n.children()[k], body));
     const auto it = options_.opaque.find(type);
     if (it == options_.opaque.end()) {
       require_known(i, type);
       return op(type, operands, name);
     }
     const OpaqueOp& record = it->second;
-    const std::string domain = record.node.domain() == "ai.onnx" ? std::string() : record.node.domain();
+    const std::string domain =
+        record.node.domain() == "ai.onnx" ? std::string() : record.node.domain();
     if (domain.empty()) {
       require_known(i, record.node.op_type());
       // Written as it was read: its schema must be the same in both opsets.
       const std::int64_t from = options_.source_opset > 0 ? options_.source_opset : options_.opset;
-      const auto* a = ::onnx::OpSchemaRegistry::Schema(record.node.op_type(), static_cast<int>(from));
-      const auto* b = ::onnx::OpSchemaRegistry::Schema(record.node.op_type(), static_cast<int>(options_.opset));
+      const auto* a =
+          ::onnx::OpSchemaRegistry::Schema(record.node.op_type(), static_cast<int>(from));
+      const auto* b =
+          ::onnx::OpSchemaRegistry::Schema(record.node.op_type(), static_cast<int>(options_.opset));
       // Elementwise operators whose later versions only added element types (bfloat16, ...)
       // mean the same at both; any other change of version might not.
       static const std::set<std::string> kTypesOnly{
-          "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Celu", "Cos", "Cosh", "Elu", "Erf",
-          "Floor", "Log", "Max", "Min", "Mod", "PRelu", "Round", "Selu", "Sign", "Sin", "Sinh", "Softplus",
-          "Softsign", "Tan", "ThresholdedRelu"};
+          "Abs",  "Acos", "Acosh", "Asin",     "Asinh",    "Atan",  "Atanh",
+          "Ceil", "Celu", "Cos",   "Cosh",     "Elu",      "Erf",   "Floor",
+          "Log",  "Max",  "Min",   "Mod",      "PRelu",    "Round", "Selu",
+          "Sign", "Sin",  "Sinh",  "Softplus", "Softsign", "Tan",   "ThresholdedRelu"};
       if (a != b && !kTypesOnly.count(record.node.op_type()))
-        throw ExportError(where(i), fmt::format("the opaque operator {} of opset {} differs in opset {}; export it at "
-                                                "opset {} or map it in the importer",
-                                                record.node.op_type(), from, options_.opset, from));
+        throw ExportError(
+            where(i),
+            fmt::format("the opaque operator {} of opset {} differs in opset {}; export it at "
+                        "opset {} or map it in the importer",
+                        record.node.op_type(), from, options_.opset, from));
     }
     std::vector<std::string> inputs;
     for (std::size_t k = 0; k < record.inputs.size(); ++k) {
@@ -935,7 +1020,8 @@ class Exporter {
         inputs.emplace_back();
       } else if (r == OpaqueOp::kConstant) {
         const auto c = record.constants.find(k);
-        if (c == record.constants.end()) throw ExportError(where(i), "an opaque node's constant input is missing");
+        if (c == record.constants.end())
+          throw ExportError(where(i), "an opaque node's constant input is missing");
         ::onnx::TensorProto t = c->second;
         t.set_name(fresh(type + "_constant"));
         inputs.push_back(t.name());
@@ -974,7 +1060,8 @@ class Exporter {
 /// (`weights`, by name) as an ONNX model. Throws `ExportError`, and `tensor::ShapeError` for an
 /// ill-typed program.
 [[nodiscard]] inline ::onnx::ModelProto export_model(const RecExpr<tensor::TensorNode>& program,
-                                                     const tensor::Bindings& weights, const ExportOptions& options = {}) {
+                                                     const tensor::Bindings& weights,
+                                                     const ExportOptions& options = {}) {
   return internal::Exporter(program, weights, options).run();
 }
 
@@ -984,7 +1071,8 @@ class Exporter {
 inline void save_model(const ::onnx::ModelProto& model, const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::is_directory(path, ec)) throw ExportError("file", fmt::format("cannot write '{}': it is a folder", path));
+  if (fs::is_directory(path, ec))
+    throw ExportError("file", fmt::format("cannot write '{}': it is a folder", path));
   std::random_device random;
   fs::path temp;
   do {
@@ -1006,8 +1094,9 @@ inline void save_model(const ::onnx::ModelProto& model, const std::string& path)
 }
 
 /// `export_model`, then `save_model` to `path`.
-inline void export_to_file(const RecExpr<tensor::TensorNode>& program, const tensor::Bindings& weights,
-                           const std::string& path, const ExportOptions& options = {}) {
+inline void export_to_file(const RecExpr<tensor::TensorNode>& program,
+                           const tensor::Bindings& weights, const std::string& path,
+                           const ExportOptions& options = {}) {
   save_model(export_model(program, weights, options), path);
 }
 

@@ -44,7 +44,8 @@ namespace onnx {
 class ImportError : public Error {
  public:
   ImportError(std::string where, const std::string& reason)
-      : Error(where.empty() ? "onnx import: " + reason : fmt::format("onnx import: {}: {}", where, reason)),
+      : Error(where.empty() ? "onnx import: " + reason
+                            : fmt::format("onnx import: {}: {}", where, reason)),
         where_(std::move(where)) {}
   [[nodiscard]] const std::string& where() const noexcept { return where_; }
 
@@ -87,11 +88,12 @@ struct OpaqueOp {
 struct ImportedModel {
   RecExpr<tensor::TensorNode> program;
   tensor::Bindings weights;
-  std::vector<std::string> inputs;         ///< graph inputs that are not initializers, in order
-  std::vector<std::string> input_symbols;  ///< the program's `input` names for them (valid symbols, unique)
-  std::vector<tensor::Dims> input_dims;    ///< their shapes, as imported
-  std::vector<std::string> outputs;        ///< graph outputs, in order
-  std::int64_t opset = 0;                  ///< the default domain's opset version
+  std::vector<std::string> inputs;  ///< graph inputs that are not initializers, in order
+  std::vector<std::string>
+      input_symbols;  ///< the program's `input` names for them (valid symbols, unique)
+  std::vector<tensor::Dims> input_dims;  ///< their shapes, as imported
+  std::vector<std::string> outputs;      ///< graph outputs, in order
+  std::int64_t opset = 0;                ///< the default domain's opset version
   std::int64_t ir_version = 0;
   /// Every opset the model imports (domain, version), the default domain as "".
   std::vector<std::pair<std::string, std::int64_t>> opset_imports;
@@ -106,7 +108,6 @@ struct ImportedModel {
 /// exporters).
 inline constexpr std::int64_t kMinOpset = 9;
 inline constexpr std::int64_t kMaxOpset = 17;
-
 
 namespace internal {
 
@@ -126,8 +127,8 @@ inline std::int64_t checked_elements(const Dims& dims, std::int64_t limit, const
     n *= d;
   }
   if (n > limit)
-    throw ImportError(where, fmt::format("{} of shape {} has more than {} elements", what, tensor::dims_to_string(dims),
-                                         limit));
+    throw ImportError(where, fmt::format("{} of shape {} has more than {} elements", what,
+                                         tensor::dims_to_string(dims), limit));
   return n;
 }
 
@@ -137,7 +138,7 @@ struct Value {
   std::optional<Tensor> tensor;  ///< set for a program tensor
   Dims dims;                     ///< the shape (also of a program tensor)
   std::vector<double> data;      ///< a constant's elements, row-major
-  bool integer = false;          ///< a constant of an integer or boolean type (shapes, indices, axes)
+  bool integer = false;  ///< a constant of an integer or boolean type (shapes, indices, axes)
   /// The ONNX element type (TensorProto::DataType) of a constant, kept to write it back.
   std::int32_t elem_type = ::onnx::TensorProto::FLOAT;
   [[nodiscard]] bool is_constant() const noexcept { return !tensor.has_value(); }
@@ -151,29 +152,37 @@ inline float half_to_float(std::uint16_t h) {
   const int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
   const float sign = (h & 0x8000) ? -1.0f : 1.0f;
   if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -24);
-  if (exponent == 31) return mantissa ? std::numeric_limits<float>::quiet_NaN() : sign * std::numeric_limits<float>::infinity();
+  if (exponent == 31)
+    return mantissa ? std::numeric_limits<float>::quiet_NaN()
+                    : sign * std::numeric_limits<float>::infinity();
   return sign * std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
 }
 
 /// The elements of an ONNX TensorProto (FLOAT, DOUBLE, FLOAT16, INT64, INT32, INT16, INT8,
 /// UINT16, UINT8, BOOL), from its typed fields or its little-endian raw_data.
-inline Value tensor_value(const ::onnx::TensorProto& t, const std::string& where, std::int64_t max_elements) {
+inline Value tensor_value(const ::onnx::TensorProto& t, const std::string& where,
+                          std::int64_t max_elements) {
   Value v;
   for (std::int64_t d : t.dims()) {
-    if (d < 0) throw ImportError(where, fmt::format("tensor '{}' has a negative dimension {}", t.name(), d));
+    if (d < 0)
+      throw ImportError(where, fmt::format("tensor '{}' has a negative dimension {}", t.name(), d));
     v.dims.push_back(d);
   }
   if (t.has_data_location() && t.data_location() == ::onnx::TensorProto::EXTERNAL)
-    throw ImportError(where, fmt::format("tensor '{}' keeps its data in an external file, which is not supported",
-                                         t.name()));
-  const std::int64_t n = checked_elements(v.dims, max_elements, where, fmt::format("tensor '{}'", t.name()));
+    throw ImportError(
+        where, fmt::format("tensor '{}' keeps its data in an external file, which is not supported",
+                           t.name()));
+  const std::int64_t n =
+      checked_elements(v.dims, max_elements, where, fmt::format("tensor '{}'", t.name()));
   v.elem_type = t.data_type();
   const std::string& raw = t.raw_data();
   const auto from_raw = [&](auto sample, auto convert) {
     using T = decltype(sample);
     if (raw.size() != static_cast<std::size_t>(n) * sizeof(T))
-      throw ImportError(where, fmt::format("tensor '{}': raw_data holds {} bytes, {} elements of {} bytes expected",
-                                           t.name(), raw.size(), n, sizeof(T)));
+      throw ImportError(
+          where,
+          fmt::format("tensor '{}': raw_data holds {} bytes, {} elements of {} bytes expected",
+                      t.name(), raw.size(), n, sizeof(T)));
     v.data.resize(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) {
       T x;
@@ -184,15 +193,21 @@ inline Value tensor_value(const ::onnx::TensorProto& t, const std::string& where
   const auto plain = [](auto x) { return static_cast<double>(x); };
   const auto from_field = [&](const auto& field, auto convert) {
     if (field.size() != n)
-      throw ImportError(where, fmt::format("tensor '{}' holds {} values for shape {}", t.name(), field.size(),
-                                           tensor::dims_to_string(v.dims)));
+      throw ImportError(where, fmt::format("tensor '{}' holds {} values for shape {}", t.name(),
+                                           field.size(), tensor::dims_to_string(v.dims)));
     v.data.clear();
     for (auto x : field) v.data.push_back(convert(x));
   };
-  const auto half = [](auto x) { return static_cast<double>(half_to_float(static_cast<std::uint16_t>(x))); };
+  const auto half = [](auto x) {
+    return static_cast<double>(half_to_float(static_cast<std::uint16_t>(x)));
+  };
   switch (t.data_type()) {
-    case ::onnx::TensorProto::FLOAT: raw.empty() ? from_field(t.float_data(), plain) : from_raw(float{}, plain); break;
-    case ::onnx::TensorProto::DOUBLE: raw.empty() ? from_field(t.double_data(), plain) : from_raw(double{}, plain); break;
+    case ::onnx::TensorProto::FLOAT:
+      raw.empty() ? from_field(t.float_data(), plain) : from_raw(float{}, plain);
+      break;
+    case ::onnx::TensorProto::DOUBLE:
+      raw.empty() ? from_field(t.double_data(), plain) : from_raw(double{}, plain);
+      break;
     case ::onnx::TensorProto::FLOAT16:
       raw.empty() ? from_field(t.int32_data(), half) : from_raw(std::uint16_t{}, half);
       break;
@@ -222,11 +237,12 @@ inline Value tensor_value(const ::onnx::TensorProto& t, const std::string& where
       raw.empty() ? from_field(t.int32_data(), plain) : from_raw(std::uint8_t{}, plain);
       break;
     default:
-      throw ImportError(where, fmt::format("tensor '{}' has data type {}, which is not supported", t.name(),
-                                           ::onnx::TensorProto::DataType_IsValid(t.data_type())
-                                               ? ::onnx::TensorProto::DataType_Name(
-                                                     static_cast<::onnx::TensorProto::DataType>(t.data_type()))
-                                               : std::to_string(t.data_type())));
+      throw ImportError(
+          where, fmt::format("tensor '{}' has data type {}, which is not supported", t.name(),
+                             ::onnx::TensorProto::DataType_IsValid(t.data_type())
+                                 ? ::onnx::TensorProto::DataType_Name(
+                                       static_cast<::onnx::TensorProto::DataType>(t.data_type()))
+                                 : std::to_string(t.data_type())));
   }
   if (t.data_type() == ::onnx::TensorProto::DOUBLE || t.data_type() == ::onnx::TensorProto::FLOAT16)
     v.elem_type = ::onnx::TensorProto::FLOAT;  // the program computes in f32
@@ -268,7 +284,9 @@ Dims dims_of(const Container& values) {
   for (auto v : values) out.push_back(static_cast<std::int64_t>(v));
   return out;
 }
-inline std::vector<std::int64_t> vector_of(const Dims& d) { return std::vector<std::int64_t>(d.begin(), d.end()); }
+inline std::vector<std::int64_t> vector_of(const Dims& d) {
+  return std::vector<std::int64_t>(d.begin(), d.end());
+}
 
 /// A name usable as a symbol of the dialect's s-expressions: characters other than letters,
 /// digits and `_ . / : -` become `_`; a name that would read as a number or an operator gets a
@@ -276,11 +294,12 @@ inline std::vector<std::int64_t> vector_of(const Dims& d) { return std::vector<s
 inline std::string symbol_name(std::string_view name) {
   std::string out;
   for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '.' || c == '/' || c == ':' || c == '-';
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '/' || c == ':' || c == '-';
     out += ok ? c : '_';
   }
-  if (out.empty() || (out[0] >= '0' && out[0] <= '9') || out[0] == '-' || out[0] == '.') out.insert(out.begin(), 'v');
+  if (out.empty() || (out[0] >= '0' && out[0] <= '9') || out[0] == '-' || out[0] == '.')
+    out.insert(out.begin(), 'v');
   if (tensor::op_from_name(out)) out += '_';
   return out;
 }
@@ -288,7 +307,8 @@ inline std::string symbol_name(std::string_view name) {
 /// Normalizes a possibly negative axis of a rank-`rank` tensor.
 inline std::int64_t axis_of(std::int64_t axis, std::size_t rank, const std::string& where) {
   const auto r = static_cast<std::int64_t>(rank);
-  if (axis < -r || axis >= r) throw ImportError(where, fmt::format("axis {} is outside a rank-{} tensor", axis, rank));
+  if (axis < -r || axis >= r)
+    throw ImportError(where, fmt::format("axis {} is outside a rank-{} tensor", axis, rank));
   return axis < 0 ? axis + r : axis;
 }
 
@@ -313,19 +333,51 @@ struct Unsupported {
 /// ONNX operators (default domain) whose output has the shape of input 0: the shape of such an
 /// opaque node is known without ONNX's shape inference.
 inline bool preserves_shape(std::string_view op) {
-  static const std::set<std::string_view> kOps{
-      "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Celu", "Cos", "Cosh", "CumSum", "Elu",
-      "Erf", "Floor", "Hardmax", "InstanceNormalization", "Log", "LogSoftmax", "LpNormalization",
-      "MeanVarianceNormalization", "Mish", "PRelu", "Round", "Selu", "Shrink", "Sign", "Sin", "Sinh", "Softplus",
-      "Softsign", "Tan", "ThresholdedRelu", "Trilu"};
+  static const std::set<std::string_view> kOps{"Abs",
+                                               "Acos",
+                                               "Acosh",
+                                               "Asin",
+                                               "Asinh",
+                                               "Atan",
+                                               "Atanh",
+                                               "Ceil",
+                                               "Celu",
+                                               "Cos",
+                                               "Cosh",
+                                               "CumSum",
+                                               "Elu",
+                                               "Erf",
+                                               "Floor",
+                                               "Hardmax",
+                                               "InstanceNormalization",
+                                               "Log",
+                                               "LogSoftmax",
+                                               "LpNormalization",
+                                               "MeanVarianceNormalization",
+                                               "Mish",
+                                               "PRelu",
+                                               "Round",
+                                               "Selu",
+                                               "Shrink",
+                                               "Sign",
+                                               "Sin",
+                                               "Sinh",
+                                               "Softplus",
+                                               "Softsign",
+                                               "Tan",
+                                               "ThresholdedRelu",
+                                               "Trilu"};
   return kOps.count(op) != 0;
 }
 /// ONNX operators whose output is their inputs broadcast together (numpy rules).
-inline bool broadcasts_inputs(std::string_view op) { return op == "Max" || op == "Min" || op == "Mod"; }
+inline bool broadcasts_inputs(std::string_view op) {
+  return op == "Max" || op == "Min" || op == "Mod";
+}
 
 class Importer {
  public:
-  Importer(const ::onnx::ModelProto& model, const ImportOptions& options) : model_(model), options_(options) {}
+  Importer(const ::onnx::ModelProto& model, const ImportOptions& options)
+      : model_(model), options_(options) {}
 
   ImportedModel run() {
     ImportedModel out;
@@ -333,7 +385,8 @@ class Importer {
     out.ir_version = model_.ir_version();
     opset_ = out.opset;
     for (const auto& o : model_.opset_import())
-      out.opset_imports.emplace_back(o.domain() == "ai.onnx" ? std::string() : o.domain(), o.version());
+      out.opset_imports.emplace_back(o.domain() == "ai.onnx" ? std::string() : o.domain(),
+                                     o.version());
     const ::onnx::GraphProto& graph = model_.graph();
     for (const auto& init : graph.initializer()) {
       const std::string where = fmt::format("initializer '{}'", init.name());
@@ -342,7 +395,8 @@ class Importer {
     }
     for (const auto& input : graph.input()) {
       if (values_.count(input.name())) {
-        if (values_[input.name()].is_constant() && !listed_inputs_.count(input.name())) continue;  // an initializer listed as an input (old exporters)
+        if (values_[input.name()].is_constant() && !listed_inputs_.count(input.name()))
+          continue;  // an initializer listed as an input (old exporters)
         throw ImportError(fmt::format("input '{}'", input.name()), "is listed twice");
       }
       listed_inputs_.insert(input.name());
@@ -354,7 +408,8 @@ class Importer {
     }
     for (const auto& [name, dims] : options_.input_shapes)
       if (!listed_inputs_.count(name))
-        throw ImportError(fmt::format("input '{}'", name), "a shape is given for it, but the model has no such input");
+        throw ImportError(fmt::format("input '{}'", name),
+                          "a shape is given for it, but the model has no such input");
     for (int i = 0; i < graph.node_size(); ++i) node(graph.node(i), i);
     if (graph.output_size() == 0) throw ImportError("graph", "the model has no outputs");
     for (const auto& output : graph.output()) {
@@ -370,15 +425,17 @@ class Importer {
       if (n.op() != tensor::Op::Weight && n.op() != tensor::Op::Opaque) continue;
       const std::string name(out.program[n.children()[0]].symbol().str());
       if (n.op() == tensor::Op::Weight) {
-        if (auto it = weights_.find(name); it != weights_.end()) out.weights.emplace(name, it->second);
+        if (auto it = weights_.find(name); it != weights_.end())
+          out.weights.emplace(name, it->second);
         continue;
       }
       auto it = opaque_.find(name);
       if (it == opaque_.end() || out.opaque.count(name)) continue;
       out.opaque.emplace(name, it->second);
-      const std::string type = it->second.node.domain().empty() || it->second.node.domain() == "ai.onnx"
-                                   ? it->second.node.op_type()
-                                   : it->second.node.domain() + "." + it->second.node.op_type();
+      const std::string type =
+          it->second.node.domain().empty() || it->second.node.domain() == "ai.onnx"
+              ? it->second.node.op_type()
+              : it->second.node.domain() + "." + it->second.node.op_type();
       if (std::find(out.opaque_ops.begin(), out.opaque_ops.end(), type) == out.opaque_ops.end())
         out.opaque_ops.push_back(type);
     }
@@ -392,8 +449,8 @@ class Importer {
       if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
     if (!opset) throw ImportError("model", "no opset of the default ONNX domain is imported");
     if (*opset < kMinOpset || *opset > kMaxOpset)
-      throw ImportError("model", fmt::format("opset {} is not supported (supported: {} to {})", *opset, kMinOpset,
-                                             kMaxOpset));
+      throw ImportError("model", fmt::format("opset {} is not supported (supported: {} to {})",
+                                             *opset, kMinOpset, kMaxOpset));
     return *opset;
   }
 
@@ -409,8 +466,9 @@ class Importer {
     if (auto it = options_.input_shapes.find(input.name()); it != options_.input_shapes.end()) {
       dims = it->second;
       if (has_shape && shape.dim_size() != static_cast<int>(dims.size()))
-        throw ImportError(where, fmt::format("the given shape {} has rank {}, the model's rank {}",
-                                             tensor::dims_to_string(dims), dims.size(), shape.dim_size()));
+        throw ImportError(where,
+                          fmt::format("the given shape {} has rank {}, the model's rank {}",
+                                      tensor::dims_to_string(dims), dims.size(), shape.dim_size()));
     } else {
       if (!has_shape) throw ImportError(where, "has no shape; give it in input_shapes");
       for (const auto& d : shape.dim()) {
@@ -418,13 +476,15 @@ class Importer {
           dims.push_back(d.dim_value());
           continue;
         }
-        if (auto p = dim_params_.find(d.dim_param()); !d.dim_param().empty() && p != dim_params_.end()) {
+        if (auto p = dim_params_.find(d.dim_param());
+            !d.dim_param().empty() && p != dim_params_.end()) {
           dims.push_back(p->second);  // the same symbol, fixed by another input
           continue;
         }
-        throw ImportError(where, fmt::format("dimension '{}' is symbolic; give the input's shape in input_shapes "
-                                             "(tensat-opt: --input {}=d0,d1,...)",
-                                             d.dim_param(), input.name()));
+        throw ImportError(
+            where, fmt::format("dimension '{}' is symbolic; give the input's shape in input_shapes "
+                               "(tensat-opt: --input {}=d0,d1,...)",
+                               d.dim_param(), input.name()));
       }
     }
     for (std::int64_t d : dims)
@@ -436,13 +496,15 @@ class Importer {
         const auto& d = shape.dim(k);
         const std::int64_t given = dims[static_cast<std::size_t>(k)];
         if (d.has_dim_value() && d.dim_value() != given)
-          throw ImportError(where, fmt::format("the given shape {} disagrees with the model's dimension {} = {}",
-                                               tensor::dims_to_string(dims), k, d.dim_value()));
+          throw ImportError(
+              where, fmt::format("the given shape {} disagrees with the model's dimension {} = {}",
+                                 tensor::dims_to_string(dims), k, d.dim_value()));
         if (d.has_dim_param() && !d.dim_param().empty()) {
           auto [p, inserted] = dim_params_.emplace(d.dim_param(), given);
           if (!inserted && p->second != given)
-            throw ImportError(where, fmt::format("dimension '{}' is {} here but {} in another input", d.dim_param(),
-                                                 given, p->second));
+            throw ImportError(where,
+                              fmt::format("dimension '{}' is {} here but {} in another input",
+                                          d.dim_param(), given, p->second));
         }
       }
     Value v;
@@ -459,7 +521,8 @@ class Importer {
 
   const Value& value(const std::string& name, const std::string& where) const {
     auto it = values_.find(name);
-    if (it == values_.end()) throw ImportError(where, fmt::format("reads '{}', which nothing defines", name));
+    if (it == values_.end())
+      throw ImportError(where, fmt::format("reads '{}', which nothing defines", name));
     return it->second;
   }
 
@@ -471,7 +534,8 @@ class Importer {
     while (weights_.count(name) || used_names_.count(name)) name += "_";
     used_names_.insert(name);
     const Dims dims = v.dims.empty() ? Dims{1} : v.dims;  // a scalar as a one-element tensor
-    if (v.data.empty()) throw ImportError(fmt::format("value '{}'", onnx_name), "an empty tensor cannot be a weight");
+    if (v.data.empty())
+      throw ImportError(fmt::format("value '{}'", onnx_name), "an empty tensor cannot be a weight");
     tensor::HostTensor h(dims);
     for (std::size_t i = 0; i < v.data.size(); ++i) h.data[i] = static_cast<float>(v.data[i]);
     weights_.emplace(name, std::move(h));
@@ -505,7 +569,9 @@ class Importer {
       if (!has_input(i)) throw ImportError(where, fmt::format("input {} is missing", i));
       return self.value(node.input(static_cast<int>(i)), where);
     }
-    [[nodiscard]] const std::string& input_name(std::size_t i) const { return node.input(static_cast<int>(i)); }
+    [[nodiscard]] const std::string& input_name(std::size_t i) const {
+      return node.input(static_cast<int>(i));
+    }
     /// The key of a constant this node derives from its first output's name (see `derived_key`).
     [[nodiscard]] std::string derived(std::string_view suffix) const {
       return derived_key(node.output_size() > 0 ? node.output(0) : where, suffix);
@@ -519,7 +585,8 @@ class Importer {
     [[nodiscard]] std::int64_t int_attr(std::string_view name, std::int64_t fallback) const {
       const auto* a = attr(name);
       if (!a) return fallback;
-      if (a->type() != ::onnx::AttributeProto::INT) throw ImportError(where, fmt::format("attribute {} is not an int", name));
+      if (a->type() != ::onnx::AttributeProto::INT)
+        throw ImportError(where, fmt::format("attribute {} is not an int", name));
       return a->i();
     }
     [[nodiscard]] double float_attr(std::string_view name, double fallback) const {
@@ -529,7 +596,8 @@ class Importer {
         throw ImportError(where, fmt::format("attribute {} is not a float", name));
       return a->f();
     }
-    [[nodiscard]] std::string string_attr(std::string_view name, const std::string& fallback) const {
+    [[nodiscard]] std::string string_attr(std::string_view name,
+                                          const std::string& fallback) const {
       const auto* a = attr(name);
       if (!a) return fallback;
       if (a->type() != ::onnx::AttributeProto::STRING)
@@ -541,7 +609,8 @@ class Importer {
       if (!a) return std::nullopt;
       if (a->type() != ::onnx::AttributeProto::INTS)
         throw ImportError(where, fmt::format("attribute {} is not a list of ints", name));
-      if (a->ints_size() > 64) throw ImportError(where, fmt::format("attribute {} has {} values", name, a->ints_size()));
+      if (a->ints_size() > 64)
+        throw ImportError(where, fmt::format("attribute {} has {} values", name, a->ints_size()));
       return dims_of(a->ints());
     }
     [[nodiscard]] std::optional<std::vector<double>> floats_attr(std::string_view name) const {
@@ -555,13 +624,16 @@ class Importer {
     [[nodiscard]] Dims ints_input(std::size_t i) const {
       const Value& v = in(i);
       if (!v.is_constant())
-        throw ImportError(where, fmt::format("input {} ('{}') must be known at import time (a constant or a "
-                                             "Shape-derived value), not computed by the model",
-                                             i, input_name(i)));
-      if (v.data.size() > 64) throw ImportError(where, fmt::format("input {} has {} values", i, v.data.size()));
+        throw ImportError(
+            where, fmt::format("input {} ('{}') must be known at import time (a constant or a "
+                               "Shape-derived value), not computed by the model",
+                               i, input_name(i)));
+      if (v.data.size() > 64)
+        throw ImportError(where, fmt::format("input {} has {} values", i, v.data.size()));
       Dims out;
       for (double d : v.data) {
-        if (!(std::fabs(d) < 9.2e18)) throw ImportError(where, fmt::format("input {} holds {}, not an int64", i, d));
+        if (!(std::fabs(d) < 9.2e18))
+          throw ImportError(where, fmt::format("input {} holds {}, not an int64", i, d));
         out.push_back(static_cast<std::int64_t>(d));
       }
       return out;
@@ -570,20 +642,26 @@ class Importer {
     [[nodiscard]] const std::vector<double>& constant_input(std::size_t i) const {
       const Value& v = in(i);
       if (!v.is_constant())
-        throw Unsupported{fmt::format("input {} ('{}') is computed by the model, not an import-time constant", i,
-                                      input_name(i))};
+        throw Unsupported{
+            fmt::format("input {} ('{}') is computed by the model, not an import-time constant", i,
+                        input_name(i))};
       return v.data;
     }
     /// The one value of constant input `i`.
     [[nodiscard]] double scalar_input(std::size_t i) const {
       const std::vector<double>& v = constant_input(i);
-      if (v.size() != 1) throw ImportError(where, fmt::format("input {} must hold one value, not {}", i, v.size()));
+      if (v.size() != 1)
+        throw ImportError(where, fmt::format("input {} must hold one value, not {}", i, v.size()));
       return v[0];
     }
     [[noreturn]] void fail(const std::string& reason) const { throw ImportError(where, reason); }
-    [[noreturn]] void unsupported(const std::string& reason) const { throw Unsupported{reason, false}; }
+    [[noreturn]] void unsupported(const std::string& reason) const {
+      throw Unsupported{reason, false};
+    }
     /// `unsupported`, once the node's inputs are validated (see `Unsupported::checked`).
-    [[noreturn]] void unsupported_checked(const std::string& reason) const { throw Unsupported{reason, true}; }
+    [[noreturn]] void unsupported_checked(const std::string& reason) const {
+      throw Unsupported{reason, true};
+    }
   };
 
   void set_tensor(const NodeContext& c, Tensor t, int output = 0) {
@@ -610,8 +688,8 @@ class Importer {
       const std::int64_t x = i < r - a.size() ? 1 : a[i - (r - a.size())];
       const std::int64_t y = i < r - b.size() ? 1 : b[i - (r - b.size())];
       if (x != y && x != 1 && y != 1)
-        throw ImportError(where, fmt::format("shapes {} and {} do not broadcast", tensor::dims_to_string(a),
-                                             tensor::dims_to_string(b)));
+        throw ImportError(where, fmt::format("shapes {} and {} do not broadcast",
+                                             tensor::dims_to_string(a), tensor::dims_to_string(b)));
       out[i] = x == 1 ? y : x;
     }
     return out;
@@ -633,7 +711,7 @@ class Importer {
     return idx;
   }
   Value fold_binary(const Value& a, const Value& b, const std::function<double(double, double)>& f,
-                           const std::string& where) {
+                    const std::string& where) {
     Value out;
     out.dims = broadcast_dims(a.dims, b.dims, where);
     const std::int64_t n = checked_elements(out.dims, max_constant_, where, "a folded constant");
@@ -641,8 +719,9 @@ class Importer {
     out.elem_type = a.integer ? a.elem_type : b.elem_type;
     out.data.resize(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i)
-      out.data[static_cast<std::size_t>(i)] = f(a.data[static_cast<std::size_t>(broadcast_index(a, out.dims, i))],
-                                                b.data[static_cast<std::size_t>(broadcast_index(b, out.dims, i))]);
+      out.data[static_cast<std::size_t>(i)] =
+          f(a.data[static_cast<std::size_t>(broadcast_index(a, out.dims, i))],
+            b.data[static_cast<std::size_t>(broadcast_index(b, out.dims, i))]);
     return out;
   }
   static Value fold_unary(Value v, const std::function<double(double)>& f) {
@@ -657,7 +736,8 @@ class Importer {
   }
 
   /// TensorFlow SAME padding of one spatial axis: (before, after).
-  static std::pair<std::int64_t, std::int64_t> same_pads(std::int64_t in, std::int64_t k, std::int64_t s) {
+  static std::pair<std::int64_t, std::int64_t> same_pads(std::int64_t in, std::int64_t k,
+                                                         std::int64_t s) {
     const std::int64_t out = (in + s - 1) / s;
     const std::int64_t total = std::max<std::int64_t>((out - 1) * s + k - in, 0);
     return {total / 2, total - total / 2};
@@ -676,14 +756,15 @@ class Importer {
     std::vector<Tensor> parts;
     if (before) parts.assign(static_cast<std::size_t>(before), g_.slice(x, axis, 0, 1));
     parts.push_back(x);
-    if (after) parts.insert(parts.end(), static_cast<std::size_t>(after), g_.slice(x, axis, n - 1, n));
+    if (after)
+      parts.insert(parts.end(), static_cast<std::size_t>(after), g_.slice(x, axis, n - 1, n));
     return g_.concat(axis, parts);
   }
 
   /// The dialect's padding for a window op, from ONNX's pads/auto_pad; pads the input explicitly
   /// as `explicit_pads` says when neither SAME nor VALID fits.
-  tensor::Padding window_padding(const NodeContext& c, Tensor& x, std::int64_t kh, std::int64_t kw, std::int64_t sh,
-                                 std::int64_t sw, ExplicitPads explicit_pads) {
+  tensor::Padding window_padding(const NodeContext& c, Tensor& x, std::int64_t kh, std::int64_t kw,
+                                 std::int64_t sh, std::int64_t sw, ExplicitPads explicit_pads) {
     const Dims d = g_.shape(x);  // a copy: adding nodes may move the builder's infos
     Dims pads = c.ints_attr("pads").value_or(Dims{0, 0, 0, 0});
     if (pads.size() != 4) c.fail("pads must have 4 values for a 2-D window");
@@ -696,18 +777,22 @@ class Importer {
       if (th == bh && tw == bw) return tensor::Padding::Same;
       pads = {bh, bw, th, tw};
     } else if (auto_pad != "NOTSET") {
-      c.fail(fmt::format("auto_pad '{}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", auto_pad));
+      c.fail(fmt::format("auto_pad '{}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID",
+                         auto_pad));
     }
     for (std::int64_t p : pads)
       if (p < 0 || p > (std::int64_t{1} << 20)) c.fail(fmt::format("pad {} is out of range", p));
-    if (std::all_of(pads.begin(), pads.end(), [](std::int64_t p) { return p == 0; })) return tensor::Padding::Valid;
+    if (std::all_of(pads.begin(), pads.end(), [](std::int64_t p) { return p == 0; }))
+      return tensor::Padding::Valid;
     if (pads == Dims{th, tw, bh, bw}) return tensor::Padding::Same;
     if (explicit_pads == ExplicitPads::Reject)
-      c.unsupported_checked(fmt::format("pads {} are neither SAME nor VALID, which this operator cannot take",
-                                tensor::dims_to_string(pads)));
+      c.unsupported_checked(
+          fmt::format("pads {} are neither SAME nor VALID, which this operator cannot take",
+                      tensor::dims_to_string(pads)));
     if (explicit_pads == ExplicitPads::Edge) {
       if (pads[0] >= kh || pads[2] >= kh || pads[1] >= kw || pads[3] >= kw)
-        c.unsupported_checked(fmt::format("pads {} reach a kernel's extent or more", tensor::dims_to_string(pads)));
+        c.unsupported_checked(
+            fmt::format("pads {} reach a kernel's extent or more", tensor::dims_to_string(pads)));
       if (pads[0] || pads[2]) x = edge_pad(x, 2, pads[0], pads[2]);
       if (pads[1] || pads[3]) x = edge_pad(x, 3, pads[1], pads[3]);
       return tensor::Padding::Valid;
@@ -723,22 +808,27 @@ class Importer {
         if (d != 1) c.unsupported_checked(fmt::format("{} other than 1 are not supported", attr));
   }
   /// Two positive window values (kernel, strides) from a 2-value attribute.
-  static std::pair<std::int64_t, std::int64_t> pair_of(const NodeContext& c, const Dims& v, std::string_view what) {
+  static std::pair<std::int64_t, std::int64_t> pair_of(const NodeContext& c, const Dims& v,
+                                                       std::string_view what) {
     if (v.size() != 2) c.unsupported(fmt::format("{} must have 2 values (2-D windows only)", what));
     for (std::int64_t x : v)
-      if (x <= 0 || x > (std::int64_t{1} << 20)) c.fail(fmt::format("{} {} is out of range", what, x));
+      if (x <= 0 || x > (std::int64_t{1} << 20))
+        c.fail(fmt::format("{} {} is out of range", what, x));
     return {v[0], v[1]};
   }
 
   // ------------------------------------------------------------------- operators
 
   void node(const ::onnx::NodeProto& node, int index) {
-    NodeContext c{node, fmt::format("node {} ('{}', {})", index, node.name(), node.op_type()), *this};
+    NodeContext c{node, fmt::format("node {} ('{}', {})", index, node.name(), node.op_type()),
+                  *this};
     const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
     try {
       try {
-        if (!default_domain) c.unsupported(fmt::format("operator domain '{}' is not the default one", node.domain()));
-        if (!dispatch(c)) c.unsupported(fmt::format("operator {} is not supported", node.op_type()));
+        if (!default_domain)
+          c.unsupported(fmt::format("operator domain '{}' is not the default one", node.domain()));
+        if (!dispatch(c))
+          c.unsupported(fmt::format("operator {} is not supported", node.op_type()));
       } catch (const tensor::ShapeError& e) {
         c.fail(std::string("inconsistent shapes: ") + e.what());
       }
@@ -761,7 +851,8 @@ class Importer {
       Value v;
       v.integer = true;
       v.elem_type = ::onnx::TensorProto::INT64;
-      v.data = {static_cast<double>(checked_elements(c.in(0).dims, max_tensor_, c.where, "the input"))};
+      v.data = {
+          static_cast<double>(checked_elements(c.in(0).dims, max_tensor_, c.where, "the input"))};
       return set(c, std::move(v)), true;
     }
     if (op == "ConstantOfShape") return constant_of_shape(c), true;
@@ -777,15 +868,19 @@ class Importer {
     if (op == "Split") return split(c), true;
     if (op == "Pad") return pad(c), true;
     if (op == "Tile") return tile(c), true;
-    if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div" || op == "Pow") return binary(c, op), true;
+    if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div" || op == "Pow")
+      return binary(c, op), true;
     if (op == "Sum" || op == "Mean") return sum(c, op == "Mean"), true;
-    if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" ||
-        op == "And" || op == "Or" || op == "Min" || op == "Max" || op == "Mod")
+    if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+        op == "GreaterOrEqual" || op == "And" || op == "Or" || op == "Min" || op == "Max" ||
+        op == "Mod")
       return constant_binary(c, op), true;
-    if (op == "Not" || op == "Abs" || op == "Floor" || op == "Ceil") return constant_unary(c, op), true;
+    if (op == "Not" || op == "Abs" || op == "Floor" || op == "Ceil")
+      return constant_unary(c, op), true;
     if (op == "Where") return where(c), true;
     if (op == "Neg" || op == "Reciprocal") return neg_reciprocal(c, op == "Neg"), true;
-    if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Exp" || op == "Sqrt" || op == "Erf")
+    if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Exp" || op == "Sqrt" ||
+        op == "Erf")
       return unary(c, op), true;
     if (op == "Clip") return clip(c), true;
     if (op == "HardSigmoid" || op == "HardSwish") return hard_sigmoid(c, op == "HardSwish"), true;
@@ -795,11 +890,13 @@ class Importer {
     if (op == "Conv") return conv(c), true;
     if (op == "ConvTranspose") return conv_transpose(c), true;
     if (op == "MaxPool" || op == "AveragePool") return pool(c, op == "MaxPool"), true;
-    if (op == "GlobalAveragePool" || op == "GlobalMaxPool") return global_pool(c, op == "GlobalMaxPool"), true;
+    if (op == "GlobalAveragePool" || op == "GlobalMaxPool")
+      return global_pool(c, op == "GlobalMaxPool"), true;
     if (op == "BatchNormalization") return batchnorm(c), true;
     if (op == "LayerNormalization") return layer_normalization(c), true;
     if (op == "Softmax") return softmax(c), true;
-    if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceProd") return reduce(c, op), true;
+    if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceProd")
+      return reduce(c, op), true;
     if (op == "Transpose") return transpose(c), true;
     if (op == "Resize" || op == "Upsample") return resize(c, op == "Upsample"), true;
     return false;
@@ -845,7 +942,8 @@ class Importer {
     Value v;
     v.integer = true;
     v.elem_type = ::onnx::TensorProto::INT64;
-    for (std::int64_t k = start; k < end; ++k) v.data.push_back(static_cast<double>(d[static_cast<std::size_t>(k)]));
+    for (std::int64_t k = start; k < end; ++k)
+      v.data.push_back(static_cast<double>(d[static_cast<std::size_t>(k)]));
     v.dims = {static_cast<std::int64_t>(v.data.size())};
     set(c, std::move(v));
   }
@@ -870,13 +968,15 @@ class Importer {
 
   void range(const NodeContext& c) {
     const double start = c.scalar_input(0), limit = c.scalar_input(1), delta = c.scalar_input(2);
-    if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) c.fail("a degenerate range");
+    if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
+      c.fail("a degenerate range");
     const double count = std::max(std::ceil((limit - start) / delta), 0.0);
     if (count > static_cast<double>(max_constant_)) c.fail("the range is too long");
     Value v;
     v.integer = c.in(0).integer;
     v.elem_type = c.in(0).elem_type;
-    for (std::int64_t i = 0; i < static_cast<std::int64_t>(count); ++i) v.data.push_back(start + static_cast<double>(i) * delta);
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(count); ++i)
+      v.data.push_back(start + static_cast<double>(i) * delta);
     v.dims = {static_cast<std::int64_t>(v.data.size())};
     set(c, std::move(v));
   }
@@ -893,7 +993,8 @@ class Importer {
       if (!to_float) c.unsupported("a computed tensor can only be cast to a float type");
       return set(c, std::move(v));
     }
-    if (!to_float && !to_int && !to_bool) c.unsupported(fmt::format("cast of a constant to type {} is not supported", to));
+    if (!to_float && !to_int && !to_bool)
+      c.unsupported(fmt::format("cast of a constant to type {} is not supported", to));
     if (to_int)
       for (double& d : v.data) d = std::isfinite(d) ? std::trunc(d) : 0.0;
     if (to_bool)
@@ -916,7 +1017,8 @@ class Importer {
     for (double di : idx.data) {
       if (!(std::fabs(di) < 9.2e18)) c.fail("an index is not an integer");
       auto i = static_cast<std::int64_t>(di);
-      if (i < -extent || i >= extent) c.fail(fmt::format("index {} is outside an axis of {}", i, extent));
+      if (i < -extent || i >= extent)
+        c.fail(fmt::format("index {} is outside an axis of {}", i, extent));
       indices.push_back(i < 0 ? i + extent : i);
     }
     std::vector<std::int64_t> dims(data.dims.begin(), data.dims.begin() + axis);
@@ -926,7 +1028,8 @@ class Importer {
       // Slices of the indexed entries, concatenated (one slice for a contiguous run), then the
       // indices' shape in place of the axis.
       if (indices.empty()) c.unsupported("Gather with no indices (an empty result)");
-      if (indices.size() > 256) c.unsupported("Gather of more than 256 entries of a computed tensor");
+      if (indices.size() > 256)
+        c.unsupported("Gather of more than 256 entries of a computed tensor");
       std::vector<Tensor> parts;
       for (std::size_t k = 0; k < indices.size();) {
         std::size_t run = k + 1;
@@ -939,7 +1042,8 @@ class Importer {
     }
     std::int64_t outer = 1, inner = 1;
     for (std::int64_t k = 0; k < axis; ++k) outer *= data.dims[static_cast<std::size_t>(k)];
-    for (std::size_t k = static_cast<std::size_t>(axis) + 1; k < data.dims.size(); ++k) inner *= data.dims[k];
+    for (std::size_t k = static_cast<std::size_t>(axis) + 1; k < data.dims.size(); ++k)
+      inner *= data.dims[k];
     Value out;
     out.integer = data.integer;
     out.elem_type = data.elem_type;
@@ -953,7 +1057,9 @@ class Importer {
   }
 
   /// x reshaped to `dims` (nothing when it has them already).
-  Tensor reshaped(Tensor x, const Dims& dims) { return g_.shape(x) == dims ? x : g_.reshape(x, dims); }
+  Tensor reshaped(Tensor x, const Dims& dims) {
+    return g_.shape(x) == dims ? x : g_.reshape(x, dims);
+  }
   /// Entries [start, end) of x along axis (nothing when that is all of it).
   Tensor slice_of(Tensor x, std::int64_t axis, std::int64_t start, std::int64_t end) {
     if (start == 0 && end == g_.shape(x)[static_cast<std::size_t>(axis)]) return x;
@@ -977,7 +1083,8 @@ class Importer {
           if (d[k] == 1) axes.push_back(static_cast<std::int64_t>(k));
       for (std::int64_t& a : axes) {
         a = axis_of(a, d.size(), c.where);
-        if (d[static_cast<std::size_t>(a)] != 1) c.fail(fmt::format("axis {} has size {}, not 1", a, d[static_cast<std::size_t>(a)]));
+        if (d[static_cast<std::size_t>(a)] != 1)
+          c.fail(fmt::format("axis {} has size {}, not 1", a, d[static_cast<std::size_t>(a)]));
       }
       std::sort(axes.begin(), axes.end(), std::greater<>());
       if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) c.fail("an axis is repeated");
@@ -992,7 +1099,8 @@ class Importer {
     const Dims& d = c.in(0).dims;
     const std::int64_t axis = c.int_attr("axis", 1);
     const std::int64_t a = axis < 0 ? axis + static_cast<std::int64_t>(d.size()) : axis;
-    if (a < 0 || a > static_cast<std::int64_t>(d.size())) c.fail(fmt::format("axis {} is out of range", axis));
+    if (a < 0 || a > static_cast<std::int64_t>(d.size()))
+      c.fail(fmt::format("axis {} is out of range", axis));
     std::int64_t outer = 1, inner = 1;
     for (std::int64_t k = 0; k < static_cast<std::int64_t>(d.size()); ++k)
       (k < a ? outer : inner) *= d[static_cast<std::size_t>(k)];
@@ -1012,12 +1120,14 @@ class Importer {
       for (std::size_t k = 0; k < rank; ++k)
         if (static_cast<std::int64_t>(k) != axis && v.dims[k] != c.in(0).dims[k])
           c.fail(fmt::format("inputs of shapes {} and {} do not concatenate along axis {}",
-                             tensor::dims_to_string(c.in(0).dims), tensor::dims_to_string(v.dims), axis));
+                             tensor::dims_to_string(c.in(0).dims), tensor::dims_to_string(v.dims),
+                             axis));
     }
     if (!all_constant) {
       std::vector<Tensor> parts;
       for (std::size_t i = 0; i < n; ++i)
-        if (c.in(i).elements() > 0) parts.push_back(c.tensor(i));  // exporters concatenate empty tensors too
+        if (c.in(i).elements() > 0)
+          parts.push_back(c.tensor(i));  // exporters concatenate empty tensors too
       if (parts.empty()) c.unsupported("a Concat of empty tensors");
       return set_tensor(c, parts.size() == 1 ? parts[0] : g_.concat(axis, parts));
     }
@@ -1039,7 +1149,8 @@ class Importer {
       for (std::size_t i = 0; i < n; ++i) {
         const Value& v = c.in(i);
         const std::int64_t block = outer > 0 ? v.elements() / outer : 0;
-        out.data.insert(out.data.end(), v.data.begin() + o * block, v.data.begin() + (o + 1) * block);
+        out.data.insert(out.data.end(), v.data.begin() + o * block,
+                        v.data.begin() + (o + 1) * block);
       }
     set(c, std::move(out));
   }
@@ -1052,7 +1163,8 @@ class Importer {
     if (target.size() > 16) c.fail("the target shape has more than 16 dimensions");
     for (std::size_t k = 0; k < target.size(); ++k) {
       if (target[k] == 0 && !allow_zero) {
-        if (k >= v.dims.size()) c.fail("a 0 in the target shape copies a dimension the input does not have");
+        if (k >= v.dims.size())
+          c.fail("a 0 in the target shape copies a dimension the input does not have");
         target[k] = v.dims[k];
       }
       if (target[k] == -1) {
@@ -1087,23 +1199,27 @@ class Importer {
     const Dims out = broadcast_dims(v.dims, shape, c.where);
     checked_elements(out, v.tensor ? max_tensor_ : max_constant_, c.where, "the result");
     if (v.tensor) {
-      if (std::find(out.begin(), out.end(), 0) != out.end()) c.unsupported("an Expand to an empty tensor");
+      if (std::find(out.begin(), out.end(), 0) != out.end())
+        c.unsupported("an Expand to an empty tensor");
       return set_tensor(c, out == v.dims ? *v.tensor : g_.broadcast(*v.tensor, out));
     }
     Value zero;  // folded as v + 0 broadcast to `out`
     zero.dims = out;
     zero.integer = true;
-    zero.data.assign(static_cast<std::size_t>(checked_elements(out, max_constant_, c.where, "the result")), 0.0);
-    Value r = fold_binary(v, zero, [](double x, double) { return x; }, c.where);
+    zero.data.assign(
+        static_cast<std::size_t>(checked_elements(out, max_constant_, c.where, "the result")), 0.0);
+    Value r = fold_binary(
+        v, zero, [](double x, double) { return x; }, c.where);
     r.integer = v.integer;
     r.elem_type = v.elem_type;
     set(c, std::move(r));
   }
 
   /// ONNX Slice's clamped range along an axis of extent `dim`: (start, count) for `step`.
-  static std::pair<std::int64_t, std::int64_t> slice_range(std::int64_t start, std::int64_t end, std::int64_t step,
-                                                           std::int64_t dim) {
-    const auto clamp_index = [](std::int64_t i, std::int64_t dim, std::int64_t lo, std::int64_t hi) {
+  static std::pair<std::int64_t, std::int64_t> slice_range(std::int64_t start, std::int64_t end,
+                                                           std::int64_t step, std::int64_t dim) {
+    const auto clamp_index = [](std::int64_t i, std::int64_t dim, std::int64_t lo,
+                                std::int64_t hi) {
       if (i < 0) i = i < -dim ? lo : i + dim;
       return std::clamp(i, lo, hi);
     };
@@ -1133,7 +1249,8 @@ class Importer {
     if (axes.empty())
       for (std::size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<std::int64_t>(k));
     if (steps.empty()) steps = Dims(starts.size(), 1);
-    if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    if (starts.size() != ends.size() || axes.size() != starts.size() ||
+        steps.size() != starts.size())
       c.fail("starts, ends, axes and steps differ in length");
     // Per axis: (start, count, step); axes not named keep everything.
     const std::size_t rank = v.dims.size();
@@ -1175,7 +1292,8 @@ class Importer {
       if (count[a] == 0) c.unsupported("a Slice with an empty result");
       const auto axis = static_cast<std::int64_t>(a);
       if (step[a] < 0) {
-        if (count[a] != 1) c.unsupported("a Slice with a negative step (a reversal) of a computed tensor");
+        if (count[a] != 1)
+          c.unsupported("a Slice with a negative step (a reversal) of a computed tensor");
         x = slice_of(x, axis, first[a], first[a] + 1);
         continue;
       }
@@ -1211,7 +1329,8 @@ class Importer {
     if (sizes.empty()) {
       // Equal parts (opset 18: the last one smaller).
       const std::int64_t part = (extent + outputs - 1) / outputs;
-      for (std::int64_t k = 0, left = extent; k < outputs; ++k, left -= part) sizes.push_back(std::max<std::int64_t>(std::min(part, left), 0));
+      for (std::int64_t k = 0, left = extent; k < outputs; ++k, left -= part)
+        sizes.push_back(std::max<std::int64_t>(std::min(part, left), 0));
     }
     if (static_cast<std::int64_t>(sizes.size()) != outputs)
       c.fail(fmt::format("{} split sizes for {} outputs", sizes.size(), outputs));
@@ -1220,7 +1339,8 @@ class Importer {
       if (s < 0 || s > extent) c.fail(fmt::format("split size {} out of range", s));
       total += s;
     }
-    if (total != extent) c.fail(fmt::format("split sizes add up to {}, the axis has {}", total, extent));
+    if (total != extent)
+      c.fail(fmt::format("split sizes add up to {}, the axis has {}", total, extent));
     std::int64_t start = 0;
     for (std::int64_t k = 0; k < outputs; ++k) {
       const std::int64_t end = start + sizes[static_cast<std::size_t>(k)];
@@ -1237,7 +1357,8 @@ class Importer {
         part.integer = v.integer;
         part.elem_type = v.elem_type;
         for (std::int64_t o = 0; o < outer; ++o)
-          part.data.insert(part.data.end(), v.data.begin() + (o * ext + start) * inner, v.data.begin() + (o * ext + end) * inner);
+          part.data.insert(part.data.end(), v.data.begin() + (o * ext + start) * inner,
+                           v.data.begin() + (o * ext + end) * inner);
         set(c, std::move(part), out);
       }
       start = end;
@@ -1267,8 +1388,10 @@ class Importer {
     } else {
       for (std::size_t a = 0; a < rank; ++a) axes.push_back(static_cast<std::int64_t>(a));
     }
-    if (pads.size() != 2 * axes.size()) c.fail(fmt::format("{} pads for {} axes", pads.size(), axes.size()));
-    if (mode != "constant") c.unsupported_checked(fmt::format("Pad mode '{}' is not supported", mode));
+    if (pads.size() != 2 * axes.size())
+      c.fail(fmt::format("{} pads for {} axes", pads.size(), axes.size()));
+    if (mode != "constant")
+      c.unsupported_checked(fmt::format("Pad mode '{}' is not supported", mode));
     if (fill != 0) c.unsupported_checked("a Pad with a value other than 0");
     Tensor x = c.tensor(0);
     for (std::size_t k = 0; k < axes.size(); ++k) {
@@ -1276,12 +1399,14 @@ class Importer {
       const std::int64_t extent = g_.shape(x)[static_cast<std::size_t>(axis)];
       if (before > max_tensor_ || after > max_tensor_) c.fail("a pad out of range");
       // Negative pads remove entries.
-      const std::int64_t from = std::max<std::int64_t>(-before, 0), to = extent - std::max<std::int64_t>(-after, 0);
+      const std::int64_t from = std::max<std::int64_t>(-before, 0),
+                         to = extent - std::max<std::int64_t>(-after, 0);
       if (to <= from) c.unsupported("a Pad whose negative pads leave nothing");
       x = slice_of(x, axis, from, to);
       if (before > 0 || after > 0) {
         Dims d = g_.shape(x);
-        d[static_cast<std::size_t>(axis)] += std::max<std::int64_t>(before, 0) + std::max<std::int64_t>(after, 0);
+        d[static_cast<std::size_t>(axis)] +=
+            std::max<std::int64_t>(before, 0) + std::max<std::int64_t>(after, 0);
         checked_elements(d, max_tensor_, c.where, "the result");
         x = g_.pad(x, axis, std::max<std::int64_t>(before, 0), std::max<std::int64_t>(after, 0));
       }
@@ -1295,14 +1420,18 @@ class Importer {
     if (repeats.size() != v.dims.size()) c.fail("repeats must have one value per axis");
     Dims out = v.dims;
     for (std::size_t a = 0; a < repeats.size(); ++a) {
-      if (repeats[a] < 0 || repeats[a] > 64) c.unsupported(fmt::format("a Tile repeat of {}", repeats[a]));
+      if (repeats[a] < 0 || repeats[a] > 64)
+        c.unsupported(fmt::format("a Tile repeat of {}", repeats[a]));
       out[a] *= repeats[a];
     }
     checked_elements(out, max_tensor_, c.where, "the result");
-    if (std::find(repeats.begin(), repeats.end(), 0) != repeats.end()) c.unsupported("a Tile to an empty tensor");
+    if (std::find(repeats.begin(), repeats.end(), 0) != repeats.end())
+      c.unsupported("a Tile to an empty tensor");
     Tensor x = c.tensor(0);
     for (std::size_t a = 0; a < repeats.size(); ++a)
-      if (repeats[a] > 1) x = g_.concat(static_cast<std::int64_t>(a), std::vector<Tensor>(static_cast<std::size_t>(repeats[a]), x));
+      if (repeats[a] > 1)
+        x = g_.concat(static_cast<std::int64_t>(a),
+                      std::vector<Tensor>(static_cast<std::size_t>(repeats[a]), x));
     set_tensor(c, x);
   }
 
@@ -1310,9 +1439,11 @@ class Importer {
     Tensor x = c.tensor(0);
     Dims perm = c.ints_attr("perm").value_or(Dims{});
     if (perm.empty())
-      for (std::size_t k = g_.shape(x).size(); k-- > 0;) perm.push_back(static_cast<std::int64_t>(k));
+      for (std::size_t k = g_.shape(x).size(); k-- > 0;)
+        perm.push_back(static_cast<std::int64_t>(k));
     bool identity = true;
-    for (std::size_t k = 0; k < perm.size(); ++k) identity = identity && perm[k] == static_cast<std::int64_t>(k);
+    for (std::size_t k = 0; k < perm.size(); ++k)
+      identity = identity && perm[k] == static_cast<std::int64_t>(k);
     set_tensor(c, identity && perm.size() == g_.shape(x).size() ? x : g_.transpose(x, perm));
   }
 
@@ -1329,7 +1460,9 @@ class Importer {
       if (op == "Mul") f = [](double x, double y) { return x * y; };
       if (op == "Pow") f = [](double x, double y) { return std::pow(x, y); };
       if (op == "Div")
-        f = [integer](double x, double y) { return integer ? (y == 0 ? 0.0 : std::trunc(x / y)) : x / y; };
+        f = [integer](double x, double y) {
+          return integer ? (y == 0 ? 0.0 : std::trunc(x / y)) : x / y;
+        };
       return set(c, fold_binary(a, b, f, c.where));
     }
     // A constant operand of Sub or Div is folded into an Add or a Mul (the forms the rules know).
@@ -1354,7 +1487,8 @@ class Importer {
     if (n == 0) c.fail("no inputs");
     Tensor acc = c.tensor(0);
     for (std::size_t i = 1; i < n; ++i) acc = g_.add(acc, c.tensor(i));
-    if (mean && n > 1) acc = g_.smul(acc, scalar_weight(1.0 / static_cast<double>(n), c.derived("mean_scale")));
+    if (mean && n > 1)
+      acc = g_.smul(acc, scalar_weight(1.0 / static_cast<double>(n), c.derived("mean_scale")));
     set_tensor(c, acc);
   }
 
@@ -1363,7 +1497,8 @@ class Importer {
     if (c.inputs() != 2) c.unsupported(fmt::format("{} with {} inputs", op, c.inputs()));
     const Value& a = c.in(0);
     const Value& b = c.in(1);
-    if (!a.is_constant() || !b.is_constant()) c.unsupported(fmt::format("{} of a computed tensor is not supported", op));
+    if (!a.is_constant() || !b.is_constant())
+      c.unsupported(fmt::format("{} of a computed tensor is not supported", op));
     std::function<double(double, double)> f;
     bool boolean = true;
     if (op == "Equal") f = [](double x, double y) { return x == y ? 1.0 : 0.0; };
@@ -1377,7 +1512,8 @@ class Importer {
       boolean = false;
       if (op == "Min") f = [](double x, double y) { return std::min(x, y); };
       if (op == "Max") f = [](double x, double y) { return std::max(x, y); };
-      if (op == "Mod") f = [](double x, double y) { return y == 0 ? 0.0 : x - y * std::floor(x / y); };
+      if (op == "Mod")
+        f = [](double x, double y) { return y == 0 ? 0.0 : x - y * std::floor(x / y); };
     }
     Value r = fold_binary(a, b, f, c.where);
     set(c, boolean ? as_bool(std::move(r)) : std::move(r));
@@ -1385,8 +1521,10 @@ class Importer {
 
   void constant_unary(const NodeContext& c, const std::string& op) {
     const Value& v = c.in(0);
-    if (!v.is_constant()) c.unsupported(fmt::format("{} of a computed tensor is not supported", op));
-    if (op == "Not") return set(c, as_bool(fold_unary(v, [](double x) { return x == 0 ? 1.0 : 0.0; })));
+    if (!v.is_constant())
+      c.unsupported(fmt::format("{} of a computed tensor is not supported", op));
+    if (op == "Not")
+      return set(c, as_bool(fold_unary(v, [](double x) { return x == 0 ? 1.0 : 0.0; })));
     if (op == "Abs") return set(c, fold_unary(v, [](double x) { return std::fabs(x); }));
     if (op == "Floor") return set(c, fold_unary(v, [](double x) { return std::floor(x); }));
     set(c, fold_unary(v, [](double x) { return std::ceil(x); }));
@@ -1414,7 +1552,8 @@ class Importer {
 
   void neg_reciprocal(const NodeContext& c, bool neg) {
     const Value& v = c.in(0);
-    if (v.is_constant()) return set(c, fold_unary(v, [neg](double x) { return neg ? -x : 1.0 / x; }));
+    if (v.is_constant())
+      return set(c, fold_unary(v, [neg](double x) { return neg ? -x : 1.0 / x; }));
     const Tensor x = c.tensor(0);
     if (neg) return set_tensor(c, g_.smul(x, scalar_weight(-1.0, c.derived("minus_one"))));
     set_tensor(c, g_.div(scalar_weight(1.0, c.derived("one")), x));
@@ -1457,12 +1596,16 @@ class Importer {
     set_tensor(c, g_.clip(x, lo, hi));
   }
 
-  /// HardSigmoid: clip(alpha·x + beta, 0, 1); HardSwish: x · HardSigmoid(x) with alpha 1/6, beta 1/2.
+  /// HardSigmoid: clip(alpha·x + beta, 0, 1); HardSwish: x · HardSigmoid(x) with alpha 1/6, beta
+  /// 1/2.
   void hard_sigmoid(const NodeContext& c, bool swish) {
     const Tensor x = c.tensor(0);
-    const double alpha = swish ? 1.0 / 6.0 : c.float_attr("alpha", 0.2), beta = swish ? 0.5 : c.float_attr("beta", 0.5);
-    const Tensor affine = g_.add(g_.smul(x, scalar_weight(alpha, c.derived("alpha"))), scalar_weight(beta, c.derived("beta")));
-    const Tensor h = g_.clip(affine, scalar_weight(0.0, c.derived("zero")), scalar_weight(1.0, c.derived("one")));
+    const double alpha = swish ? 1.0 / 6.0 : c.float_attr("alpha", 0.2),
+                 beta = swish ? 0.5 : c.float_attr("beta", 0.5);
+    const Tensor affine = g_.add(g_.smul(x, scalar_weight(alpha, c.derived("alpha"))),
+                                 scalar_weight(beta, c.derived("beta")));
+    const Tensor h = g_.clip(affine, scalar_weight(0.0, c.derived("zero")),
+                             scalar_weight(1.0, c.derived("one")));
     set_tensor(c, swish ? g_.ewmul(x, h) : h);
   }
 
@@ -1470,7 +1613,8 @@ class Importer {
   void leaky_relu(const NodeContext& c) {
     const Tensor x = c.tensor(0);
     const Tensor r = g_.relu(x);
-    const Tensor negative = g_.smul(g_.ewsub(x, r), scalar_weight(c.float_attr("alpha", 0.01), c.derived("alpha")));
+    const Tensor negative =
+        g_.smul(g_.ewsub(x, r), scalar_weight(c.float_attr("alpha", 0.01), c.derived("alpha")));
     set_tensor(c, g_.ewadd(r, negative));
   }
 
@@ -1482,13 +1626,16 @@ class Importer {
     if (da.size() < 2 || db.size() < 2) c.unsupported("MatMul of a vector is not supported");
     if (da.size() > 2 && db.size() == 2) {
       // [..., M, K] x [K, N]: one product over the flattened leading dimensions.
-      const std::int64_t k = da.back(), rows = std::accumulate(da.begin(), da.end() - 1, std::int64_t{1}, std::multiplies<>());
+      const std::int64_t k = da.back(),
+                         rows = std::accumulate(da.begin(), da.end() - 1, std::int64_t{1},
+                                                std::multiplies<>());
       Dims out = da;
       out.back() = db.back();
       return set_tensor(c, g_.reshape(g_.matmul(g_.reshape(a, {rows, k}), b), out));
     }
     // Batch dimensions broadcast (numpy's matmul).
-    const Dims batch = broadcast_dims(Dims(da.begin(), da.size() - 2), Dims(db.begin(), db.size() - 2), c.where);
+    const Dims batch =
+        broadcast_dims(Dims(da.begin(), da.size() - 2), Dims(db.begin(), db.size() - 2), c.where);
     const auto full = [&](Tensor t, const Dims& d) {
       Dims want = batch;
       want.push_back(d[d.size() - 2]);
@@ -1506,8 +1653,10 @@ class Importer {
       for (double& d : bv.data) d *= alpha;
     }
     Tensor a = weight_of(av, c.input_name(0));
-    Tensor b = weight_of(bv, alpha != 1.0 ? derived_key(c.input_name(1), "scaled") : c.input_name(1));
-    if (g_.shape(a).size() != 2 || g_.shape(b).size() != 2) c.fail("Gemm operands must be matrices");
+    Tensor b =
+        weight_of(bv, alpha != 1.0 ? derived_key(c.input_name(1), "scaled") : c.input_name(1));
+    if (g_.shape(a).size() != 2 || g_.shape(b).size() != 2)
+      c.fail("Gemm operands must be matrices");
     if (c.int_attr("transA", 0)) a = g_.transpose(a, {1, 0});
     if (c.int_attr("transB", 0)) b = g_.transpose(b, {1, 0});
     Tensor y = g_.matmul(a, b);
@@ -1517,7 +1666,9 @@ class Importer {
         if (!cv.is_constant()) c.unsupported("beta other than 1 needs a constant C");
         for (double& d : cv.data) d *= beta;
       }
-      if (beta != 0.0) y = g_.add(y, weight_of(cv, beta != 1.0 ? derived_key(c.input_name(2), "scaled") : c.input_name(2)));
+      if (beta != 0.0)
+        y = g_.add(y, weight_of(cv, beta != 1.0 ? derived_key(c.input_name(2), "scaled")
+                                                : c.input_name(2)));
     }
     set_tensor(c, y);
   }
@@ -1537,16 +1688,19 @@ class Importer {
   void conv(const NodeContext& c) {
     Tensor x = c.tensor(0);
     const Value& wv = c.in(1);
-    if (wv.dims.size() != 4 || g_.shape(x).size() != 4) c.unsupported("only 2-D convolutions (NCHW) are supported");
+    if (wv.dims.size() != 4 || g_.shape(x).size() != 4)
+      c.unsupported("only 2-D convolutions (NCHW) are supported");
     require_unit(c, "dilations");
     const auto [sh, sw] = pair_of(c, c.ints_attr("strides").value_or(Dims{1, 1}), "strides");
     if (const auto k = c.ints_attr("kernel_shape"); k && *k != Dims{wv.dims[2], wv.dims[3]})
       c.fail("kernel_shape disagrees with the weight");
     const std::int64_t group = c.int_attr("group", 1);
     if (group < 1 || g_.shape(x)[1] != wv.dims[1] * group)
-      c.fail(fmt::format("weight {} with group {} does not fit input {}", tensor::dims_to_string(wv.dims), group,
+      c.fail(fmt::format("weight {} with group {} does not fit input {}",
+                         tensor::dims_to_string(wv.dims), group,
                          tensor::dims_to_string(g_.shape(x))));
-    const tensor::Padding pad = window_padding(c, x, wv.dims[2], wv.dims[3], sh, sw, ExplicitPads::Zeros);
+    const tensor::Padding pad =
+        window_padding(c, x, wv.dims[2], wv.dims[3], sh, sw, ExplicitPads::Zeros);
     const Tensor y = g_.conv2d(x, c.tensor(1), sh, sw, pad);
     set_tensor(c, add_bias(c, y, 2, wv.dims[0]));
   }
@@ -1555,29 +1709,34 @@ class Importer {
     const Tensor x = c.tensor(0);
     const Value& wv = c.in(1);
     const Dims xd = g_.shape(x);
-    if (wv.dims.size() != 4 || xd.size() != 4) c.unsupported("only 2-D transposed convolutions (NCHW) are supported");
+    if (wv.dims.size() != 4 || xd.size() != 4)
+      c.unsupported("only 2-D transposed convolutions (NCHW) are supported");
     require_unit(c, "dilations");
     const auto [sh, sw] = pair_of(c, c.ints_attr("strides").value_or(Dims{1, 1}), "strides");
     const std::int64_t group = c.int_attr("group", 1);
     if (group < 1 || xd[1] != wv.dims[0] || wv.dims[0] % group != 0)
-      c.fail(fmt::format("weight {} with group {} does not fit input {}", tensor::dims_to_string(wv.dims), group,
-                         tensor::dims_to_string(xd)));
+      c.fail(fmt::format("weight {} with group {} does not fit input {}",
+                         tensor::dims_to_string(wv.dims), group, tensor::dims_to_string(xd)));
     const Dims output_padding = c.ints_attr("output_padding").value_or(Dims{0, 0});
     if (output_padding.size() != 2) c.unsupported("output_padding must have 2 values");
     const std::int64_t k[2] = {wv.dims[2], wv.dims[3]}, s[2] = {sh, sw}, in[2] = {xd[2], xd[3]};
     for (int a = 0; a < 2; ++a)
-      if (output_padding[static_cast<std::size_t>(a)] < 0 || output_padding[static_cast<std::size_t>(a)] >= s[a])
+      if (output_padding[static_cast<std::size_t>(a)] < 0 ||
+          output_padding[static_cast<std::size_t>(a)] >= s[a])
         c.fail("output_padding must be in [0, stride)");
     std::int64_t begin[2] = {0, 0}, end[2] = {0, 0};
     const std::string auto_pad = c.string_attr("auto_pad", "NOTSET");
     const auto output_shape = c.ints_attr("output_shape");
     if (output_shape || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       // ONNX: total padding from the wanted output size; SAME_UPPER puts the odd one at the end.
-      if (output_shape && output_shape->size() != 2 && output_shape->size() != 4) c.fail("output_shape must have 2 or 4 values");
+      if (output_shape && output_shape->size() != 2 && output_shape->size() != 4)
+        c.fail("output_shape must have 2 or 4 values");
       for (int a = 0; a < 2; ++a) {
-        const std::int64_t want = output_shape ? (*output_shape)[output_shape->size() - 2 + static_cast<std::size_t>(a)]
-                                               : in[a] * s[a];
-        const std::int64_t total = s[a] * (in[a] - 1) + output_padding[static_cast<std::size_t>(a)] + k[a] - want;
+        const std::int64_t want =
+            output_shape ? (*output_shape)[output_shape->size() - 2 + static_cast<std::size_t>(a)]
+                         : in[a] * s[a];
+        const std::int64_t total =
+            s[a] * (in[a] - 1) + output_padding[static_cast<std::size_t>(a)] + k[a] - want;
         if (total < 0) c.unsupported("an output_shape larger than the full transposed convolution");
         const bool upper = auto_pad != "SAME_LOWER";
         begin[a] = upper ? total / 2 : total - total / 2;
@@ -1590,10 +1749,12 @@ class Importer {
         if (p < 0 || p > (std::int64_t{1} << 20)) c.fail(fmt::format("pad {} is out of range", p));
       begin[0] = pads[0], begin[1] = pads[1], end[0] = pads[2], end[1] = pads[3];
     } else if (auto_pad != "VALID") {
-      c.fail(fmt::format("auto_pad '{}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", auto_pad));
+      c.fail(fmt::format("auto_pad '{}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID",
+                         auto_pad));
     }
     // The dialect's end pads absorb output_padding (a negative end pad appends rows).
-    const std::array<std::int64_t, 4> pads{begin[0], begin[1], end[0] - output_padding[0], end[1] - output_padding[1]};
+    const std::array<std::int64_t, 4> pads{begin[0], begin[1], end[0] - output_padding[0],
+                                           end[1] - output_padding[1]};
     for (int a = 0; a < 2; ++a)
       if (in[a] - 1 > max_tensor_ / s[a]) c.fail("the output is too large");
     const Tensor y = g_.conv_transpose(x, c.tensor(1), sh, sw, pads, group);
@@ -1607,15 +1768,19 @@ class Importer {
     const auto [sh, sw] = pair_of(c, c.ints_attr("strides").value_or(Dims{1, 1}), "strides");
     if (c.int_attr("ceil_mode", 0) != 0) c.unsupported_checked("ceil_mode is not supported");
     require_unit(c, "dilations");
-    if (c.node.output_size() > 1 && !c.node.output(1).empty()) c.unsupported("MaxPool's Indices output is not supported");
-    if (c.int_attr("storage_order", 0) != 0) c.unsupported_checked("storage_order is not supported");
+    if (c.node.output_size() > 1 && !c.node.output(1).empty())
+      c.unsupported("MaxPool's Indices output is not supported");
+    if (c.int_attr("storage_order", 0) != 0)
+      c.unsupported_checked("storage_order is not supported");
     // The dialect's windows exclude padding from a max and from an average's divisor (ONNX's
     // count_include_pad = 0): SAME or VALID fit. With count_include_pad = 1 an average counts
     // the padding zeros, which is an average over the explicitly zero-padded input. A max with
     // other pads (torchvision ResNet's 3x3 stride-2 pads-1 MaxPool) takes the edge-padded input.
     const bool include_pad = !is_max && c.int_attr("count_include_pad", 0) != 0;
-    const tensor::Padding pad = window_padding(
-        c, x, kh, kw, sh, sw, is_max ? ExplicitPads::Edge : include_pad ? ExplicitPads::Zeros : ExplicitPads::Reject);
+    const tensor::Padding pad = window_padding(c, x, kh, kw, sh, sw,
+                                               is_max        ? ExplicitPads::Edge
+                                               : include_pad ? ExplicitPads::Zeros
+                                                             : ExplicitPads::Reject);
     if (include_pad && pad == tensor::Padding::Same) {
       const Dims d = g_.shape(x);  // a copy: adding nodes may move the builder's infos
       const auto [th, bh] = same_pads(d[2], kh, sh);
@@ -1635,17 +1800,20 @@ class Importer {
                          : g_.poolavg(x, d[2], d[3], 1, 1, tensor::Padding::Valid));
   }
 
-  // ------------------------------------------------------------------- normalization and reductions
+  // ------------------------------------------------------------------- normalization and
+  // reductions
 
   void batchnorm(const NodeContext& c) {
     if (c.int_attr("training_mode", 0) != 0) c.unsupported("training mode is not supported");
     for (int k = 1; k < c.node.output_size(); ++k)
-      if (!c.node.output(k).empty()) c.unsupported("BatchNormalization's training outputs are not supported");
+      if (!c.node.output(k).empty())
+        c.unsupported("BatchNormalization's training outputs are not supported");
     Tensor x = c.tensor(0);
     const std::int64_t channels = g_.shape(x).size() >= 2 ? g_.shape(x)[1] : 0;
     Value var = c.in(4);
     for (std::size_t i = 1; i <= 4; ++i)
-      if (c.in(i).dims != Dims{channels}) c.fail("scale, bias, mean and var must have one value per channel");
+      if (c.in(i).dims != Dims{channels})
+        c.fail("scale, bias, mean and var must have one value per channel");
     // The dialect's eps is 1e-5; another epsilon is folded into a constant variance.
     const double eps = c.float_attr("epsilon", 1e-5);
     const bool other_eps = std::fabs(eps - static_cast<double>(tensor::internal::kNormEps)) > 1e-12;
@@ -1653,7 +1821,8 @@ class Importer {
       if (!var.is_constant()) c.unsupported("an epsilon other than 1e-5 needs a constant variance");
       for (double& d : var.data) d += eps - static_cast<double>(tensor::internal::kNormEps);
     }
-    const Tensor v = weight_of(var, other_eps ? derived_key(c.input_name(4), "eps") : c.input_name(4));
+    const Tensor v =
+        weight_of(var, other_eps ? derived_key(c.input_name(4), "eps") : c.input_name(4));
     set_tensor(c, g_.batchnorm(x, c.tensor(1), c.tensor(2), c.tensor(3), v));
   }
 
@@ -1661,7 +1830,8 @@ class Importer {
   /// last axis with eps 1e-5, else written out (mean, variance, sqrt, divide).
   void layer_normalization(const NodeContext& c) {
     for (int k = 1; k < c.node.output_size(); ++k)
-      if (!c.node.output(k).empty()) c.unsupported("LayerNormalization's Mean and InvStdDev outputs are not supported");
+      if (!c.node.output(k).empty())
+        c.unsupported("LayerNormalization's Mean and InvStdDev outputs are not supported");
     const Tensor x = c.tensor(0);
     const Dims d = g_.shape(x);
     const std::int64_t axis = axis_of(c.int_attr("axis", -1), d.size(), c.where);
@@ -1672,15 +1842,17 @@ class Importer {
     const Tensor scale = c.tensor(1);
     const bool has_bias = c.has_input(2);
     const Tensor bias = has_bias ? c.tensor(2) : scalar_zeros(normalized, c.derived("bias"));
-    if (axis == static_cast<std::int64_t>(d.size()) - 1 && std::fabs(eps - 1e-5) < 1e-12 && g_.shape(scale) == normalized &&
-        g_.shape(bias) == normalized)
+    if (axis == static_cast<std::int64_t>(d.size()) - 1 && std::fabs(eps - 1e-5) < 1e-12 &&
+        g_.shape(scale) == normalized && g_.shape(bias) == normalized)
       return set_tensor(c, g_.layernorm(x, scale, bias));
-    const std::int64_t outer = std::accumulate(d.begin(), d.begin() + axis, std::int64_t{1}, std::multiplies<>());
+    const std::int64_t outer =
+        std::accumulate(d.begin(), d.begin() + axis, std::int64_t{1}, std::multiplies<>());
     const Tensor flat = reshaped(x, {outer, inner});
     const Tensor mean = g_.reshape(g_.reduce_mean(flat, 1), {outer, 1});
     const Tensor centred = g_.sub(flat, mean);
     const Tensor var = g_.reshape(g_.reduce_mean(g_.ewmul(centred, centred), 1), {outer, 1});
-    const Tensor norm = g_.div(centred, g_.sqrt(g_.add(var, scalar_weight(eps, c.derived("epsilon")))));
+    const Tensor norm =
+        g_.div(centred, g_.sqrt(g_.add(var, scalar_weight(eps, c.derived("epsilon")))));
     Tensor y = g_.mul(reshaped(norm, d), scale);
     if (has_bias) y = g_.add(y, bias);
     set_tensor(c, y);
@@ -1689,7 +1861,8 @@ class Importer {
   Tensor scalar_zeros(const Dims& dims, const std::string& key) {
     Value v;
     v.dims = dims;
-    v.data.assign(static_cast<std::size_t>(checked_elements(dims, max_constant_, key, "zeros")), 0.0);
+    v.data.assign(static_cast<std::size_t>(checked_elements(dims, max_constant_, key, "zeros")),
+                  0.0);
     return weight_of(v, key);
   }
 
@@ -1703,7 +1876,8 @@ class Importer {
     // Before opset 13 the input is flattened to 2-D at `axis`, normalized per row.
     std::int64_t outer = 1;
     for (std::int64_t k = 0; k < axis; ++k) outer *= d[static_cast<std::size_t>(k)];
-    const std::int64_t inner = std::accumulate(d.begin(), d.end(), std::int64_t{1}, std::multiplies<>()) / outer;
+    const std::int64_t inner =
+        std::accumulate(d.begin(), d.end(), std::int64_t{1}, std::multiplies<>()) / outer;
     set_tensor(c, g_.reshape(g_.softmax(g_.reshape(x, {outer, inner}), 1), d));
   }
 
@@ -1725,7 +1899,8 @@ class Importer {
     Dims kept_dims;  // the result with keepdims
     Dims dropped;    // without
     for (std::size_t a = 0; a < rank; ++a) {
-      const bool reduced = std::binary_search(axes.begin(), axes.end(), static_cast<std::int64_t>(a));
+      const bool reduced =
+          std::binary_search(axes.begin(), axes.end(), static_cast<std::int64_t>(a));
       kept_dims.push_back(reduced ? 1 : v.dims[a]);
       if (!reduced) dropped.push_back(v.dims[a]);
     }
@@ -1736,7 +1911,9 @@ class Importer {
       out.integer = v.integer;
       out.elem_type = v.elem_type;
       const std::int64_t n = checked_elements(kept_dims, max_constant_, c.where, "the result");
-      const double init = op == "ReduceProd" ? 1.0 : op == "ReduceMax" ? -std::numeric_limits<double>::infinity() : 0.0;
+      const double init = op == "ReduceProd"  ? 1.0
+                          : op == "ReduceMax" ? -std::numeric_limits<double>::infinity()
+                                              : 0.0;
       out.data.assign(static_cast<std::size_t>(n), init);
       std::vector<std::int64_t> count(static_cast<std::size_t>(n), 0);
       for (std::int64_t flat = 0; flat < v.elements(); ++flat) {
@@ -1753,16 +1930,21 @@ class Importer {
         ++count[static_cast<std::size_t>(target)];
       }
       if (op == "ReduceMean")
-        for (std::size_t i = 0; i < out.data.size(); ++i) out.data[i] /= static_cast<double>(std::max<std::int64_t>(count[i], 1));
+        for (std::size_t i = 0; i < out.data.size(); ++i)
+          out.data[i] /= static_cast<double>(std::max<std::int64_t>(count[i], 1));
       return set(c, std::move(out));
     }
     if (op == "ReduceProd") c.unsupported("ReduceProd of a computed tensor is not supported");
     Tensor x = c.tensor(0);
     if (g_.info(x).elements() == 0) c.unsupported("a reduction of an empty tensor");
-    for (std::size_t k = axes.size(); k-- > 0;) {  // the highest axis first: the lower ones keep their index
-      if (op == "ReduceMean") x = g_.reduce_mean(x, axes[k]);
-      else if (op == "ReduceSum") x = g_.reduce_sum(x, axes[k]);
-      else x = g_.reduce_max(x, axes[k]);
+    for (std::size_t k = axes.size();
+         k-- > 0;) {  // the highest axis first: the lower ones keep their index
+      if (op == "ReduceMean")
+        x = g_.reduce_mean(x, axes[k]);
+      else if (op == "ReduceSum")
+        x = g_.reduce_sum(x, axes[k]);
+      else
+        x = g_.reduce_max(x, axes[k]);
     }
     set_tensor(c, keepdims ? reshaped(x, kept_dims) : x);
   }
@@ -1793,10 +1975,12 @@ class Importer {
       if (!scales || scales->size() != in.size()) c.fail("scales must have one value per axis");
       for (std::size_t a = 0; a < in.size(); ++a) {
         const double target = static_cast<double>(in[a]) * (*scales)[a];
-        if (!(target >= 1 && target < static_cast<double>(max_tensor_))) c.fail("a scale out of range");
+        if (!(target >= 1 && target < static_cast<double>(max_tensor_)))
+          c.fail("a scale out of range");
         // With scales, ONNX maps coordinates by the given scale; it equals out / in (which the
         // dialect uses) only when in · scale is a whole number.
-        if (std::floor(target) != target) c.unsupported_checked("a scale whose output extent is not a whole number");
+        if (std::floor(target) != target)
+          c.unsupported_checked("a scale whose output extent is not a whole number");
         out[a] = static_cast<std::int64_t>(target);
       }
     }
@@ -1804,8 +1988,10 @@ class Importer {
       if (d <= 0) c.fail("a non-positive output size");
     checked_elements(out, max_tensor_, c.where, "the result");
     tensor::ResizeInterp interp = tensor::ResizeInterp::Nearest;
-    if (mode == "linear" || mode == "bilinear") interp = tensor::ResizeInterp::Linear;
-    else if (mode != "nearest") c.unsupported_checked(fmt::format("mode '{}' is not supported", mode));
+    if (mode == "linear" || mode == "bilinear")
+      interp = tensor::ResizeInterp::Linear;
+    else if (mode != "nearest")
+      c.unsupported_checked(fmt::format("mode '{}' is not supported", mode));
     tensor::ResizeCoord coord = tensor::ResizeCoord::Asymmetric;
     tensor::ResizeNearest nearest = tensor::ResizeNearest::RoundPreferFloor;
     if (legacy) {
@@ -1817,30 +2003,43 @@ class Importer {
         shrinks = shrinks || out[a] < in[a];
       }
       if (grows && shrinks && interp == tensor::ResizeInterp::Nearest)
-        c.unsupported_checked("nearest resizing that enlarges some axes and shrinks others (opset < 11)");
+        c.unsupported_checked(
+            "nearest resizing that enlarges some axes and shrinks others (opset < 11)");
       nearest = shrinks ? tensor::ResizeNearest::Ceil : tensor::ResizeNearest::Floor;
     } else {
       const std::string transform = c.string_attr("coordinate_transformation_mode", "half_pixel");
-      if (transform == "half_pixel") coord = tensor::ResizeCoord::HalfPixel;
-      else if (transform == "asymmetric") coord = tensor::ResizeCoord::Asymmetric;
-      else if (transform == "align_corners") coord = tensor::ResizeCoord::AlignCorners;
+      if (transform == "half_pixel")
+        coord = tensor::ResizeCoord::HalfPixel;
+      else if (transform == "asymmetric")
+        coord = tensor::ResizeCoord::Asymmetric;
+      else if (transform == "align_corners")
+        coord = tensor::ResizeCoord::AlignCorners;
       else if (transform == "pytorch_half_pixel") {
         // half_pixel, except that an output extent of 1 reads coordinate 0.
         for (std::size_t a = 0; a < in.size(); ++a)
-          if (out[a] == 1 && in[a] != 1) c.unsupported_checked("pytorch_half_pixel to an extent of 1");
+          if (out[a] == 1 && in[a] != 1)
+            c.unsupported_checked("pytorch_half_pixel to an extent of 1");
         coord = tensor::ResizeCoord::HalfPixel;
       } else {
-        c.unsupported_checked(fmt::format("coordinate_transformation_mode '{}' is not supported", transform));
+        c.unsupported_checked(
+            fmt::format("coordinate_transformation_mode '{}' is not supported", transform));
       }
       const std::string rounding = c.string_attr("nearest_mode", "round_prefer_floor");
-      if (rounding == "round_prefer_floor") nearest = tensor::ResizeNearest::RoundPreferFloor;
-      else if (rounding == "floor") nearest = tensor::ResizeNearest::Floor;
-      else if (rounding == "round_prefer_ceil") nearest = tensor::ResizeNearest::RoundPreferCeil;
-      else if (rounding == "ceil") nearest = tensor::ResizeNearest::Ceil;
-      else c.fail(fmt::format("nearest_mode '{}' is not one of ONNX's", rounding));
-      if (c.int_attr("exclude_outside", 0) != 0) c.unsupported_checked("exclude_outside is not supported");
+      if (rounding == "round_prefer_floor")
+        nearest = tensor::ResizeNearest::RoundPreferFloor;
+      else if (rounding == "floor")
+        nearest = tensor::ResizeNearest::Floor;
+      else if (rounding == "round_prefer_ceil")
+        nearest = tensor::ResizeNearest::RoundPreferCeil;
+      else if (rounding == "ceil")
+        nearest = tensor::ResizeNearest::Ceil;
+      else
+        c.fail(fmt::format("nearest_mode '{}' is not one of ONNX's", rounding));
+      if (c.int_attr("exclude_outside", 0) != 0)
+        c.unsupported_checked("exclude_outside is not supported");
     }
-    if (interp == tensor::ResizeInterp::Linear) nearest = tensor::ResizeNearest::RoundPreferFloor;  // unused: canonical
+    if (interp == tensor::ResizeInterp::Linear)
+      nearest = tensor::ResizeNearest::RoundPreferFloor;  // unused: canonical
     set_tensor(c, out == in ? x : g_.resize(x, out, interp, coord, nearest));
   }
 
@@ -1854,8 +2053,9 @@ class Importer {
     std::size_t outputs = 0;
     for (const auto& o : c.node.output()) outputs += !o.empty();
     if (c.node.output_size() != 1 || outputs != 1)
-      c.fail(reason + fmt::format("; it cannot be kept opaque: it has {} outputs, opaque nodes have one",
-                                  c.node.output_size()));
+      c.fail(reason +
+             fmt::format("; it cannot be kept opaque: it has {} outputs, opaque nodes have one",
+                         c.node.output_size()));
     for (const auto& a : c.node.attribute())
       if (a.type() == ::onnx::AttributeProto::GRAPH || a.type() == ::onnx::AttributeProto::GRAPHS)
         c.fail(reason + "; it cannot be kept opaque: it has a subgraph");
@@ -1885,7 +2085,8 @@ class Importer {
     // One type symbol per distinct record (operator, attributes, constants): identical nodes
     // share it (and hash-cons), different ones do not.
     ::onnx::NodeProto key_node = record.node;
-    for (const auto& [i, t] : record.constants) *key_node.add_input() = std::to_string(i) + t.SerializeAsString();
+    for (const auto& [i, t] : record.constants)
+      *key_node.add_input() = std::to_string(i) + t.SerializeAsString();
     const std::string key_bytes = key_node.SerializeAsString();
     std::string symbol;
     if (auto it = opaque_keys_.find(key_bytes); it != opaque_keys_.end()) {
@@ -1893,7 +2094,8 @@ class Importer {
     } else {
       const std::string base = symbol_name(c.node.op_type());
       symbol = base;
-      for (int k = 2; opaque_.count(symbol) || used_names_.count(symbol); ++k) symbol = base + "_" + std::to_string(k);
+      for (int k = 2; opaque_.count(symbol) || used_names_.count(symbol); ++k)
+        symbol = base + "_" + std::to_string(k);
       opaque_keys_.emplace(key_bytes, symbol);
       opaque_.emplace(symbol, std::move(record));
     }
@@ -1903,15 +2105,18 @@ class Importer {
   /// The output shape of an opaque node (see `opaque`): input 0's for an operator that preserves
   /// it, the inputs' broadcast for Max/Min/Mod, ONNX's shape inference for a known operator whose
   /// inputs were validated (`checked`), else the model's declaration.
-  Dims opaque_shape(const NodeContext& c, const OpaqueOp& record, const std::vector<Tensor>& operands,
-                    const std::string& reason, bool checked) {
+  Dims opaque_shape(const NodeContext& c, const OpaqueOp& record,
+                    const std::vector<Tensor>& operands, const std::string& reason, bool checked) {
     std::optional<Dims> inferred;
     std::string inferred_type_problem;
     const bool default_domain = record.node.domain().empty() || record.node.domain() == "ai.onnx";
-    const bool all_operands = std::all_of(record.inputs.begin(), record.inputs.end(), [](std::int64_t r) { return r >= 0; });
-    if (default_domain && preserves_shape(record.node.op_type()) && !record.inputs.empty() && record.inputs[0] == 0) {
+    const bool all_operands = std::all_of(record.inputs.begin(), record.inputs.end(),
+                                          [](std::int64_t r) { return r >= 0; });
+    if (default_domain && preserves_shape(record.node.op_type()) && !record.inputs.empty() &&
+        record.inputs[0] == 0) {
       inferred = g_.shape(operands[0]);
-    } else if (default_domain && broadcasts_inputs(record.node.op_type()) && !operands.empty() && all_operands) {
+    } else if (default_domain && broadcasts_inputs(record.node.op_type()) && !operands.empty() &&
+               all_operands) {
       Dims d = g_.shape(operands[0]);
       for (const Tensor& t : operands) d = broadcast_dims(d, g_.shape(t), c.where);
       inferred = d;
@@ -1941,7 +2146,8 @@ class Importer {
         in->set_name(name);
         auto* tt = in->mutable_type()->mutable_tensor_type();
         tt->set_elem_type(::onnx::TensorProto::FLOAT);
-        for (std::int64_t d : g_.shape(operands[static_cast<std::size_t>(r)])) tt->mutable_shape()->add_dim()->set_dim_value(d);
+        for (std::int64_t d : g_.shape(operands[static_cast<std::size_t>(r)]))
+          tt->mutable_shape()->add_dim()->set_dim_value(d);
       }
       n->add_output("out");
       try {
@@ -1950,12 +2156,14 @@ class Importer {
         for (const auto& vi : g->value_info()) {
           if (vi.name() != "out" || !vi.type().has_tensor_type()) continue;
           const auto& tt = vi.type().tensor_type();
-          if (tt.elem_type() != ::onnx::TensorProto::FLOAT && tt.elem_type() != ::onnx::TensorProto::UNDEFINED) {
-            inferred_type_problem = fmt::format("it produces {}, and the dialect's tensors are float",
-                                                ::onnx::TensorProto::DataType_IsValid(tt.elem_type())
-                                                    ? ::onnx::TensorProto::DataType_Name(
-                                                          static_cast<::onnx::TensorProto::DataType>(tt.elem_type()))
-                                                    : std::to_string(tt.elem_type()));
+          if (tt.elem_type() != ::onnx::TensorProto::FLOAT &&
+              tt.elem_type() != ::onnx::TensorProto::UNDEFINED) {
+            inferred_type_problem =
+                fmt::format("it produces {}, and the dialect's tensors are float",
+                            ::onnx::TensorProto::DataType_IsValid(tt.elem_type())
+                                ? ::onnx::TensorProto::DataType_Name(
+                                      static_cast<::onnx::TensorProto::DataType>(tt.elem_type()))
+                                : std::to_string(tt.elem_type()));
             break;
           }
           if (!tt.has_shape()) break;
@@ -1971,15 +2179,19 @@ class Importer {
         // ONNX has no schema for the operator, or its inference failed: try value_info.
       }
     }
-    if (!inferred_type_problem.empty()) c.fail(reason + "; it cannot be kept opaque: " + inferred_type_problem);
+    if (!inferred_type_problem.empty())
+      c.fail(reason + "; it cannot be kept opaque: " + inferred_type_problem);
     const std::optional<Dims> declared = declared_shape(c, c.node.output(0));
     if (inferred && declared && *inferred != *declared)
-      c.fail(fmt::format("inconsistent shapes: ONNX shape inference gives {}, the model declares {}",
-                         tensor::dims_to_string(*inferred), tensor::dims_to_string(*declared)));
+      c.fail(
+          fmt::format("inconsistent shapes: ONNX shape inference gives {}, the model declares {}",
+                      tensor::dims_to_string(*inferred), tensor::dims_to_string(*declared)));
     const std::optional<Dims> dims = inferred ? inferred : declared;
     if (!dims)
-      c.fail(reason + "; it cannot be kept opaque: its output shape is unknown (ONNX shape inference does not give it "
-                      "and the model's value_info does not declare it)");
+      c.fail(reason +
+             "; it cannot be kept opaque: its output shape is unknown (ONNX shape inference does "
+             "not give it "
+             "and the model's value_info does not declare it)");
     checked_elements(*dims, max_tensor_, c.where, "the output");
     return *dims;
   }
@@ -1988,15 +2200,19 @@ class Importer {
   /// symbolic dimensions bound by the inputs; nothing when it is not fully known.
   std::optional<Dims> declared_shape(const NodeContext& c, const std::string& name) const {
     const auto from = [&](const ::onnx::ValueInfoProto& vi) -> std::optional<Dims> {
-      if (vi.name() != name || !vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return std::nullopt;
+      if (vi.name() != name || !vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
+        return std::nullopt;
       const auto& tt = vi.type().tensor_type();
-      if (tt.elem_type() != ::onnx::TensorProto::FLOAT && tt.elem_type() != ::onnx::TensorProto::UNDEFINED)
-        c.fail(fmt::format("it produces type {}, and the dialect's tensors are float", tt.elem_type()));
+      if (tt.elem_type() != ::onnx::TensorProto::FLOAT &&
+          tt.elem_type() != ::onnx::TensorProto::UNDEFINED)
+        c.fail(fmt::format("it produces type {}, and the dialect's tensors are float",
+                           tt.elem_type()));
       Dims d;
       for (const auto& dim : tt.shape().dim()) {
         if (dim.has_dim_value() && dim.dim_value() > 0) {
           d.push_back(dim.dim_value());
-        } else if (auto p = dim_params_.find(dim.dim_param()); dim.has_dim_param() && p != dim_params_.end()) {
+        } else if (auto p = dim_params_.find(dim.dim_param());
+                   dim.has_dim_param() && p != dim_params_.end()) {
           d.push_back(p->second);
         } else {
           return std::nullopt;
@@ -2022,7 +2238,7 @@ class Importer {
   std::set<std::string> used_names_;
   std::set<std::string> listed_inputs_;
   std::map<std::string, std::string> symbol_of_input_;
-  std::map<std::string, Tensor> weight_tensors_;  // by the ONNX name (plus suffix) they came from
+  std::map<std::string, Tensor> weight_tensors_;    // by the ONNX name (plus suffix) they came from
   std::map<std::string, std::int64_t> dim_params_;  // symbolic dimensions bound by the inputs
   std::map<std::string, OpaqueOp> opaque_;          // by type symbol
   std::map<std::string, std::string> opaque_keys_;  // serialized record -> type symbol
@@ -2032,7 +2248,8 @@ class Importer {
 
 /// Imports a parsed model. Throws `ImportError` (with the node or part of the model) for what
 /// the importer cannot import or finds inconsistent (an inconsistent shape names the node).
-[[nodiscard]] inline ImportedModel import_model(const ::onnx::ModelProto& model, const ImportOptions& options = {}) {
+[[nodiscard]] inline ImportedModel import_model(const ::onnx::ModelProto& model,
+                                                const ImportOptions& options = {}) {
   try {
     return internal::Importer(model, options).run();
   } catch (const tensor::ShapeError& e) {
@@ -2041,17 +2258,21 @@ class Importer {
 }
 
 /// Imports the model in `bytes` (the serialized ModelProto).
-[[nodiscard]] inline ImportedModel import_model_from_bytes(std::string_view bytes, const ImportOptions& options = {}) {
+[[nodiscard]] inline ImportedModel import_model_from_bytes(std::string_view bytes,
+                                                           const ImportOptions& options = {}) {
   ::onnx::ModelProto model;
   if (bytes.size() > static_cast<std::size_t>(INT32_MAX) ||
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    throw ImportError("file", "not an ONNX model (the protobuf message does not parse; truncated or another format)");
+    throw ImportError(
+        "file",
+        "not an ONNX model (the protobuf message does not parse; truncated or another format)");
   if (!model.has_graph()) throw ImportError("file", "the model has no graph");
   return import_model(model, options);
 }
 
 /// Imports the ONNX model file at `path` (`tensat::onnx::import`).
-[[nodiscard]] inline ImportedModel import(const std::string& path, const ImportOptions& options = {}) {
+[[nodiscard]] inline ImportedModel import(const std::string& path,
+                                          const ImportOptions& options = {}) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ImportError("file", fmt::format("cannot open '{}'", path));
   std::ostringstream bytes;

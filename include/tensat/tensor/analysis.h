@@ -41,8 +41,8 @@ struct TensorAnalysis {
       return {false, b.kind == Kind::Invalid && a.kind != Kind::Invalid};
     }
     if (!a.same_type(b) || a.symbolic != b.symbolic || (!a.symbolic && a.value != b.value))
-      throw Error(fmt::format("tensor analysis: united classes denote different values ({} and {})", describe(a),
-                              describe(b)));
+      throw Error(fmt::format("tensor analysis: united classes denote different values ({} and {})",
+                              describe(a), describe(b)));
     if (a.symbolic) {  // fused-kernel bodies: the number of args read is a max
       if (a.value == b.value) return {false, false};
       if (a.value < b.value) {

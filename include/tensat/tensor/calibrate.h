@@ -95,28 +95,32 @@ struct CalibrationOptions {
 
 /// What `measure_host` found.
 struct HostMeasurements {
-  double bandwidth = 0;       ///< bytes/s, STREAM triad a = b + s·c (24 bytes per element counted)
-  double gemm_flops = 0;      ///< FLOP/s of C = A·B (2·n³ flops)
-  double cache_bytes = 0;     ///< last-level cache reported by the OS (0 if unknown)
-  double exp_weight = 0;      ///< time of y = exp(x) / time of y = x + z, per element
-  double tanh_weight = 0;     ///< y = tanh(x) against the add
-  double div_weight = 0;      ///< y = x / z against the add
-  double rsqrt_weight = 0;    ///< y = rsqrt(x) against the add
-  double node_overhead = 0;   ///< seconds per node of the reference executor (`execute`) on a tiny tensor
+  double bandwidth = 0;     ///< bytes/s, STREAM triad a = b + s·c (24 bytes per element counted)
+  double gemm_flops = 0;    ///< FLOP/s of C = A·B (2·n³ flops)
+  double cache_bytes = 0;   ///< last-level cache reported by the OS (0 if unknown)
+  double exp_weight = 0;    ///< time of y = exp(x) / time of y = x + z, per element
+  double tanh_weight = 0;   ///< y = tanh(x) against the add
+  double div_weight = 0;    ///< y = x / z against the add
+  double rsqrt_weight = 0;  ///< y = rsqrt(x) against the add
+  double node_overhead =
+      0;  ///< seconds per node of the reference executor (`execute`) on a tiny tensor
   /// seconds per body term of a fused kernel on a tiny tensor, beyond the kernel's node overhead
   double fused_term_overhead = 0;
-  double gemv_narrow = 0;     ///< bytes/s of the executor's [1, 512] x [512, 512] products, streamed
-  double gemv_wide = 0;       ///< bytes/s of its [1, 512] x [512, 4096] products, streamed
-  double add_small = 0;       ///< bytes/s of the executor's ewadd of `cache_small_elements` (12 bytes each)
-  double add_large = 0;       ///< the same over `cache_large_elements` floats
+  double gemv_narrow = 0;  ///< bytes/s of the executor's [1, 512] x [512, 512] products, streamed
+  double gemv_wide = 0;    ///< bytes/s of its [1, 512] x [512, 4096] products, streamed
+  double add_small =
+      0;  ///< bytes/s of the executor's ewadd of `cache_small_elements` (12 bytes each)
+  double add_large = 0;        ///< the same over `cache_large_elements` floats
   double add_small_bytes = 0;  ///< the traffic of one small add, 12 bytes a float
   double add_large_bytes = 0;  ///< the traffic of one large add
-  double window_flops = 0;     ///< FLOP/s of the executor's depthwise 3x3 convolution (2·9 flops an output)
-  double window_small_flops = 0;  ///< the same on `window_small_size` planes
-  double window_channels = 0, window_size = 0;              ///< the shapes of those two
+  double window_flops =
+      0;  ///< FLOP/s of the executor's depthwise 3x3 convolution (2·9 flops an output)
+  double window_small_flops = 0;                ///< the same on `window_small_size` planes
+  double window_channels = 0, window_size = 0;  ///< the shapes of those two
   double window_small_channels = 0, window_small_size = 0;
-  double grouped_flops = 0;    ///< FLOP/s of its grouped 3x3 convolution of `grouped_rows`-channel groups
-  double grouped_rows = 0;     ///< the output channels of one of those groups (its GEMM's rows)
+  double grouped_flops =
+      0;  ///< FLOP/s of its grouped 3x3 convolution of `grouped_rows`-channel groups
+  double grouped_rows = 0;  ///< the output channels of one of those groups (its GEMM's rows)
 };
 
 namespace detail {
@@ -145,7 +149,8 @@ inline void keep(double value) {
 /// a kernel finds what its producer has just written. Weight-only subexpressions (a Winograd
 /// convolution's transformed weights) are computed once beforehand (`precompute_weights`), as
 /// the cost model counts them free and tensat-opt --measure runs them.
-inline double seconds_of_passes(const RecExpr<TensorNode>& program, std::size_t passes, int repetitions) {
+inline double seconds_of_passes(const RecExpr<TensorNode>& program, std::size_t passes,
+                                int repetitions) {
   const PrecomputedProgram pre = precompute_weights(program, random_bindings(program, 1));
   return best_seconds(repetitions, [&] {
     for (std::size_t p = 0; p < passes; ++p) {
@@ -160,7 +165,8 @@ inline double seconds_of_passes(const RecExpr<TensorNode>& program, std::size_t 
 /// The last-level cache size in bytes as the OS reports it: sysfs (what a virtual machine is
 /// given), else sysconf (which may report the physical part); 0 if neither does.
 [[nodiscard]] inline double host_cache_bytes() {
-  for (const char* path : {"/sys/devices/system/cpu/cpu0/cache/index3/size", "/sys/devices/system/cpu/cpu0/cache/index2/size"}) {
+  for (const char* path : {"/sys/devices/system/cpu/cpu0/cache/index3/size",
+                           "/sys/devices/system/cpu/cpu0/cache/index2/size"}) {
     std::ifstream in(path);
     std::string text;
     if (!(in >> text) || text.empty()) continue;
@@ -186,7 +192,8 @@ inline double seconds_of_passes(const RecExpr<TensorNode>& program, std::size_t 
 /// expressions): bytes/s counting 3 · 8 bytes per element, as STREAM does.
 [[nodiscard]] inline double measure_triad_bandwidth(std::size_t elements, int repetitions = 5) {
   const auto n = static_cast<Eigen::Index>(std::max<std::size_t>(elements, 1));
-  Eigen::ArrayXd a = Eigen::ArrayXd::Zero(n), b = Eigen::ArrayXd::Constant(n, 1.0), c = Eigen::ArrayXd::Constant(n, 2.0);
+  Eigen::ArrayXd a = Eigen::ArrayXd::Zero(n), b = Eigen::ArrayXd::Constant(n, 1.0),
+                 c = Eigen::ArrayXd::Constant(n, 2.0);
   const double s = 3.0;
   const double seconds = detail::best_seconds(repetitions, [&] {
     a = b + s * c;
@@ -213,23 +220,34 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
 
 /// Seconds per element of `op` over cache-resident float arrays of `elements` (best of
 /// `repetitions`, each `passes` passes).
-[[nodiscard]] inline double measure_elementwise_seconds(WeightedOp op, std::size_t elements, std::size_t passes,
-                                                        int repetitions = 5) {
+[[nodiscard]] inline double measure_elementwise_seconds(WeightedOp op, std::size_t elements,
+                                                        std::size_t passes, int repetitions = 5) {
   const auto n = static_cast<Eigen::Index>(std::max<std::size_t>(elements, 1));
-  const Eigen::ArrayXf x = Eigen::ArrayXf::Random(n);                       // [-1, 1]
-  const Eigen::ArrayXf z = Eigen::ArrayXf::Random(n).abs() + 1.0f;          // [1, 2]
+  const Eigen::ArrayXf x = Eigen::ArrayXf::Random(n);               // [-1, 1]
+  const Eigen::ArrayXf z = Eigen::ArrayXf::Random(n).abs() + 1.0f;  // [1, 2]
   Eigen::ArrayXf y(n);
   passes = std::max<std::size_t>(passes, 1);
   const double seconds = detail::best_seconds(repetitions, [&] {
     for (std::size_t p = 0; p < passes; ++p) {
       switch (op) {
-        case WeightedOp::Add: y = x + z; break;
-        case WeightedOp::Exp: y = x.exp(); break;
-        case WeightedOp::Tanh: y = x.tanh(); break;
-        case WeightedOp::Div: y = x / z; break;
-        case WeightedOp::Rsqrt: y = z.rsqrt(); break;
+        case WeightedOp::Add:
+          y = x + z;
+          break;
+        case WeightedOp::Exp:
+          y = x.exp();
+          break;
+        case WeightedOp::Tanh:
+          y = x.tanh();
+          break;
+        case WeightedOp::Div:
+          y = x / z;
+          break;
+        case WeightedOp::Rsqrt:
+          y = z.rsqrt();
+          break;
       }
-      detail::keep(static_cast<double>(y[static_cast<Eigen::Index>(p % static_cast<std::size_t>(n))]));
+      detail::keep(
+          static_cast<double>(y[static_cast<Eigen::Index>(p % static_cast<std::size_t>(n))]));
     }
   });
   return seconds / (static_cast<double>(n) * static_cast<double>(passes));
@@ -256,7 +274,8 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
 /// a chain of `kernels` fused kernels, each four elementwise terms (relu, tanh, relu, tanh) on an
 /// [1, 8] tensor, per kernel less one `node_overhead`, per term (what a fused loop spends setting
 /// up and dispatching a term, which a kernel of a few hundred elements cannot hide). Not negative.
-[[nodiscard]] inline double measure_fused_term_overhead(int kernels, double node_overhead, int repetitions = 5) {
+[[nodiscard]] inline double measure_fused_term_overhead(int kernels, double node_overhead,
+                                                        int repetitions = 5) {
   constexpr int kTerms = 4;
   kernels = std::max(kernels, 1);
   const std::string arg = "(arg 0 f32 (ints 1 8))";
@@ -278,8 +297,8 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
 /// The rate in bytes/s at which the executor's matrix-vector products [1, K] x [K, N]
 /// (`matmul`, row-major, as `execute` runs it) stream their matrices: products with separate
 /// matrices of `bytes` bytes in all, run one after the other, best of `repetitions`.
-[[nodiscard]] inline double measure_gemv_bandwidth(std::int64_t k, std::int64_t n, std::size_t bytes,
-                                                   int repetitions = 5) {
+[[nodiscard]] inline double measure_gemv_bandwidth(std::int64_t k, std::int64_t n,
+                                                   std::size_t bytes, int repetitions = 5) {
   k = std::max<std::int64_t>(k, 1);
   n = std::max<std::int64_t>(n, 1);
   const auto matrix_bytes = static_cast<std::size_t>(k * n) * sizeof(float);
@@ -287,7 +306,8 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   std::vector<HostTensor> matrices;
   for (std::size_t i = 0; i < count; ++i) {
     HostTensor m(Dims{k, n});
-    for (std::size_t j = 0; j < m.data.size(); ++j) m.data[j] = static_cast<float>((j * 7 + i) % 13) * 0.01f;
+    for (std::size_t j = 0; j < m.data.size(); ++j)
+      m.data[j] = static_cast<float>((j * 7 + i) % 13) * 0.01f;
     matrices.push_back(std::move(m));
   }
   HostTensor x(Dims{1, k});
@@ -312,7 +332,8 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
 /// first operand and adds the second in place, and allocates its result: the rate is the
 /// executor's, allocator included (a process that keeps freed memory, as the benches do with
 /// `mallopt`, reuses warm blocks; one that returns it to the OS pays page faults on large ones).
-[[nodiscard]] inline double measure_add_bandwidth(std::size_t elements, std::size_t passes, int repetitions = 5) {
+[[nodiscard]] inline double measure_add_bandwidth(std::size_t elements, std::size_t passes,
+                                                  int repetitions = 5) {
   const auto n = static_cast<std::int64_t>(std::max<std::size_t>(elements, 1));
   Graph g;
   g.output(g.ewadd(g.input("x", {n}), g.input("z", {n})));
@@ -325,24 +346,27 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
 /// 3x3, stride 1, SAME, on [1, `channels`, `size`, `size`], run `passes` times in a row on the
 /// same input, best of `repetitions`; 2·9 flops an output, as the cost model counts them. The
 /// rate of the kernels that slide a window without a product (`DeviceProfile::window_flops`).
-[[nodiscard]] inline double measure_window_flops(std::int64_t channels, std::int64_t size, std::size_t passes,
-                                                 int repetitions = 5) {
-  channels = std::max<std::int64_t>(channels, 2);  // a depthwise convolution has more than one group
+[[nodiscard]] inline double measure_window_flops(std::int64_t channels, std::int64_t size,
+                                                 std::size_t passes, int repetitions = 5) {
+  channels =
+      std::max<std::int64_t>(channels, 2);  // a depthwise convolution has more than one group
   size = std::max<std::int64_t>(size, 1);
   Graph g;
   const Tensor x = g.input("x", {1, channels, size, size});
   g.output(g.conv2d(x, g.weight("w", {channels, 1, 3, 3}), 1, 1, Padding::Same));
   passes = std::max<std::size_t>(passes, 1);
   const double flops = 2.0 * 9.0 * static_cast<double>(channels * size * size);
-  return flops * static_cast<double>(passes) / detail::seconds_of_passes(g.program(), passes, repetitions);
+  return flops * static_cast<double>(passes) /
+         detail::seconds_of_passes(g.program(), passes, repetitions);
 }
 
 /// FLOP/s of the executor's grouped convolution, 3x3, stride 1, SAME, on [1, `channels`, `size`,
 /// `size`] in groups of `rows` input and output channels (one product of `rows` rows per
 /// group), run `passes` times in a row on the same input, best of `repetitions`; 2·9·rows flops an
 /// output, as the cost model counts them.
-[[nodiscard]] inline double measure_grouped_conv_flops(std::int64_t channels, std::int64_t size, std::int64_t rows,
-                                                       std::size_t passes, int repetitions = 5) {
+[[nodiscard]] inline double measure_grouped_conv_flops(std::int64_t channels, std::int64_t size,
+                                                       std::int64_t rows, std::size_t passes,
+                                                       int repetitions = 5) {
   rows = std::max<std::int64_t>(rows, 2);  // one channel a group is the depthwise path
   channels = std::max<std::int64_t>(channels / rows, 1) * rows;
   size = std::max<std::int64_t>(size, 1);
@@ -351,7 +375,8 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   g.output(g.conv2d(x, g.weight("w", {channels, rows, 3, 3}), 1, 1, Padding::Same));
   passes = std::max<std::size_t>(passes, 1);
   const double flops = 2.0 * 9.0 * static_cast<double>(rows * channels * size * size);
-  return flops * static_cast<double>(passes) / detail::seconds_of_passes(g.program(), passes, repetitions);
+  return flops * static_cast<double>(passes) /
+         detail::seconds_of_passes(g.program(), passes, repetitions);
 }
 
 /// The depthwise rate and per-plane cost through two 3x3, stride-1, SAME depthwise convolutions
@@ -359,21 +384,24 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
 /// t = F·w / window_flops + planes·o of `op_work`, w = (size + 2) / size, solved through both.
 /// o is clamped at 0 (the rate then the large one's); `window_flops` and `window_plane_overhead`
 /// are set.
-inline void fit_window_overhead(double large_rate, double large_channels, double large_size, double small_rate,
-                                double small_channels, double small_size, double& window_flops,
-                                double& window_plane_overhead) {
+inline void fit_window_overhead(double large_rate, double large_channels, double large_size,
+                                double small_rate, double small_channels, double small_size,
+                                double& window_flops, double& window_plane_overhead) {
   const auto flops = [](double c, double n) { return 18.0 * c * n * n; };
   const double f1 = flops(large_channels, large_size), f2 = flops(small_channels, small_size);
   const double a1 = f1 * (large_size + 2) / large_size, a2 = f2 * (small_size + 2) / small_size;
   window_flops = large_rate;
   window_plane_overhead = 0;
-  if (!(large_rate > 0) || !(small_rate > 0) || !std::isfinite(large_rate) || !std::isfinite(small_rate)) return;
+  if (!(large_rate > 0) || !(small_rate > 0) || !std::isfinite(large_rate) ||
+      !std::isfinite(small_rate))
+    return;
   const double t1 = f1 / large_rate, t2 = f2 / small_rate;
   const double det = a1 * small_channels - a2 * large_channels;
   if (det == 0) return;
   const double inverse_rate = (t1 * small_channels - t2 * large_channels) / det;
   const double o = (t2 - a2 * inverse_rate) / small_channels;
-  if (!(inverse_rate > 0) || !(o > 0) || !std::isfinite(o)) return;  // no plane cost: the large rate
+  if (!(inverse_rate > 0) || !(o > 0) || !std::isfinite(o))
+    return;  // no plane cost: the large rate
   window_flops = 1.0 / inverse_rate;
   window_plane_overhead = o;
 }
@@ -391,14 +419,16 @@ inline void fit_window_overhead(double large_rate, double large_channels, double
 /// `large_bytes` at `large_rate`, M = `memory_rate`: F solves t(large_bytes) = large_bytes /
 /// large_rate, within [small_bytes, large_bytes]. No tier (both 0) when the small add is not
 /// faster than memory.
-inline void fit_cache_tier(double small_rate, double small_bytes, double large_rate, double large_bytes,
-                           double memory_rate, double& cache_bandwidth, double& resident_bytes) {
+inline void fit_cache_tier(double small_rate, double small_bytes, double large_rate,
+                           double large_bytes, double memory_rate, double& cache_bandwidth,
+                           double& resident_bytes) {
   cache_bandwidth = 0;
   resident_bytes = 0;
   if (!(small_rate > memory_rate) || memory_rate <= 0 || large_bytes <= 0) return;
   cache_bandwidth = small_rate;
-  const double excess = large_bytes / std::max(large_rate, 1e-30) - large_bytes / memory_rate;  // < 0 if faster
-  const double saving = 1.0 / small_rate - 1.0 / memory_rate;                                     // < 0
+  const double excess =
+      large_bytes / std::max(large_rate, 1e-30) - large_bytes / memory_rate;  // < 0 if faster
+  const double saving = 1.0 / small_rate - 1.0 / memory_rate;                 // < 0
   resident_bytes = std::clamp(excess / saving, small_bytes, large_bytes);
 }
 
@@ -422,11 +452,13 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   m.cache_bytes = host_cache_bytes();
   std::size_t stream = options.stream_elements;
   if (stream == 0)
-    stream = std::clamp(static_cast<std::size_t>(4 * m.cache_bytes / 8), std::size_t{1} << 24, std::size_t{1} << 25);
+    stream = std::clamp(static_cast<std::size_t>(4 * m.cache_bytes / 8), std::size_t{1} << 24,
+                        std::size_t{1} << 25);
   m.bandwidth = measure_triad_bandwidth(stream, options.repetitions);
   m.gemm_flops = measure_gemm_flops(options.gemm_size, options.repetitions);
   const auto time = [&](WeightedOp op) {
-    return measure_elementwise_seconds(op, options.weight_elements, options.weight_passes, options.repetitions);
+    return measure_elementwise_seconds(op, options.weight_elements, options.weight_passes,
+                                       options.repetitions);
   };
   const double add = time(WeightedOp::Add);
   m.exp_weight = time(WeightedOp::Exp) / add;
@@ -434,24 +466,30 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   m.div_weight = time(WeightedOp::Div) / add;
   m.rsqrt_weight = time(WeightedOp::Rsqrt) / add;
   m.node_overhead = measure_node_overhead(options.overhead_nodes, options.repetitions);
-  m.fused_term_overhead = measure_fused_term_overhead(options.overhead_nodes / 8, m.node_overhead, options.repetitions);
+  m.fused_term_overhead =
+      measure_fused_term_overhead(options.overhead_nodes / 8, m.node_overhead, options.repetitions);
   m.gemv_narrow = measure_gemv_bandwidth(512, 512, options.gemv_bytes, options.repetitions);
   m.gemv_wide = measure_gemv_bandwidth(512, 4096, options.gemv_bytes, options.repetitions);
-  m.add_small = measure_add_bandwidth(options.cache_small_elements, options.cache_passes, options.repetitions);
-  m.add_large = measure_add_bandwidth(options.cache_large_elements, options.cache_passes, options.repetitions);
+  m.add_small = measure_add_bandwidth(options.cache_small_elements, options.cache_passes,
+                                      options.repetitions);
+  m.add_large = measure_add_bandwidth(options.cache_large_elements, options.cache_passes,
+                                      options.repetitions);
   m.add_small_bytes = add_traffic_bytes(options.cache_small_elements);
   m.add_large_bytes = add_traffic_bytes(options.cache_large_elements);
-  m.window_flops =
-      measure_window_flops(options.window_channels, options.window_size, options.window_passes, options.repetitions);
-  m.window_small_flops = measure_window_flops(options.window_small_channels, options.window_small_size,
-                                              options.window_small_passes, options.repetitions);
+  m.window_flops = measure_window_flops(options.window_channels, options.window_size,
+                                        options.window_passes, options.repetitions);
+  m.window_small_flops =
+      measure_window_flops(options.window_small_channels, options.window_small_size,
+                           options.window_small_passes, options.repetitions);
   m.window_channels = static_cast<double>(std::max<std::int64_t>(options.window_channels, 2));
   m.window_size = static_cast<double>(std::max<std::int64_t>(options.window_size, 1));
-  m.window_small_channels = static_cast<double>(std::max<std::int64_t>(options.window_small_channels, 2));
+  m.window_small_channels =
+      static_cast<double>(std::max<std::int64_t>(options.window_small_channels, 2));
   m.window_small_size = static_cast<double>(std::max<std::int64_t>(options.window_small_size, 1));
   m.grouped_rows = static_cast<double>(std::max<std::int64_t>(options.grouped_rows, 2));
-  m.grouped_flops = measure_grouped_conv_flops(options.grouped_channels, options.grouped_size, options.grouped_rows,
-                                               options.grouped_passes, options.repetitions);
+  m.grouped_flops =
+      measure_grouped_conv_flops(options.grouped_channels, options.grouped_size,
+                                 options.grouped_rows, options.grouped_passes, options.repetitions);
   return m;
 }
 
@@ -474,16 +512,20 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   p.name = "host";
   p.kind = "cpu";
   p.description = fmt::format(
-      "measured by calibrate_host: STREAM triad {:.1f} GB/s, Eigen GEMM {:.1f} GFLOP/s (one thread unless Eigen "
-      "uses OpenMP), exp {:.2f} x add, executor node overhead {:.2f} us ({:.2f} us more a fused kernel's term), "
+      "measured by calibrate_host: STREAM triad {:.1f} GB/s, Eigen GEMM {:.1f} GFLOP/s (one thread "
+      "unless Eigen "
+      "uses OpenMP), exp {:.2f} x add, executor node overhead {:.2f} us ({:.2f} us more a fused "
+      "kernel's term), "
       "matrix-vector products {:.1f} GB/s "
-      "(N = 512) to {:.1f} GB/s (N = 4096), adds {:.1f} GB/s over {:.0f} KiB and {:.1f} GB/s over {:.0f} KiB, "
-      "depthwise convolution {:.1f} GFLOP/s ({:.1f} on {:.0f}x{:.0f} planes), grouped convolution of {:.0f} "
+      "(N = 512) to {:.1f} GB/s (N = 4096), adds {:.1f} GB/s over {:.0f} KiB and {:.1f} GB/s over "
+      "{:.0f} KiB, "
+      "depthwise convolution {:.1f} GFLOP/s ({:.1f} on {:.0f}x{:.0f} planes), grouped convolution "
+      "of {:.0f} "
       "channels a group {:.1f} GFLOP/s",
-      m.bandwidth * 1e-9, m.gemm_flops * 1e-9, m.exp_weight, m.node_overhead * 1e6, m.fused_term_overhead * 1e6,
-      m.gemv_narrow * 1e-9,
-      m.gemv_wide * 1e-9, m.add_small * 1e-9, m.add_small_bytes / 1024, m.add_large * 1e-9, m.add_large_bytes / 1024,
-      m.window_flops * 1e-9, m.window_small_flops * 1e-9, m.window_small_size, m.window_small_size, m.grouped_rows,
+      m.bandwidth * 1e-9, m.gemm_flops * 1e-9, m.exp_weight, m.node_overhead * 1e6,
+      m.fused_term_overhead * 1e6, m.gemv_narrow * 1e-9, m.gemv_wide * 1e-9, m.add_small * 1e-9,
+      m.add_small_bytes / 1024, m.add_large * 1e-9, m.add_large_bytes / 1024, m.window_flops * 1e-9,
+      m.window_small_flops * 1e-9, m.window_small_size, m.window_small_size, m.grouped_rows,
       m.grouped_flops * 1e-9);
   p.vector_flops = {m.gemm_flops, m.gemm_flops, m.gemm_flops};
   p.matrix_flops = {0.0, 0.0, 0.0};
@@ -500,10 +542,11 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   // a channels_last tensor in its logical order, so no layout is faster on it.
   p.conv_layout = {Layout::Contiguous, Layout::Contiguous, Layout::Contiguous};
   fit_gemv_curve(m.gemv_narrow, m.gemv_wide, p.gemv_bandwidth, p.gemv_half_width);
-  fit_cache_tier(m.add_small, m.add_small_bytes, m.add_large, m.add_large_bytes, m.bandwidth, p.cache_bandwidth,
-                 p.cache_resident_bytes);
+  fit_cache_tier(m.add_small, m.add_small_bytes, m.add_large, m.add_large_bytes, m.bandwidth,
+                 p.cache_bandwidth, p.cache_resident_bytes);
   fit_window_overhead(m.window_flops, m.window_channels, m.window_size, m.window_small_flops,
-                      m.window_small_channels, m.window_small_size, p.window_flops, p.window_plane_overhead);
+                      m.window_small_channels, m.window_small_size, p.window_flops,
+                      p.window_plane_overhead);
   p.gemm_half_rows = fit_gemm_half_rows(m.gemm_flops, m.grouped_flops, m.grouped_rows);
   p.weights.exp = std::max(m.exp_weight, 1.0);
   p.weights.tanh = std::max(m.tanh_weight, 1.0);
@@ -514,7 +557,6 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   validate(p);
   return p;
 }
-
 
 namespace detail {
 
@@ -534,8 +576,9 @@ inline std::size_t fused_scale_of(const RecExpr<TensorNode>& program) {
       gather = gather || is_gather(n.op());
       for (Id c : n.children()) stack.push_back(c);
     }
-    const std::size_t own = contraction ? kFusedContractionScale : gather ? kFusedGatherScale
-                                                                         : static_cast<std::size_t>(Op::Fused);
+    const std::size_t own = contraction ? kFusedContractionScale
+                            : gather    ? kFusedGatherScale
+                                        : static_cast<std::size_t>(Op::Fused);
     if (scale != kNumTimeScales && scale != own) return kNumTimeScales;
     scale = own;
   }
@@ -590,7 +633,8 @@ struct Residual {
 /// and activation).
 [[nodiscard]] inline std::vector<Probe> uncertainty_probes(const DeviceProfile& profile) {
   std::vector<Probe> probes;
-  const auto add = [&](std::string name, CostClass cls, std::size_t scale, const RecExpr<TensorNode>& program) {
+  const auto add = [&](std::string name, CostClass cls, std::size_t scale,
+                       const RecExpr<TensorNode>& program) {
     probes.push_back(Probe{std::move(name), cls, scale, program});
   };
   const auto index = [](Op op) { return static_cast<std::size_t>(op); };
@@ -601,24 +645,30 @@ struct Residual {
   };
   // Matrix-vector products of two widths, a batch, a ViT's tokens. One row is a matrix-vector
   // product where the profile prices it so (a kind of its own).
-  for (auto [rows, width] : {std::pair<std::int64_t, std::int64_t>{1, 384}, {1, 1024}, {64, 384}, {196, 384}}) {
+  for (auto [rows, width] :
+       {std::pair<std::int64_t, std::int64_t>{1, 384}, {1, 1024}, {64, 384}, {196, 384}}) {
     Graph g;
-    add(fmt::format("matmul [{}, {}] x [{}, {}]", rows, width, width, width), CostClass::Contraction,
+    add(fmt::format("matmul [{}, {}] x [{}, {}]", rows, width, width, width),
+        CostClass::Contraction,
         rows == 1 && profile.gemv_bandwidth > 0 ? kGemvScale : index(Op::MatMul),
         chain(g, g.input("x", {rows, width}), 4, [width = width](Graph& h, Tensor x, int i) {
           return h.matmul(x, h.weight(fmt::format("w{}", i), {width, width}));
         }));
   }
-  for (auto [c, size, k] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{32, 56, 3}, {128, 14, 3}, {256, 14, 1}}) {
+  for (auto [c, size, k] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{32, 56, 3},
+                            {128, 14, 3},
+                            {256, 14, 1}}) {
     Graph g;
-    add(fmt::format("conv2d {}x{} [1, {}, {}, {}]", k, k, c, size, size), CostClass::Contraction, index(Op::Conv2d),
+    add(fmt::format("conv2d {}x{} [1, {}, {}, {}]", k, k, c, size, size), CostClass::Contraction,
+        index(Op::Conv2d),
         chain(g, g.input("x", {1, c, size, size}), 4, [c = c, k = k](Graph& h, Tensor x, int i) {
           return h.conv2d(x, h.weight(fmt::format("w{}", i), {c, c, k, k}), 1, 1, Padding::Same);
         }));
   }
   for (auto [c, size] : {std::pair<std::int64_t, std::int64_t>{96, 28}, {384, 7}}) {
     Graph g;
-    add(fmt::format("depthwise 3x3 [1, {}, {}, {}]", c, size, size), CostClass::Window, kDepthwiseScale,
+    add(fmt::format("depthwise 3x3 [1, {}, {}, {}]", c, size, size), CostClass::Window,
+        kDepthwiseScale,
         chain(g, g.input("x", {1, c, size, size}), 4, [c = c](Graph& h, Tensor x, int i) {
           return h.conv2d(x, h.weight(fmt::format("w{}", i), {c, 1, 3, 3}), 1, 1, Padding::Same);
         }));
@@ -626,8 +676,8 @@ struct Residual {
   for (auto [c, size] : {std::pair<std::int64_t, std::int64_t>{512, 7}, {96, 56}}) {
     Graph g;
     g.output(g.poolavg(g.input("x", {1, c, size, size}), size, size, 1, 1, Padding::Valid));
-    add(fmt::format("global average pool [1, {}, {}, {}]", c, size, size), CostClass::Window, index(Op::PoolAvg),
-        g.program());
+    add(fmt::format("global average pool [1, {}, {}, {}]", c, size, size), CostClass::Window,
+        index(Op::PoolAvg), g.program());
   }
   for (std::int64_t n : {4096, 200704}) {
     const auto unary = [&](Op op, auto&& f) {
@@ -650,16 +700,21 @@ struct Residual {
     binary(Op::EwMul, [](Graph& h, Tensor x, Tensor y) { return h.ewmul(x, y); });
     binary(Op::EwDiv, [](Graph& h, Tensor x, Tensor y) { return h.ewdiv(x, y); });
   }
-  for (auto [c, size] : {std::pair<std::int64_t, std::int64_t>{64, 56}, {256, 7}}) {  // a bias add (a folded batchnorm)
+  for (auto [c, size] : {std::pair<std::int64_t, std::int64_t>{64, 56},
+                         {256, 7}}) {  // a bias add (a folded batchnorm)
     Graph g;
-    add(fmt::format("ewadd [1, {}, {}, {}] + broadcast bias", c, size, size), CostClass::Elementwise, index(Op::EwAdd),
-        chain(g, g.input("x", {1, c, size, size}), 4, [c = c, size = size](Graph& h, Tensor x, int i) {
-          return h.ewadd(x, h.broadcast(h.weight(fmt::format("b{}", i), {1, c, 1, 1}), {1, c, size, size}));
-        }));
+    add(fmt::format("ewadd [1, {}, {}, {}] + broadcast bias", c, size, size),
+        CostClass::Elementwise, index(Op::EwAdd),
+        chain(g, g.input("x", {1, c, size, size}), 4,
+              [c = c, size = size](Graph& h, Tensor x, int i) {
+                return h.ewadd(x, h.broadcast(h.weight(fmt::format("b{}", i), {1, c, 1, 1}),
+                                              {1, c, size, size}));
+              }));
   }
   for (auto [c, size] : {std::pair<std::int64_t, std::int64_t>{32, 56}, {64, 14}}) {
     Graph g;
-    add(fmt::format("wino_conv2d 3x3 [1, {}, {}, {}]", c, size, size), CostClass::Contraction, index(Op::WinoConv2d),
+    add(fmt::format("wino_conv2d 3x3 [1, {}, {}, {}]", c, size, size), CostClass::Contraction,
+        index(Op::WinoConv2d),
         chain(g, g.input("x", {1, c, size, size}), 4, [c = c](Graph& h, Tensor x, int i) {
           return h.wino_conv2d(x, h.wino_weight(h.weight(fmt::format("w{}", i), {c, c, 3, 3})));
         }));
@@ -667,49 +722,58 @@ struct Residual {
   for (std::int64_t n : {64, 196}) {
     Graph t;
     add(fmt::format("transpose [{}, {}]", n, n), CostClass::Movement, index(Op::Transpose),
-        chain(t, t.input("x", {n, n}), 4, [](Graph& h, Tensor x, int) { return h.transpose(x, {1, 0}); }));
+        chain(t, t.input("x", {n, n}), 4, [](Graph& h, Tensor x, int) {
+          return h.transpose(x, {1, 0});
+        }));
     Graph c;
     const Tensor x = c.input("x", {1, n, 28, 28});
     c.output(c.concat(1, {x, c.input("y", {1, n, 28, 28})}));
-    add(fmt::format("concat 2 x [1, {}, 28, 28]", n), CostClass::Movement, index(Op::Concat), c.program());
+    add(fmt::format("concat 2 x [1, {}, 28, 28]", n), CostClass::Movement, index(Op::Concat),
+        c.program());
   }
   for (std::int64_t tokens : {64, 196}) {
     Graph g;
-    add(fmt::format("softmax [8, {}, {}]", tokens, tokens), CostClass::Reduction, index(Op::Softmax),
-        chain(g, g.input("x", {8, tokens, tokens}), 4, [](Graph& h, Tensor x, int) { return h.softmax(x, 2); }));
+    add(fmt::format("softmax [8, {}, {}]", tokens, tokens), CostClass::Reduction,
+        index(Op::Softmax),
+        chain(g, g.input("x", {8, tokens, tokens}), 4,
+              [](Graph& h, Tensor x, int) { return h.softmax(x, 2); }));
     Graph n;
     add(fmt::format("layernorm [{}, 384]", tokens), CostClass::Reduction, index(Op::LayerNorm),
         chain(n, n.input("x", {tokens, 384}), 4, [](Graph& h, Tensor x, int i) {
-          return h.layernorm(x, h.weight(fmt::format("g{}", i), {384}), h.weight(fmt::format("b{}", i), {384}));
+          return h.layernorm(x, h.weight(fmt::format("g{}", i), {384}),
+                             h.weight(fmt::format("b{}", i), {384}));
         }));
     Graph r;
     r.output(r.reduce_mean(r.input("x", {tokens, 384}), 1));
-    add(fmt::format("reduce_mean [{}, 384]", tokens), CostClass::Reduction, index(Op::ReduceMean), r.program());
+    add(fmt::format("reduce_mean [{}, 384]", tokens), CostClass::Reduction, index(Op::ReduceMean),
+        r.program());
   }
   // Fused kernels: what the fusion phase makes of an elementwise chain and of a product's
   // epilogue, on this profile.
   const OptimizeOptions fuse = detail::probe_fusion_options(profile);
-  for (std::int64_t n : {256, 4096, 200704}) {  // 256: a small kernel, where a loop's own overhead shows
+  for (std::int64_t n :
+       {256, 4096, 200704}) {  // 256: a small kernel, where a loop's own overhead shows
     Graph g;
     const Tensor x = g.input("x", {1, n});
     g.output(g.ewmul(g.sigmoid(g.ewadd(x, g.input("y", {1, n}))), g.relu(x)));
     add(fmt::format("fused elementwise chain [1, {}]", n), CostClass::Fused, index(Op::Fused),
         optimize(g.program(), fuse).optimized);
   }
-  for (auto [c, size] : {std::pair<std::int64_t, std::int64_t>{16, 56}, {96, 14}}) {  // a stride-2 conv's explicit pads
+  for (auto [c, size] : {std::pair<std::int64_t, std::int64_t>{16, 56},
+                         {96, 14}}) {  // a stride-2 conv's explicit pads
     Graph g;
     const Tensor x = g.input("x", {1, c, size, size});
     const Tensor y = g.relu(g.ewadd(x, g.input("y", {1, c, size, size})));
     g.output(g.pad(g.pad(y, 2, 0, 1), 3, 0, 1));
-    add(fmt::format("fused chain through pads [1, {}, {}, {}]", c, size, size), CostClass::Fused, kFusedGatherScale,
-        optimize(g.program(), fuse).optimized);
+    add(fmt::format("fused chain through pads [1, {}, {}, {}]", c, size, size), CostClass::Fused,
+        kFusedGatherScale, optimize(g.program(), fuse).optimized);
   }
   for (std::int64_t rows : {1, 196}) {
     Graph g;
     const Tensor y = g.matmul(g.input("x", {rows, 384}), g.weight("w", {384, 384}));
     g.output(g.relu(g.ewadd(y, g.weight("b", {rows, 384}))));
-    add(fmt::format("fused matmul + bias + relu [{}, 384]", rows), CostClass::Fused, kFusedContractionScale,
-        optimize(g.program(), fuse).optimized);
+    add(fmt::format("fused matmul + bias + relu [{}, 384]", rows), CostClass::Fused,
+        kFusedContractionScale, optimize(g.program(), fuse).optimized);
   }
   return probes;
 }
@@ -727,8 +791,10 @@ struct Residual {
 /// probe that does not hold the fused kernel its `scale` names is left out; a class with no
 /// probe keeps its factors. Returns the residuals, against the corrected predictions. Shared by
 /// `measure_uncertainty` (the reference executor) and the CUDA executor's calibration.
-inline std::vector<Residual> fit_uncertainty(DeviceProfile& profile, const std::vector<Probe>& probes,
-                                             const std::vector<double>& seconds, const CalibrationOptions& options = {}) {
+inline std::vector<Residual> fit_uncertainty(DeviceProfile& profile,
+                                             const std::vector<Probe>& probes,
+                                             const std::vector<double>& seconds,
+                                             const CalibrationOptions& options = {}) {
   DeviceProfile base = profile;
   base.systematic_error.fill(1.0);
   base.scatter_error.fill(1.0);
@@ -737,9 +803,11 @@ inline std::vector<Residual> fit_uncertainty(DeviceProfile& profile, const std::
   std::vector<Residual> residuals;
   for (std::size_t i = 0; i < probes.size() && i < seconds.size(); ++i) {
     const Probe& probe = probes[i];
-    const bool fused =
-        std::any_of(probe.program.begin(), probe.program.end(), [](const TensorNode& n) { return n.op() == Op::Fused; });
-    if (probe.cls == CostClass::Fused && (!fused || detail::fused_scale_of(probe.program) != probe.scale)) continue;
+    const bool fused = std::any_of(probe.program.begin(), probe.program.end(),
+                                   [](const TensorNode& n) { return n.op() == Op::Fused; });
+    if (probe.cls == CostClass::Fused &&
+        (!fused || detail::fused_scale_of(probe.program) != probe.scale))
+      continue;
     Residual r;
     r.name = probe.name;
     r.cls = probe.cls;
@@ -757,7 +825,8 @@ inline std::vector<Residual> fit_uncertainty(DeviceProfile& profile, const std::
     return std::pair{mean, spread};
   };
   const auto is_fused_kind = [](std::size_t k) {
-    return k == static_cast<std::size_t>(Op::Fused) || k == kFusedContractionScale || k == kFusedGatherScale;
+    return k == static_cast<std::size_t>(Op::Fused) || k == kFusedContractionScale ||
+           k == kFusedGatherScale;
   };
   const auto fit_kind = [&](std::size_t k) {
     std::vector<double> logs;
@@ -765,7 +834,8 @@ inline std::vector<Residual> fit_uncertainty(DeviceProfile& profile, const std::
       if (r.scale == k) logs.push_back(r.log_ratio());
     if (logs.size() < 2) return;  // one probe cannot tell a kind's factor from one size's
     const auto [mean, spread] = mean_and_spread(logs);
-    if (spread <= std::log(std::max(options.scale_agreement, 1.0))) base.time_scale[k] = std::exp(mean);
+    if (spread <= std::log(std::max(options.scale_agreement, 1.0)))
+      base.time_scale[k] = std::exp(mean);
   };
   // The unfused kinds first; then the fused kernels, predicted with their members' own scales
   // (`FusedGroup::member_scales`), take what remains as their kind's.
@@ -773,11 +843,13 @@ inline std::vector<Residual> fit_uncertainty(DeviceProfile& profile, const std::
     if (!is_fused_kind(k)) fit_kind(k);
   for (std::size_t i = 0; i < kept.size(); ++i)
     if (is_fused_kind(residuals[i].scale))
-      residuals[i].predicted = program_time(kept[i]->program, profile_for(base, kept[i]->program)) * 1e-6;
+      residuals[i].predicted =
+          program_time(kept[i]->program, profile_for(base, kept[i]->program)) * 1e-6;
   for (std::size_t k = 0; k < kNumTimeScales; ++k)
     if (is_fused_kind(k)) fit_kind(k);
   for (std::size_t i = 0; i < kept.size(); ++i)
-    residuals[i].predicted = program_time(kept[i]->program, profile_for(base, kept[i]->program)) * 1e-6;
+    residuals[i].predicted =
+        program_time(kept[i]->program, profile_for(base, kept[i]->program)) * 1e-6;
   const double least = std::max(options.min_scatter, 1.0);
   base.kind_scatter.fill(0.0);
   for (std::size_t c = 0; c < kNumCostClasses; ++c) {
@@ -803,7 +875,8 @@ inline std::vector<Residual> fit_uncertainty(DeviceProfile& profile, const std::
 /// Calibrates `profile`'s corrections and error factors on the reference executor: times every
 /// probe of `uncertainty_probes` (`probe_passes` runs in a row, best of `repetitions`) and fits
 /// them (`fit_uncertainty`). Returns the residuals, against the corrected predictions.
-inline std::vector<Residual> measure_uncertainty(DeviceProfile& profile, const CalibrationOptions& options = {}) {
+inline std::vector<Residual> measure_uncertainty(DeviceProfile& profile,
+                                                 const CalibrationOptions& options = {}) {
   DeviceProfile base = profile;
   base.systematic_error.fill(1.0);
   base.scatter_error.fill(1.0);
@@ -813,10 +886,13 @@ inline std::vector<Residual> measure_uncertainty(DeviceProfile& profile, const C
   const std::size_t passes = std::max<std::size_t>(options.probe_passes, 1);
   for (std::size_t i = 0; i < probes.size(); ++i) {
     const Probe& probe = probes[i];
-    const bool fused =
-        std::any_of(probe.program.begin(), probe.program.end(), [](const TensorNode& n) { return n.op() == Op::Fused; });
-    if (probe.cls == CostClass::Fused && (!fused || detail::fused_scale_of(probe.program) != probe.scale)) continue;
-    seconds[i] = detail::seconds_of_passes(probe.program, passes, options.repetitions) / static_cast<double>(passes);
+    const bool fused = std::any_of(probe.program.begin(), probe.program.end(),
+                                   [](const TensorNode& n) { return n.op() == Op::Fused; });
+    if (probe.cls == CostClass::Fused &&
+        (!fused || detail::fused_scale_of(probe.program) != probe.scale))
+      continue;
+    seconds[i] = detail::seconds_of_passes(probe.program, passes, options.repetitions) /
+                 static_cast<double>(passes);
   }
   return fit_uncertainty(profile, probes, seconds, options);
 }

@@ -64,9 +64,9 @@ struct ProbeSeconds {
 /// What a GPU's kernels took, each the time of one kernel within a chain of equal ones (the
 /// difference between chains of 2n and n kernels, over n: the run's own fixed costs cancel).
 struct DeviceMeasurements {
-  std::string device;          ///< the GPU's name as the driver reports it
-  double kernel_seconds = 0;   ///< a relu over 256 floats: a kernel's fixed cost on the device
-  double bandwidth = 0;        ///< bytes/s of an ewadd of 2^24 floats, 12 bytes an element
+  std::string device;           ///< the GPU's name as the driver reports it
+  double kernel_seconds = 0;    ///< a relu over 256 floats: a kernel's fixed cost on the device
+  double bandwidth = 0;         ///< bytes/s of an ewadd of 2^24 floats, 12 bytes an element
   ContractionSample depthwise;  ///< a depthwise 3x3 convolution (2·9 flops an output)
   ContractionSample grouped;    ///< a grouped 3x3 convolution of `grouped_rows` channels a group
   double grouped_rows = 0;      ///< the output channels of one of those groups
@@ -87,9 +87,10 @@ struct DeviceMeasurements {
   double run_seconds = 0;
 
   friend bool operator==(const DeviceMeasurements& a, const DeviceMeasurements& b) noexcept {
-    return a.device == b.device && a.kernel_seconds == b.kernel_seconds && a.bandwidth == b.bandwidth &&
-           a.depthwise == b.depthwise && a.grouped == b.grouped && a.grouped_rows == b.grouped_rows &&
-           a.products == b.products && a.convolutions == b.convolutions && a.gemv == b.gemv && a.probes == b.probes &&
+    return a.device == b.device && a.kernel_seconds == b.kernel_seconds &&
+           a.bandwidth == b.bandwidth && a.depthwise == b.depthwise && a.grouped == b.grouped &&
+           a.grouped_rows == b.grouped_rows && a.products == b.products &&
+           a.convolutions == b.convolutions && a.gemv == b.gemv && a.probes == b.probes &&
            a.run_seconds == b.run_seconds;
   }
 };
@@ -106,9 +107,9 @@ struct ContractionCurve {
 /// the small ones); half_flops is clamped at 0, and the slope refitted through the origin then.
 /// Throws `ProfileError` (naming `field`) with fewer than two samples of distinct flops or when
 /// no positive peak fits.
-[[nodiscard]] inline ContractionCurve fit_contraction_curve(const std::vector<ContractionSample>& samples,
-                                                           double fixed_seconds,
-                                                           const std::string& field = "gemm_half_flops") {
+[[nodiscard]] inline ContractionCurve fit_contraction_curve(
+    const std::vector<ContractionSample>& samples, double fixed_seconds,
+    const std::string& field = "gemm_half_flops") {
   double sw = 0, sf = 0, sy = 0, sff = 0, sfy = 0;
   double min_f = HUGE_VAL, max_f = 0;
   for (const ContractionSample& s : samples) {
@@ -124,7 +125,8 @@ struct ContractionCurve {
     max_f = std::max(max_f, s.flops);
   }
   if (!(max_f > min_f))
-    throw ProfileError(field, "needs contractions of at least two sizes that took longer than a kernel");
+    throw ProfileError(field,
+                       "needs contractions of at least two sizes that took longer than a kernel");
   const double det = sw * sff - sf * sf;
   double slope = (sw * sfy - sf * sy) / det;  // seconds per flop: 1 / peak
   double intercept = (sy - slope * sf) / sw;  // half_flops / peak
@@ -132,7 +134,8 @@ struct ContractionCurve {
     intercept = 0;
     slope = sfy / sff;
   }
-  if (!(slope > 0) || !std::isfinite(slope)) throw ProfileError(field, "no positive rate fits the contractions");
+  if (!(slope > 0) || !std::isfinite(slope))
+    throw ProfileError(field, "no positive rate fits the contractions");
   return ContractionCurve{1.0 / slope, intercept / slope};
 }
 
@@ -146,7 +149,8 @@ struct GemvCurve {
   double half_width = 0;  ///< the N at which it streams at half that
 };
 
-[[nodiscard]] inline GemvCurve fit_gemv_curve(const std::vector<GemvSample>& samples, double fixed_seconds) {
+[[nodiscard]] inline GemvCurve fit_gemv_curve(const std::vector<GemvSample>& samples,
+                                              double fixed_seconds) {
   // y = a·x1 + b·x2 with x1 = bytes, x2 = bytes / N, each row weighted by 1 / y².
   double s11 = 0, s12 = 0, s22 = 0, s1y = 0, s2y = 0;
   double min_b = HUGE_VAL, max_b = 0;
@@ -166,7 +170,9 @@ struct GemvCurve {
     ++used;
   }
   if (used < 2 || !(max_b > min_b))
-    throw ProfileError("gemv", "needs matrix-vector products of at least two sizes that took longer than a kernel");
+    throw ProfileError(
+        "gemv",
+        "needs matrix-vector products of at least two sizes that took longer than a kernel");
   const double det = s11 * s22 - s12 * s12;
   double a = det > 0 ? (s22 * s1y - s12 * s2y) / det : 0;
   double b = det > 0 ? (s11 * s2y - s12 * s1y) / det : 0;
@@ -174,7 +180,8 @@ struct GemvCurve {
     b = 0;
     a = s1y / s11;
   }
-  if (!(a > 0) || !std::isfinite(a)) throw ProfileError("gemv", "no positive rate fits the matrix-vector products");
+  if (!(a > 0) || !std::isfinite(a))
+    throw ProfileError("gemv", "no positive rate fits the matrix-vector products");
   return GemvCurve{1.0 / a, b / a};
 }
 
@@ -188,10 +195,12 @@ struct GemvCurve {
 [[nodiscard]] inline std::vector<Probe> device_uncertainty_probes(const DeviceProfile& profile) {
   std::vector<Probe> probes = uncertainty_probes(profile);
   const auto index = [](Op op) { return static_cast<std::size_t>(op); };
-  const auto add = [&](std::string name, CostClass cls, std::size_t scale, const RecExpr<TensorNode>& program) {
+  const auto add = [&](std::string name, CostClass cls, std::size_t scale,
+                       const RecExpr<TensorNode>& program) {
     probes.push_back(Probe{std::move(name), cls, scale, program});
   };
-  for (auto [rows, k, n] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 1024, 4096}, {64, 1024, 1024}}) {
+  for (auto [rows, k, n] :
+       {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 1024, 4096}, {64, 1024, 1024}}) {
     Graph g;
     Tensor x = g.input("x", {rows, k});
     for (int i = 0; i < 4; ++i)  // there and back: [rows, k] -> [rows, n] -> [rows, k] ...
@@ -200,7 +209,8 @@ struct GemvCurve {
     add(fmt::format("matmul [{}, {}] x [{}, {}]", rows, k, k, n), CostClass::Contraction,
         rows == 1 && profile.gemv_bandwidth > 0 ? kGemvScale : index(Op::MatMul), g.program());
   }
-  for (auto [c, size, per_group] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{64, 56, 64}, {128, 28, 4}}) {
+  for (auto [c, size, per_group] :
+       {std::tuple<std::int64_t, std::int64_t, std::int64_t>{64, 56, 64}, {128, 28, 4}}) {
     Graph g;
     Tensor x = g.input("x", {1, c, size, size});
     for (int i = 0; i < 4; ++i)
@@ -212,9 +222,11 @@ struct GemvCurve {
   }
   {
     Graph g;
-    const auto [a, b] = g.split(g.matmul(g.input("x", {64, 1024}), g.weight("w", {1024, 2048})), 1, 1024);
+    const auto [a, b] =
+        g.split(g.matmul(g.input("x", {64, 1024}), g.weight("w", {1024, 2048})), 1, 1024);
     g.output(g.ewadd(a, b));
-    add("matmul [64, 1024] x [1024, 2048] split in two", CostClass::Movement, index(Op::Split), g.program());
+    add("matmul [64, 1024] x [1024, 2048] split in two", CostClass::Movement, index(Op::Split),
+        g.program());
   }
   const OptimizeOptions fuse = detail::probe_fusion_options(profile);
   {
@@ -240,16 +252,19 @@ struct GemvCurve {
 /// the fixed kernel cost taken off; 0 when the sample is absent or not slower). `split_copies`
 /// and `epilogue_kernel` are true and `fusion_overlap` false, as the CUDA executor runs them: a
 /// split is two slice kernels, and a fused node's elementwise region is a kernel of its own
-/// after the contraction, reading the product back. Throws `ProfileError` when a measurement is missing
-/// or not positive.
-[[nodiscard]] inline DeviceProfile device_kernels_profile_from(const DeviceProfile& base, const DeviceMeasurements& m) {
+/// after the contraction, reading the product back. Throws `ProfileError` when a measurement is
+/// missing or not positive.
+[[nodiscard]] inline DeviceProfile device_kernels_profile_from(const DeviceProfile& base,
+                                                               const DeviceMeasurements& m) {
   using detail::check_profile_number;
   check_profile_number("measurements.kernel_seconds", m.kernel_seconds, true);
   check_profile_number("measurements.bandwidth", m.bandwidth, true);
   check_profile_number("measurements.grouped_rows", m.grouped_rows, false);
-  const ContractionCurve curve = fit_contraction_curve(m.products, m.kernel_seconds, "gemm_half_flops");
+  const ContractionCurve curve =
+      fit_contraction_curve(m.products, m.kernel_seconds, "gemm_half_flops");
   ContractionCurve conv;
-  if (m.convolutions.size() >= 2) conv = fit_contraction_curve(m.convolutions, m.kernel_seconds, "conv_flops");
+  if (m.convolutions.size() >= 2)
+    conv = fit_contraction_curve(m.convolutions, m.kernel_seconds, "conv_flops");
   DeviceProfile p = base;
   p.name = base.name + "-calibrated";
   p.kind = "gpu";
@@ -275,26 +290,30 @@ struct GemvCurve {
   p.gemm_half_rows = 0;
   // The rate the grouped convolution would have with one group: conv_flops (the fill does not
   // apply to grouped convolutions, `op_work`), or the products' curve without a conv curve.
-  const double conv_rate = conv.peak > 0 ? conv.peak : curve.peak * p.contraction_fill(m.grouped.flops);
+  const double conv_rate =
+      conv.peak > 0 ? conv.peak : curve.peak * p.contraction_fill(m.grouped.flops);
   if (rate(m.grouped) > 0 && m.grouped_rows > 0)
     p.gemm_half_rows = fit_gemm_half_rows(conv_rate, rate(m.grouped), m.grouped_rows);
   p.fusion_overlap = false;
   p.split_copies = true;
   p.epilogue_kernel = true;
   p.description = fmt::format(
-      "{} measured by calibrate_cuda over {}: {:.2f} us a kernel, {:.0f} GB/s (ewadd), f32 products "
-      "{:.1f} TFLOP/s at size with a fixed {:.1f} us (gemm_half_flops {:.3g}), 3x3 convolutions {:.1f} TFLOP/s "
+      "{} measured by calibrate_cuda over {}: {:.2f} us a kernel, {:.0f} GB/s (ewadd), f32 "
+      "products "
+      "{:.1f} TFLOP/s at size with a fixed {:.1f} us (gemm_half_flops {:.3g}), 3x3 convolutions "
+      "{:.1f} TFLOP/s "
       "with a fixed {:.1f} us, depthwise {:.2f} TFLOP/s, groups of {:.0f} channels {:.2f} TFLOP/s",
-      m.device.empty() ? std::string("a GPU") : m.device, base.name, m.kernel_seconds * 1e6, m.bandwidth * 1e-9,
-      curve.peak * 1e-12, curve.half_flops / curve.peak * 1e6, curve.half_flops, conv.peak * 1e-12,
-      conv.peak > 0 ? conv.half_flops / conv.peak * 1e6 : 0.0, p.window_flops * 1e-12, m.grouped_rows,
-      rate(m.grouped) * 1e-12);
+      m.device.empty() ? std::string("a GPU") : m.device, base.name, m.kernel_seconds * 1e6,
+      m.bandwidth * 1e-9, curve.peak * 1e-12, curve.half_flops / curve.peak * 1e6, curve.half_flops,
+      conv.peak * 1e-12, conv.peak > 0 ? conv.half_flops / conv.peak * 1e6 : 0.0,
+      p.window_flops * 1e-12, m.grouped_rows, rate(m.grouped) * 1e-12);
   if (!m.gemv.empty()) {
     const GemvCurve gemv = fit_gemv_curve(m.gemv, m.kernel_seconds);
     p.gemv_bandwidth = gemv.bandwidth;
     p.gemv_half_width = gemv.half_width;
-    p.description += fmt::format(", matrix-vector products {:.0f} GB/s at width (half at N = {:.0f})",
-                                 gemv.bandwidth * 1e-9, gemv.half_width);
+    p.description +=
+        fmt::format(", matrix-vector products {:.0f} GB/s at width (half at N = {:.0f})",
+                    gemv.bandwidth * 1e-9, gemv.half_width);
   }
   validate(p);
   return p;
@@ -306,7 +325,8 @@ struct GemvCurve {
 /// no longer built, or built but not measured, is left out), so that
 /// `optimize` keeps a program whose gain the device's error could undo. Without probes in `m`
 /// the profile does not know its error. `residuals`, when given, receives the probes' outcomes.
-[[nodiscard]] inline DeviceProfile device_profile_from(const DeviceProfile& base, const DeviceMeasurements& m,
+[[nodiscard]] inline DeviceProfile device_profile_from(const DeviceProfile& base,
+                                                       const DeviceMeasurements& m,
                                                        std::vector<Residual>* residuals = nullptr,
                                                        const CalibrationOptions& options = {}) {
   DeviceProfile p = device_kernels_profile_from(base, m);
@@ -335,14 +355,16 @@ struct GemvCurve {
   doc["depthwise"] = sample(m.depthwise);
   doc["grouped"] = sample(m.grouped);
   doc["grouped_rows"] = m.grouped_rows;
-  for (auto [key, list] : {std::pair{"products", &m.products}, std::pair{"convolutions", &m.convolutions}}) {
+  for (auto [key, list] :
+       {std::pair{"products", &m.products}, std::pair{"convolutions", &m.convolutions}}) {
     doc[key] = nlohmann::ordered_json::array();
     for (const ContractionSample& s : *list) doc[key].push_back(sample(s));
   }
   if (!m.gemv.empty()) {
     doc["gemv"] = nlohmann::ordered_json::array();
     for (const GemvSample& s : m.gemv)
-      doc["gemv"].push_back(nlohmann::ordered_json{{"what", s.what}, {"k", s.k}, {"n", s.n}, {"seconds", s.seconds}});
+      doc["gemv"].push_back(
+          nlohmann::ordered_json{{"what", s.what}, {"k", s.k}, {"n", s.n}, {"seconds", s.seconds}});
   }
   if (!m.probes.empty()) {
     doc["probes"] = nlohmann::ordered_json::array();
@@ -378,23 +400,27 @@ struct GemvCurve {
   const auto sample = [&](const nlohmann::json& s, const std::string& path) {
     if (!s.is_object()) throw ProfileError(path, "must be an object");
     ContractionSample result;
-    if (const auto it = s.find("what"); it != s.end() && it->is_string()) result.what = it->get<std::string>();
+    if (const auto it = s.find("what"); it != s.end() && it->is_string())
+      result.what = it->get<std::string>();
     result.flops = number(s, path, "flops");
     result.seconds = number(s, path, "seconds");
     return result;
   };
   if (!doc.is_object()) throw ProfileError("", "must be an object");
   DeviceMeasurements m;
-  if (const auto it = doc.find("device"); it != doc.end() && it->is_string()) m.device = it->get<std::string>();
+  if (const auto it = doc.find("device"); it != doc.end() && it->is_string())
+    m.device = it->get<std::string>();
   m.kernel_seconds = number(doc, "", "kernel_seconds");
   m.bandwidth = number(doc, "", "bandwidth");
   for (auto [key, slot] : {std::pair{"depthwise", &m.depthwise}, std::pair{"grouped", &m.grouped}})
     if (const auto it = doc.find(key); it != doc.end()) *slot = sample(*it, key);
   m.grouped_rows = number(doc, "", "grouped_rows");
-  for (auto [key, slot] : {std::pair{"products", &m.products}, std::pair{"convolutions", &m.convolutions}}) {
+  for (auto [key, slot] :
+       {std::pair{"products", &m.products}, std::pair{"convolutions", &m.convolutions}}) {
     const auto list = doc.find(key);
     if (list == doc.end() || !list->is_array()) throw ProfileError(key, "must be an array");
-    for (std::size_t i = 0; i < list->size(); ++i) slot->push_back(sample((*list)[i], fmt::format("{}[{}]", key, i)));
+    for (std::size_t i = 0; i < list->size(); ++i)
+      slot->push_back(sample((*list)[i], fmt::format("{}[{}]", key, i)));
   }
   // Optional: measurements recorded before them have neither.
   const auto optional_array = [&](const char* key) -> const nlohmann::json* {
@@ -409,7 +435,8 @@ struct GemvCurve {
       const nlohmann::json& s = (*list)[i];
       if (!s.is_object()) throw ProfileError(path, "must be an object");
       GemvSample g;
-      if (const auto it = s.find("what"); it != s.end() && it->is_string()) g.what = it->get<std::string>();
+      if (const auto it = s.find("what"); it != s.end() && it->is_string())
+        g.what = it->get<std::string>();
       g.k = number(s, path, "k");
       g.n = number(s, path, "n");
       g.seconds = number(s, path, "seconds");
@@ -421,9 +448,11 @@ struct GemvCurve {
       const nlohmann::json& s = (*list)[i];
       if (!s.is_object()) throw ProfileError(path, "must be an object");
       const auto name = s.find("name");
-      if (name == s.end() || !name->is_string()) throw ProfileError(path + ".name", "must be a string");
+      if (name == s.end() || !name->is_string())
+        throw ProfileError(path + ".name", "must be a string");
       ProbeSeconds probe{name->get<std::string>(), number(s, path, "seconds"), {}};
-      if (const auto it = s.find("error"); it != s.end() && it->is_string()) probe.error = it->get<std::string>();
+      if (const auto it = s.find("error"); it != s.end() && it->is_string())
+        probe.error = it->get<std::string>();
       m.probes.push_back(std::move(probe));
     }
   if (doc.contains("run_seconds")) m.run_seconds = number(doc, "", "run_seconds");

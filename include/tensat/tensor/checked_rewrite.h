@@ -96,7 +96,9 @@ class RightHandSide {
     for (Ref r : operands) children.push_back(Id(r.index));
     return op_node(TensorNode(op, Span<const Id>(children)), operands);
   }
-  Ref op(Op o, std::initializer_list<Ref> operands) { return op(o, Span<const Ref>(operands.begin(), operands.size())); }
+  Ref op(Op o, std::initializer_list<Ref> operands) {
+    return op(o, Span<const Ref>(operands.begin(), operands.size()));
+  }
 
   /// Whether every term so far is well-typed.
   [[nodiscard]] bool ok() const noexcept { return ok_; }
@@ -114,7 +116,9 @@ class RightHandSide {
       }
       bool known = true;
       for (Id c : t.node->children()) known = known && ids[c.index()] != kInvalidId;
-      if (known) ids[i] = egraph.lookup_member_id(map_children(*t.node, [&](Id c) { return ids[c.index()]; }));
+      if (known)
+        ids[i] =
+            egraph.lookup_member_id(map_children(*t.node, [&](Id c) { return ids[c.index()]; }));
     }
     return ids;
   }
@@ -146,10 +150,10 @@ class RightHandSide {
 
  private:
   struct Term {
-    Id existing = kInvalidId;            // an existing class, or
-    std::optional<TensorNode> node;      // a new node over earlier terms
+    Id existing = kInvalidId;        // an existing class, or
+    std::optional<TensorNode> node;  // a new node over earlier terms
     const TensorInfo* info = nullptr;
-    std::unique_ptr<TensorInfo> owned;   // the inferred info of a new node
+    std::unique_ptr<TensorInfo> owned;  // the inferred info of a new node
   };
 
   Ref push(Term t) {
@@ -183,15 +187,15 @@ inline std::vector<Id> apply_checked(TensorEGraph& egraph, const RightHandSide& 
   for (const auto& [eclass, root] : targets) {
     const TensorInfo& want = egraph[eclass].data;
     const TensorInfo& got = rhs.info(root);
-    if (!got.same_type(want) || got.symbolic != want.symbolic)
-      return {};
+    if (!got.same_type(want) || got.symbolic != want.symbolic) return {};
   }
   // Terms already in the e-graph add no edge; if every target is already in its class there is
   // nothing to do (the common case once the e-graph nears saturation).
   const std::vector<Id> existing = rhs.lookup(egraph);
   bool all_there = true;
   for (const auto& [eclass, root] : targets)
-    all_there = all_there && existing[root.index] != kInvalidId && egraph.find(existing[root.index]) == egraph.find(eclass);
+    all_there = all_there && existing[root.index] != kInvalidId &&
+                egraph.find(existing[root.index]) == egraph.find(eclass);
   if (all_there) return {};
   const std::vector<Id> operands = rhs.operand_classes(existing);
   if (!operands.empty())
@@ -205,9 +209,11 @@ inline std::vector<Id> apply_checked(TensorEGraph& egraph, const RightHandSide& 
   return changed;
 }
 
-inline std::vector<Id> apply_checked(TensorEGraph& egraph, const RightHandSide& rhs,
-                                     std::initializer_list<std::pair<Id, RightHandSide::Ref>> targets) {
-  return apply_checked(egraph, rhs, Span<const std::pair<Id, RightHandSide::Ref>>(targets.begin(), targets.size()));
+inline std::vector<Id> apply_checked(
+    TensorEGraph& egraph, const RightHandSide& rhs,
+    std::initializer_list<std::pair<Id, RightHandSide::Ref>> targets) {
+  return apply_checked(
+      egraph, rhs, Span<const std::pair<Id, RightHandSide::Ref>>(targets.begin(), targets.size()));
 }
 
 /// Instantiates a pattern through `RightHandSide` (checked), then `apply_checked`.
@@ -215,7 +221,8 @@ class CheckedPatternApplier final : public Applier<TensorNode, TensorAnalysis> {
  public:
   explicit CheckedPatternApplier(Pattern<TensorNode> pattern) : pattern_(std::move(pattern)) {}
 
-  std::vector<Id> apply_one(TensorEGraph& egraph, Id eclass, const Subst& subst, std::string_view) const override {
+  std::vector<Id> apply_one(TensorEGraph& egraph, Id eclass, const Subst& subst,
+                            std::string_view) const override {
     RightHandSide rhs(egraph);
     const auto& ast = pattern_.ast();
     std::vector<RightHandSide::Ref> refs;
@@ -227,8 +234,10 @@ class CheckedPatternApplier final : public Applier<TensorNode, TensorAnalysis> {
       }
       SmallVector<RightHandSide::Ref, 8> operands;
       for (Id c : n.node().children()) operands.push_back(refs[c.index()]);
-      if (n.node().children().empty()) refs.push_back(rhs.leaf(n.node()));
-      else refs.push_back(rhs.op(n.node().op(), Span<const RightHandSide::Ref>(operands)));
+      if (n.node().children().empty())
+        refs.push_back(rhs.leaf(n.node()));
+      else
+        refs.push_back(rhs.op(n.node().op(), Span<const RightHandSide::Ref>(operands)));
       if (!rhs.ok()) return {};
     }
     return apply_checked(egraph, rhs, {{eclass, refs.back()}});
@@ -245,7 +254,8 @@ using TensorCondition = std::function<bool(const TensorEGraph&, const Subst&)>;
 
 /// A right-hand side written in C++: build it with `RightHandSide` from the match and return
 /// the root, or nothing to decline.
-using RhsBuilder = std::function<std::optional<RightHandSide::Ref>(RightHandSide&, const TensorEGraph&, const Subst&)>;
+using RhsBuilder = std::function<std::optional<RightHandSide::Ref>(
+    RightHandSide&, const TensorEGraph&, const Subst&)>;
 
 /// `lhs => rhs` for the tensor dialect: checked application, named, labelled with its family.
 inline TensorRewrite tensor_rewrite(std::string name, std::string_view family, std::string_view lhs,
@@ -253,7 +263,8 @@ inline TensorRewrite tensor_rewrite(std::string name, std::string_view family, s
   auto searcher = std::make_shared<PatternSearcher<TensorNode, TensorAnalysis>>(
       tensat::detail::rule_pattern<TensorNode>(name, "lhs", lhs));
   std::shared_ptr<const Applier<TensorNode, TensorAnalysis>> applier =
-      std::make_shared<CheckedPatternApplier>(tensat::detail::rule_pattern<TensorNode>(name, "rhs", rhs));
+      std::make_shared<CheckedPatternApplier>(
+          tensat::detail::rule_pattern<TensorNode>(name, "rhs", rhs));
   TensorRewrite rule(std::move(name), std::move(searcher), std::move(applier));
   if (condition)
     rule = rule.when([condition](TensorEGraph& g, Id, const Subst& s) { return condition(g, s); });
@@ -263,7 +274,8 @@ inline TensorRewrite tensor_rewrite(std::string name, std::string_view family, s
 /// `lhs => C++ right-hand side` for the tensor dialect.
 inline TensorRewrite tensor_rewrite(std::string name, std::string_view family, std::string_view lhs,
                                     RhsBuilder build, std::vector<Var> reads) {
-  auto fn = [build = std::move(build)](TensorEGraph& egraph, Id eclass, const Subst& subst) -> std::vector<Id> {
+  auto fn = [build = std::move(build)](TensorEGraph& egraph, Id eclass,
+                                       const Subst& subst) -> std::vector<Id> {
     RightHandSide rhs(egraph);
     auto root = build(rhs, egraph, subst);
     if (!root) return {};
@@ -274,7 +286,8 @@ inline TensorRewrite tensor_rewrite(std::string name, std::string_view family, s
 }
 
 /// The `TensorInfo` of the class bound to `var`.
-[[nodiscard]] inline const TensorInfo& info_of(const TensorEGraph& egraph, const Subst& subst, const Var& var) {
+[[nodiscard]] inline const TensorInfo& info_of(const TensorEGraph& egraph, const Subst& subst,
+                                               const Var& var) {
   return egraph[subst[var]].data;
 }
 

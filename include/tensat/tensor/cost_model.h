@@ -38,7 +38,8 @@ namespace tensor {
 /// The data-movement ops a fused body can read through (pad, transpose, slice, concat,
 /// broadcast): an executor's fused loop gathers their elements by index.
 [[nodiscard]] constexpr bool is_gather(Op op) noexcept {
-  return op == Op::Pad || op == Op::Transpose || op == Op::Slice || op == Op::Concat || op == Op::Broadcast;
+  return op == Op::Pad || op == Op::Transpose || op == Op::Slice || op == Op::Concat ||
+         op == Op::Broadcast;
 }
 
 /// True for ops that launch no kernel and move no data: attributes (`num`, `sym`, `ints`),
@@ -47,9 +48,21 @@ namespace tensor {
 /// source tensor, not the broadcast shape).
 [[nodiscard]] constexpr bool is_view_op(Op op) noexcept {
   switch (op) {
-    case Op::Num: case Op::Sym: case Op::Ints: case Op::Input: case Op::Weight: case Op::Noop:
-    case Op::Split: case Op::Split0: case Op::Split1: case Op::Reshape: case Op::Broadcast: case Op::Arg: return true;
-    default: return false;
+    case Op::Num:
+    case Op::Sym:
+    case Op::Ints:
+    case Op::Input:
+    case Op::Weight:
+    case Op::Noop:
+    case Op::Split:
+    case Op::Split0:
+    case Op::Split1:
+    case Op::Reshape:
+    case Op::Broadcast:
+    case Op::Arg:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -91,7 +104,9 @@ struct OpWork {
 
   [[nodiscard]] double bytes() const noexcept { return bytes_read + bytes_written; }
   /// Every byte the kernel moves: R + W and the layout transposes around it.
-  [[nodiscard]] double bytes_moved() const noexcept { return bytes() + relayout_bytes + transform_bytes; }
+  [[nodiscard]] double bytes_moved() const noexcept {
+    return bytes() + relayout_bytes + transform_bytes;
+  }
   /// Arithmetic intensity, flops per byte (infinite with no bytes).
   [[nodiscard]] double intensity() const noexcept {
     return bytes() > 0 ? flops / bytes() : std::numeric_limits<double>::infinity();
@@ -107,10 +122,10 @@ enum class Bound : std::uint8_t { None, Compute, Memory };
 
 /// The time of one kernel, in microseconds.
 struct KernelTime {
-  double compute_us = 0;  ///< t_c = F / (P · eta_c)
-  double memory_us = 0;   ///< t_m = (R + W) / (BW · eta_m) + lat_m
-  double launch_us = 0;   ///< t_launch (0 for a free node)
-  double total_us = 0;    ///< t_launch + t_c + t_m − alpha · min(t_c, t_m)
+  double compute_us = 0;      ///< t_c = F / (P · eta_c)
+  double memory_us = 0;       ///< t_m = (R + W) / (BW · eta_m) + lat_m
+  double launch_us = 0;       ///< t_launch (0 for a free node)
+  double total_us = 0;        ///< t_launch + t_c + t_m − alpha · min(t_c, t_m)
   Bound bound = Bound::None;  ///< Compute when t_c > t_m, else Memory
 };
 
@@ -121,14 +136,15 @@ struct KernelTime {
 /// `bandwidth` > 0 replaces the profile's `mem_bandwidth` (a matrix-vector product's rate);
 /// otherwise BW is the profile's two tiers (`DeviceProfile::memory_seconds`: the first
 /// `cache_resident_bytes` at `cache_bandwidth`, where the profile models a cache).
-[[nodiscard]] inline KernelTime roofline_time(double flops, double bytes, double peak, const DeviceProfile& p,
-                                              double bandwidth = 0) {
+[[nodiscard]] inline KernelTime roofline_time(double flops, double bytes, double peak,
+                                              const DeviceProfile& p, double bandwidth = 0) {
   KernelTime t;
   t.compute_us = flops / (peak * p.eta_c) * 1e6;
   const double seconds = bandwidth > 0 ? bytes / bandwidth : p.memory_seconds(bytes);
   t.memory_us = (seconds / p.eta_m + p.mem_latency) * 1e6;
   t.launch_us = p.launch_overhead * 1e6;
-  t.total_us = t.launch_us + t.compute_us + t.memory_us - p.alpha * std::min(t.compute_us, t.memory_us);
+  t.total_us =
+      t.launch_us + t.compute_us + t.memory_us - p.alpha * std::min(t.compute_us, t.memory_us);
   t.bound = t.compute_us > t.memory_us ? Bound::Compute : Bound::Memory;
   return t;
 }
@@ -148,7 +164,8 @@ struct KernelTime {
   const double peak = work.compute_rate > 0 ? work.compute_rate : p.peak(work.dtype, work.unit);
   KernelTime t = roofline_time(work.flops, work.bytes(), peak, p, work.bandwidth);
   if (work.relayout_bytes + work.transform_bytes > 0) {
-    const double staged_us = (work.relayout_bytes + work.transform_bytes) / (p.mem_bandwidth * p.eta_m) * 1e6;
+    const double staged_us =
+        (work.relayout_bytes + work.transform_bytes) / (p.mem_bandwidth * p.eta_m) * 1e6;
     t.memory_us += staged_us;
     t.total_us += staged_us;
     t.bound = t.compute_us > t.memory_us ? Bound::Compute : Bound::Memory;
@@ -161,10 +178,14 @@ namespace detail {
 /// Flops per element of a fused activation (TASO's numbering: 0 none, 1 sigmoid, 2 relu, 3 tanh).
 inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
   switch (act) {
-    case 1: return w.sigmoid;
-    case 2: return w.max;
-    case 3: return w.tanh;
-    default: return 0;
+    case 1:
+      return w.sigmoid;
+    case 2:
+      return w.max;
+    case 3:
+      return w.tanh;
+    default:
+      return 0;
   }
 }
 
@@ -179,23 +200,27 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// |---|---|---|---|
 /// | ewadd / ewmul / smul / relu | n·w.add / n·w.mul / n·w.mul / n·w.max | inputs | vector |
 /// | exp / tanh / sigmoid / gelu | n·w.exp / w.tanh / w.sigmoid / w.gelu | input | vector |
-/// | matmul [.., M, K] x [.., K, N] | 2·B·M·N·K + n·w(act) | both | matrix if the profile has one for the dtype; M = 1: bytes at `gemv_rate(N)`, no `gemm_half_flops` fill |
-/// | conv2d, weight [C_out, C_in/g, kh, kw] | 2·n·(C_in/g)·kh·kw + n·w(act) | x, weight | as matmul; depthwise (C_in/g = 1, g > 1): vector at `window_rate` |
-/// | wino_conv2d, u [16, C_out, C_in], t tiles of 2x2 outputs | 2·16·t·C_out·C_in + t·(32·C_in + 24·C_out)·w.add·(GEMM peak / vector peak) + n·w(act) | x, u; and 16·16·t·(C_in + C_out) bytes of transformed tiles, staged (`transform_bytes`) | as matmul |
-/// | poolmax / poolavg | n·kh·kw·w.max / n·(kh·kw·w.add + w.mul), + act | input | vector at `window_rate` (a window over the whole plane, none of it padding before: the vector peak) |
-/// | reduce_sum / reduce_max / reduce_mean | \|X\|·w.add / \|X\|·w.max / \|X\|·w.add + n·w.mul | input | vector |
-/// | softmax (rows r) | n·(w.max + 2·w.add + w.exp + w.mul) + r·w.div | input | vector |
-/// | layernorm (rows r) | n·(4·w.add + 3·w.mul) + r·(2·w.mul + w.add + w.rsqrt) | x, gamma, beta | vector |
-/// | batchnorm (channels C) | n·(w.mul + w.add) + C·(w.rsqrt + 4) | all five | vector |
-/// | ewsub / ewdiv / ewpow / sqrt / clip | n·w.add / n·w.div / n·(2·w.exp + w.mul) / n·w.rsqrt / 2n·w.max | inputs | vector |
-/// | erf | n·w.tanh (a rational approximation of the same order; the profile has no erf weight) | input | vector |
-/// | conv_transpose, x [N, C_in, H, W], weight [C_in, C_out/g, kh, kw] | 2·N·C_in·H·W·(C_out/g)·kh·kw | x, weight | as matmul |
-/// | resize (k axes resized) | nearest 0; linear n·k·(2·w.mul + w.add) | input | vector |
-/// | opaque (an unknown ONNX operator) | 0: memory-bound, one launch | inputs | vector |
-/// | concat / transpose / pad / enlarge / merge | 0 | inputs | — |
-/// | slice | 0 | the slice only (n elements) | — |
-/// | split, when the profile's `split_copies` | 0 | the input | — |
-/// | views (`is_view_op`), weight-only results, non-tensors | free | | |
+/// | matmul [.., M, K] x [.., K, N] | 2·B·M·N·K + n·w(act) | both | matrix if the profile has one
+/// for the dtype; M = 1: bytes at `gemv_rate(N)`, no `gemm_half_flops` fill | | conv2d, weight
+/// [C_out, C_in/g, kh, kw] | 2·n·(C_in/g)·kh·kw + n·w(act) | x, weight | as matmul; depthwise
+/// (C_in/g = 1, g > 1): vector at `window_rate` | | wino_conv2d, u [16, C_out, C_in], t tiles of
+/// 2x2 outputs | 2·16·t·C_out·C_in + t·(32·C_in + 24·C_out)·w.add·(GEMM peak / vector peak) +
+/// n·w(act) | x, u; and 16·16·t·(C_in + C_out) bytes of transformed tiles, staged
+/// (`transform_bytes`) | as matmul | | poolmax / poolavg | n·kh·kw·w.max / n·(kh·kw·w.add + w.mul),
+/// + act | input | vector at `window_rate` (a window over the whole plane, none of it padding
+/// before: the vector peak) | | reduce_sum / reduce_max / reduce_mean | \|X\|·w.add / \|X\|·w.max /
+/// \|X\|·w.add + n·w.mul | input | vector | | softmax (rows r) | n·(w.max + 2·w.add + w.exp +
+/// w.mul) + r·w.div | input | vector | | layernorm (rows r) | n·(4·w.add + 3·w.mul) + r·(2·w.mul +
+/// w.add + w.rsqrt) | x, gamma, beta | vector | | batchnorm (channels C) | n·(w.mul + w.add) +
+/// C·(w.rsqrt + 4) | all five | vector | | ewsub / ewdiv / ewpow / sqrt / clip | n·w.add / n·w.div
+/// / n·(2·w.exp + w.mul) / n·w.rsqrt / 2n·w.max | inputs | vector | | erf | n·w.tanh (a rational
+/// approximation of the same order; the profile has no erf weight) | input | vector | |
+/// conv_transpose, x [N, C_in, H, W], weight [C_in, C_out/g, kh, kw] | 2·N·C_in·H·W·(C_out/g)·kh·kw
+/// | x, weight | as matmul | | resize (k axes resized) | nearest 0; linear n·k·(2·w.mul + w.add) |
+/// input | vector | | opaque (an unknown ONNX operator) | 0: memory-bound, one launch | inputs |
+/// vector | | concat / transpose / pad / enlarge / merge | 0 | inputs | — | | slice | 0 | the slice
+/// only (n elements) | — | | split, when the profile's `split_copies` | 0 | the input | — | | views
+/// (`is_view_op`), weight-only results, non-tensors | free | | |
 ///
 /// W is the result's bytes for every kernel. Where the profile has `gemm_half_flops`, a
 /// contraction (matmul, conv2d but a depthwise one, conv_transpose) of F flops computes at its
@@ -209,25 +234,30 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
 /// matrix-vector product (the gemv kind, streamed at `gemv_rate(C_out)`). Where it has
 /// `window_plane_overhead` o, a depthwise conv2d of P planes computes at F / (F·w / window_rate
 /// + P·o), w = (W_o + (k_w − 1) / s_w) / W_o the width of the rows it computes over the output's.
-[[nodiscard]] inline OpWork op_work(const TensorNode& node, const TensorInfo& out, Span<const TensorInfo* const> children,
-                                    const DeviceProfile& profile, Span<const double> read_bytes = {}) {
+[[nodiscard]] inline OpWork op_work(const TensorNode& node, const TensorInfo& out,
+                                    Span<const TensorInfo* const> children,
+                                    const DeviceProfile& profile,
+                                    Span<const double> read_bytes = {}) {
   OpWork work;
   const Op op = node.op();
-  if (op == Op::Split && profile.split_copies && out.kind == Kind::Pair && !out.weight_only && !out.symbolic &&
-      children.size() == 3 && children[2]->kind == Kind::Tensor) {
+  if (op == Op::Split && profile.split_copies && out.kind == Kind::Pair && !out.weight_only &&
+      !out.symbolic && children.size() == 3 && children[2]->kind == Kind::Tensor) {
     // An executor that copies both parts: the input read once, the same bytes written.
     work.kernel = true;
     work.dtype = out.dtype;
-    work.bytes_read = read_bytes.empty() ? static_cast<double>(children[2]->bytes()) : read_bytes[2];
+    work.bytes_read =
+        read_bytes.empty() ? static_cast<double>(children[2]->bytes()) : read_bytes[2];
     work.bytes_written = static_cast<double>(children[2]->bytes());
     return work;
   }
-  if (op == Op::Broadcast && profile.broadcast_copies && out.kind == Kind::Tensor && !out.weight_only &&
-      !out.symbolic && children.size() == 2 && children[1]->kind == Kind::Tensor) {
+  if (op == Op::Broadcast && profile.broadcast_copies && out.kind == Kind::Tensor &&
+      !out.weight_only && !out.symbolic && children.size() == 2 &&
+      children[1]->kind == Kind::Tensor) {
     // An executor that materializes it: the source read, the whole broadcast shape written.
     work.kernel = true;
     work.dtype = out.dtype;
-    work.bytes_read = read_bytes.empty() ? static_cast<double>(children[1]->bytes()) : read_bytes[1];
+    work.bytes_read =
+        read_bytes.empty() ? static_cast<double>(children[1]->bytes()) : read_bytes[1];
     work.bytes_written = static_cast<double>(out.bytes());
     return work;
   }
@@ -248,24 +278,42 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
   const OpWeights& w = profile.weights;
   const double n = static_cast<double>(out.elements());
   switch (op) {
-    case Op::EwAdd: work.flops = n * w.add; break;
-    case Op::EwMul: case Op::SMul: work.flops = n * w.mul; break;
-    case Op::Relu: work.flops = n * w.max; break;
-    case Op::Exp: work.flops = n * w.exp; break;
-    case Op::Tanh: work.flops = n * w.tanh; break;
-    case Op::Sigmoid: work.flops = n * w.sigmoid; break;
-    case Op::Gelu: work.flops = n * w.gelu; break;
+    case Op::EwAdd:
+      work.flops = n * w.add;
+      break;
+    case Op::EwMul:
+    case Op::SMul:
+      work.flops = n * w.mul;
+      break;
+    case Op::Relu:
+      work.flops = n * w.max;
+      break;
+    case Op::Exp:
+      work.flops = n * w.exp;
+      break;
+    case Op::Tanh:
+      work.flops = n * w.tanh;
+      break;
+    case Op::Sigmoid:
+      work.flops = n * w.sigmoid;
+      break;
+    case Op::Gelu:
+      work.flops = n * w.gelu;
+      break;
     case Op::MatMul: {
       const double k = static_cast<double>(children[1]->dims.back());
       work.flops = 2 * n * k + n * detail::activation_weight(children[0]->value, w);
       work.unit = profile.gemm_unit(out.dtype);
       // A matrix-vector product streams its matrix (no tiled GEMM, so no fill), at the profile's
       // matrix-vector rate unless its weights stay in cache.
-      const bool gemv = profile.gemv_bandwidth > 0 && out.dims.size() >= 2 && out.dims[out.dims.size() - 2] == 1;
+      const bool gemv =
+          profile.gemv_bandwidth > 0 && out.dims.size() >= 2 && out.dims[out.dims.size() - 2] == 1;
       work.gemv = gemv;
-      if (gemv && !profile.weights_cached) work.bandwidth = profile.gemv_rate(static_cast<double>(out.dims.back()));
+      if (gemv && !profile.weights_cached)
+        work.bandwidth = profile.gemv_rate(static_cast<double>(out.dims.back()));
       if (profile.gemm_half_flops > 0 && !gemv)
-        work.compute_rate = profile.peak(out.dtype, work.unit) * profile.contraction_fill(work.flops);
+        work.compute_rate =
+            profile.peak(out.dtype, work.unit) * profile.contraction_fill(work.flops);
       break;
     }
     case Op::Conv2d: {
@@ -281,13 +329,14 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
         work.depthwise = true;
         work.unit = Unit::Vector;
         work.compute_rate = profile.window_rate(out.dtype);
-        if (profile.window_plane_overhead > 0 && out.dims.size() == 4 && out.dims[3] > 0 && work.flops > 0) {
+        if (profile.window_plane_overhead > 0 && out.dims.size() == 4 && out.dims[3] > 0 &&
+            work.flops > 0) {
           // Rows computed (W_o + k_w - 1) / s_w wide, and a fixed cost a plane.
           const std::int64_t wo = out.dims[3], sw = std::max<std::int64_t>(children[1]->value, 1);
           const double wide = static_cast<double>(wo + (wd[3] - 1) / sw) / static_cast<double>(wo);
           const double planes = static_cast<double>(out.dims[0] * out.dims[1]);
-          work.compute_rate =
-              work.flops / (work.flops * wide / work.compute_rate + planes * profile.window_plane_overhead);
+          work.compute_rate = work.flops / (work.flops * wide / work.compute_rate +
+                                            planes * profile.window_plane_overhead);
         }
       } else if (profile.gemm_half_rows > 0 && grouped) {
         // Grouped: one product per group, of Og = C_out / groups rows (see
@@ -304,19 +353,22 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
         double rate = work.compute_rate > 0 ? work.compute_rate : peak;
         if (windowed) rate *= profile.conv_flops / peak;
         if (!(windowed && grouped))
-          rate *= windowed ? profile.convolution_fill(work.flops) : profile.contraction_fill(work.flops);
+          rate *= windowed ? profile.convolution_fill(work.flops)
+                           : profile.contraction_fill(work.flops);
         work.compute_rate = rate;
       }
       if (!depthwise && profile.columns_curve() && out.dims.size() == 4) {
         // The product's other side: one column per output position of an image. A plane of a
         // few positions (a late stage's 2x2 map) is as narrow as a group of few channels.
         const double columns = static_cast<double>(out.dims[2] * out.dims[3]);
-        const double rate = work.compute_rate > 0 ? work.compute_rate : profile.peak(out.dtype, work.unit);
+        const double rate =
+            work.compute_rate > 0 ? work.compute_rate : profile.peak(out.dtype, work.unit);
         work.compute_rate = rate * profile.gemm_columns_fill(columns);
         if (columns == 1 && !grouped && profile.gemv_bandwidth > 0) {
           // One output position (a squeeze-excite's 1x1 convolutions): a matrix-vector product.
           work.gemv = true;
-          if (!profile.weights_cached) work.bandwidth = profile.gemv_rate(static_cast<double>(out.dims[1]));
+          if (!profile.weights_cached)
+            work.bandwidth = profile.gemv_rate(static_cast<double>(out.dims[1]));
         }
       }
       if (children[4]->layout != profile.native_conv_layout(out.dtype))
@@ -330,23 +382,27 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       // transformed tiles' round trips through memory are phases of their own (transform_bytes).
       const Dims& x = children[2]->dims;
       const Dims& u = children[3]->dims;
-      const double tiles = static_cast<double>(out.dims[0] * ((out.dims[2] + 1) / 2) * ((out.dims[3] + 1) / 2));
+      const double tiles =
+          static_cast<double>(out.dims[0] * ((out.dims[2] + 1) / 2) * ((out.dims[3] + 1) / 2));
       work.unit = profile.gemm_unit(out.dtype);
-      const double transforms = tiles * (32 * static_cast<double>(x[1]) + 24 * static_cast<double>(u[1])) * w.add;
-      work.flops = 2 * 16 * tiles * static_cast<double>(u[1] * u[2]) +
-                   transforms * profile.peak(out.dtype, work.unit) / profile.peak(out.dtype, Unit::Vector) +
-                   n * detail::activation_weight(children[1]->value, w);
+      const double transforms =
+          tiles * (32 * static_cast<double>(x[1]) + 24 * static_cast<double>(u[1])) * w.add;
+      work.flops =
+          2 * 16 * tiles * static_cast<double>(u[1] * u[2]) +
+          transforms * profile.peak(out.dtype, work.unit) / profile.peak(out.dtype, Unit::Vector) +
+          n * detail::activation_weight(children[1]->value, w);
       work.transform_bytes = 16.0 * 16 * tiles * static_cast<double>(x[1] + u[1]);
       if (profile.columns_curve()) {
         // The products have a column per tile of a block (`wino_block_rows`): few on a small
         // plane. Only the products' share of the flops slows down.
         const double block = static_cast<double>(
             ((out.dims[3] + 1) / 2) *
-            std::min<std::int64_t>((out.dims[2] + 1) / 2, wino_block_rows(x[1], u[1], (out.dims[3] + 1) / 2)));
+            std::min<std::int64_t>((out.dims[2] + 1) / 2,
+                                   wino_block_rows(x[1], u[1], (out.dims[3] + 1) / 2)));
         const double products = 2 * 16 * tiles * static_cast<double>(u[1] * u[2]);
         const double peak = profile.peak(out.dtype, work.unit);
-        work.compute_rate =
-            work.flops / ((work.flops - products) / peak + products / (peak * profile.gemm_columns_fill(block)));
+        work.compute_rate = work.flops / ((work.flops - products) / peak +
+                                          products / (peak * profile.gemm_columns_fill(block)));
         // One tile a block: 16 matrix-vector products over u (16/9 of the filter's bytes), at the
         // executor's matrix-vector rate even where the weights fit in cache (measured 10-20 GB/s
         // on 2x2 planes of 128-512 channels; priced as products at the peak, 2-4x too fast).
@@ -356,7 +412,8 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
         work.relayout_bytes = 2.0 * static_cast<double>(children[2]->bytes() + out.bytes());
       break;
     }
-    case Op::PoolMax: case Op::PoolAvg: {
+    case Op::PoolMax:
+    case Op::PoolAvg: {
       const double window = static_cast<double>(children[0]->value * children[1]->value);
       work.flops = op == Op::PoolMax ? n * window * w.max : n * (window * w.add + w.mul);
       work.flops += n * detail::activation_weight(children[5]->value, w);
@@ -364,15 +421,24 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       // (the executor's classifier heads, `internal::pool`): vectorized like reduce_*, at the
       // vector peak. SAME pads (k - H) / 2 before a window of k >= H.
       const TensorInfo& x = *children[6];
-      const auto covers = [](std::int64_t k, std::int64_t in) { return k >= in && (k - in) / 2 == 0; };
-      const bool global = x.dims.size() == 4 && out.dims.size() == 4 && out.dims[2] == 1 && out.dims[3] == 1 &&
-                          covers(children[0]->value, x.dims[2]) && covers(children[1]->value, x.dims[3]);
+      const auto covers = [](std::int64_t k, std::int64_t in) {
+        return k >= in && (k - in) / 2 == 0;
+      };
+      const bool global = x.dims.size() == 4 && out.dims.size() == 4 && out.dims[2] == 1 &&
+                          out.dims[3] == 1 && covers(children[0]->value, x.dims[2]) &&
+                          covers(children[1]->value, x.dims[3]);
       if (!global) work.compute_rate = profile.window_rate(out.dtype);
       break;
     }
-    case Op::ReduceSum: work.flops = static_cast<double>(children[1]->elements()) * w.add; break;
-    case Op::ReduceMax: work.flops = static_cast<double>(children[1]->elements()) * w.max; break;
-    case Op::ReduceMean: work.flops = static_cast<double>(children[1]->elements()) * w.add + n * w.mul; break;
+    case Op::ReduceSum:
+      work.flops = static_cast<double>(children[1]->elements()) * w.add;
+      break;
+    case Op::ReduceMax:
+      work.flops = static_cast<double>(children[1]->elements()) * w.max;
+      break;
+    case Op::ReduceMean:
+      work.flops = static_cast<double>(children[1]->elements()) * w.add + n * w.mul;
+      break;
     case Op::Softmax: {
       const auto axis = static_cast<std::size_t>(children[0]->value);
       const double rows = n / static_cast<double>(out.dims[axis]);
@@ -394,18 +460,32 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       work.bytes_read = work.bytes_written;
       break;
     }
-    case Op::EwSub: work.flops = n * w.add; break;
-    case Op::EwDiv: work.flops = n * w.div; break;
-    case Op::EwPow: work.flops = n * (2 * w.exp + w.mul); break;  // exp(b · log a)
-    case Op::Sqrt: work.flops = n * w.rsqrt; break;
-    case Op::Erf: work.flops = n * w.tanh; break;  // a rational approximation like tanh's (no weight of its own)
-    case Op::Clip: work.flops = n * 2 * w.max; break;
+    case Op::EwSub:
+      work.flops = n * w.add;
+      break;
+    case Op::EwDiv:
+      work.flops = n * w.div;
+      break;
+    case Op::EwPow:
+      work.flops = n * (2 * w.exp + w.mul);
+      break;  // exp(b · log a)
+    case Op::Sqrt:
+      work.flops = n * w.rsqrt;
+      break;
+    case Op::Erf:
+      work.flops = n * w.tanh;
+      break;  // a rational approximation like tanh's (no weight of its own)
+    case Op::Clip:
+      work.flops = n * 2 * w.max;
+      break;
     case Op::ConvTranspose: {
       const Dims& wd = children[8]->dims;
-      work.flops = 2 * static_cast<double>(children[7]->elements()) * static_cast<double>(wd[1] * wd[2] * wd[3]);
+      work.flops = 2 * static_cast<double>(children[7]->elements()) *
+                   static_cast<double>(wd[1] * wd[2] * wd[3]);
       work.unit = profile.gemm_unit(out.dtype);
       if (profile.gemm_half_flops > 0)
-        work.compute_rate = profile.peak(out.dtype, work.unit) * profile.contraction_fill(work.flops);
+        work.compute_rate =
+            profile.peak(out.dtype, work.unit) * profile.contraction_fill(work.flops);
       break;
     }
     case Op::Resize: {
@@ -417,14 +497,16 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
     }
     // opaque: nothing is known of its arithmetic; as a memory-bound kernel it costs one launch
     // and its bytes, which no rewrite can change (only what surrounds it).
-    default: break;  // concat, transpose, pad, enlarge, merge, opaque: bytes only
+    default:
+      break;  // concat, transpose, pad, enlarge, merge, opaque: bytes only
   }
   return work;
 }
 
 /// `kernel_time(op_work(...)).total_us`: the cost of one node in microseconds.
 [[nodiscard]] inline double roofline_node_time(const TensorNode& node, const TensorInfo& out,
-                                               Span<const TensorInfo* const> children, const DeviceProfile& profile,
+                                               Span<const TensorInfo* const> children,
+                                               const DeviceProfile& profile,
                                                Span<const double> read_bytes = {}) {
   return kernel_time(op_work(node, out, children, profile, read_bytes), profile).total_us;
 }
@@ -476,10 +558,11 @@ struct FusedGroup {
 }
 
 /// The time of a fused group as one kernel: one launch (with `DeviceProfile::epilogue_kernel`,
-/// one more for each product beyond the first and one for the elementwise region), the members' flops at the primary
-/// member's peak P_G (a member with a rate of its own, `OpWork::compute_rate`, at that rate),
-/// R(G) + W(G) bytes, of which the staged bytes S(G) come after:
-/// cost(G) = t_launch + n_G · t_term + combine(sum_i s_i · F_i / (P_i · eta_c), (R(G) + W(G) − S(G)) / (BW_G · eta_m) + lat_m)
+/// one more for each product beyond the first and one for the elementwise region), the members'
+/// flops at the primary member's peak P_G (a member with a rate of its own, `OpWork::compute_rate`,
+/// at that rate), R(G) + W(G) bytes, of which the staged bytes S(G) come after: cost(G) = t_launch
+/// + n_G · t_term + combine(sum_i s_i · F_i / (P_i · eta_c), (R(G) + W(G) − S(G)) / (BW_G · eta_m)
+/// + lat_m)
 ///           + S(G) / (BW · eta_m),
 /// n_G = the kernel members, t_term = `DeviceProfile::fused_term_overhead`,
 /// s_i = the member's own time scale (`FusedGroup::member_scales`), P_i = the member's
@@ -491,14 +574,17 @@ struct FusedGroup {
   if (primary >= g.members.size() || !g.members[primary].kernel) return KernelTime{};
   const OpWork& root = g.members[primary];
   const double peak = p.peak(root.dtype, root.unit);
-  double flops = 0;  // at `peak`: a member with a rate of its own counts as many flops as take it as long
+  double flops =
+      0;  // at `peak`: a member with a rate of its own counts as many flops as take it as long
   for (std::size_t i = 0; i < g.members.size(); ++i) {
     const OpWork& m = g.members[i];
     const double scale = i < g.member_scales.size() ? g.member_scales[i] : 1.0;
-    if (m.kernel) flops += scale * (m.compute_rate > 0 ? m.flops * (peak / m.compute_rate) : m.flops);
+    if (m.kernel)
+      flops += scale * (m.compute_rate > 0 ? m.flops * (peak / m.compute_rate) : m.flops);
   }
   const double staged = std::clamp(g.staged_bytes, 0.0, g.bytes_read + g.bytes_written);
-  KernelTime t = roofline_time(flops, g.bytes_read + g.bytes_written - staged, peak, p, root.bandwidth);
+  KernelTime t =
+      roofline_time(flops, g.bytes_read + g.bytes_written - staged, peak, p, root.bandwidth);
   if (p.fused_term_overhead > 0) {  // an interpreted body: each term's own setup and dispatch
     std::size_t terms = 0;
     for (const OpWork& m : g.members) terms += m.kernel ? 1 : 0;
@@ -510,7 +596,8 @@ struct FusedGroup {
     // The products are library calls and the rest one kernel after them: launches of their own.
     std::size_t kernels = 0;
     for (const OpWork& m : g.members) kernels += m.kernel ? 1 : 0;
-    const double extra = static_cast<double>(g.contractions - 1) + (kernels > g.contractions ? 1.0 : 0.0);
+    const double extra =
+        static_cast<double>(g.contractions - 1) + (kernels > g.contractions ? 1.0 : 0.0);
     t.launch_us += extra * p.launch_overhead * 1e6;
     t.total_us += extra * p.launch_overhead * 1e6;
   }
@@ -528,7 +615,7 @@ struct FusedGroup {
 /// their operands from memory), 0 for every other op (loop-fused).
 [[nodiscard]] inline double prologue_bytes(Op op, const TensorInfo& operand) noexcept {
   return is_contraction(op) && operand.kind == Kind::Tensor ? static_cast<double>(operand.bytes())
-                                                                                : 0.0;
+                                                            : 0.0;
 }
 
 /// The bytes of a body term's own result that a kernel keeps in memory: on a profile without
@@ -555,13 +642,13 @@ struct FusedGroup {
 /// same holds for a contraction's own product where the epilogue after it is a pass of its own
 /// (`epilogue_operand_bytes`): the callers add those bytes to the contraction's `materialized`.
 template <class VisitBody>
-[[nodiscard]] FusedGroup fused_group(const TensorInfo& out, double bytes_read, const DeviceProfile& profile,
-                                     VisitBody&& visit_body) {
+[[nodiscard]] FusedGroup fused_group(const TensorInfo& out, double bytes_read,
+                                     const DeviceProfile& profile, VisitBody&& visit_body) {
   FusedGroup g;
   g.bytes_read = bytes_read;
   g.bytes_written = static_cast<double>(out.bytes());
-  visit_body([&](const TensorNode& node, const TensorInfo& info, Span<const TensorInfo* const> children,
-                 double materialized) {
+  visit_body([&](const TensorNode& node, const TensorInfo& info,
+                 Span<const TensorInfo* const> children, double materialized) {
     TensorInfo concrete = info;  // the body term, costed as if computed (its bytes are not used)
     concrete.symbolic = false;
     g.members.push_back(op_work(node, concrete, children, profile));
@@ -585,7 +672,8 @@ template <class VisitBody>
 class RooflineCost {
  public:
   /// Throws `ProfileError` if the profile is not valid.
-  RooflineCost(const TensorEGraph& egraph, const DeviceProfile& profile) : egraph_(&egraph), profile_(profile) {
+  RooflineCost(const TensorEGraph& egraph, const DeviceProfile& profile)
+      : egraph_(&egraph), profile_(profile) {
     validate(profile_);
   }
 
@@ -598,15 +686,16 @@ class RooflineCost {
       children.push_back(&child.data);
       reads.push_back(read_bytes(child));
     }
-    return op_work(node, cls.data, Span<const TensorInfo* const>(children.data(), children.size()), profile_,
-                   Span<const double>(reads.data(), reads.size()));
+    return op_work(node, cls.data, Span<const TensorInfo* const>(children.data(), children.size()),
+                   profile_, Span<const double>(reads.data(), reads.size()));
   }
   /// The kernel time of `node` in class `cls` (for a `fused` node: its group's time, the body
   /// read through each body class's first member).
   [[nodiscard]] KernelTime time(const TensorNode& node, const TensorEGraph::EClass& cls) const {
     if (node.op() == Op::Fused && !cls.data.weight_only) {
       const FusedGroup g = group(node, cls);
-      return scaled(fused_time(g, profile_), profile_.time_scale_of(Op::Fused, false, g.has_contraction, g.has_gather));
+      return scaled(fused_time(g, profile_),
+                    profile_.time_scale_of(Op::Fused, false, g.has_contraction, g.has_gather));
     }
     const OpWork w = work(node, cls);
     return scaled(kernel_time(w, profile_), profile_.time_scale_of(node.op(), w.own_form(), false));
@@ -625,7 +714,8 @@ class RooflineCost {
     }
     bool has_contraction = false, has_gather = false;
     std::size_t contractions = 0;
-    std::vector<bool> contraction_reads(inputs.size(), false);  // input read directly by a contraction
+    std::vector<bool> contraction_reads(inputs.size(),
+                                        false);  // input read directly by a contraction
     const Id root = egraph_->find(node.children()[0]);
     FusedGroup g = fused_group(cls.data, reads, profile_, [&](auto&& f) {
       std::vector<Id> stack{root}, seen;
@@ -649,19 +739,23 @@ class RooflineCost {
           children.push_back(&child_class.data);
           if (!child_class.data.symbolic) continue;
           stack.push_back(egraph_->find(child));
-          const TensorNode* arg = child_class.nodes.empty() ? nullptr : &egraph_->node(child_class.nodes[0]);
+          const TensorNode* arg =
+              child_class.nodes.empty() ? nullptr : &egraph_->node(child_class.nodes[0]);
           if (arg && arg->op() == Op::Arg) {
-            const std::int64_t k = (*egraph_)[arg->children()[0]].data.value;  // input k + 1 of the fused node
+            const std::int64_t k =
+                (*egraph_)[arg->children()[0]].data.value;  // input k + 1 of the fused node
             if (contraction && k >= 0 && static_cast<std::size_t>(k) + 1 < node.children().size()) {
               const Id input = egraph_->find(node.children()[static_cast<std::size_t>(k) + 1]);
               const auto at = std::find(inputs.begin(), inputs.end(), input);
-              if (at != inputs.end()) contraction_reads[static_cast<std::size_t>(at - inputs.begin())] = true;
+              if (at != inputs.end())
+                contraction_reads[static_cast<std::size_t>(at - inputs.begin())] = true;
             }
           } else {
             materialized += prologue_bytes(n.op(), child_class.data);
           }
         }
-        f(n, body.data, Span<const TensorInfo* const>(children.data(), children.size()), materialized);
+        f(n, body.data, Span<const TensorInfo* const>(children.data(), children.size()),
+          materialized);
       }
     });
     if (has_contraction && !profile_.fusion_overlap)
@@ -681,7 +775,8 @@ class RooflineCost {
  private:
   /// Bytes a consumer reads for `cls`: its size, or the smallest source of a `broadcast` in it.
   double read_bytes(const TensorEGraph::EClass& cls) const {
-    return profile_.broadcast_copies ? static_cast<double>(cls.data.bytes()) : class_read_bytes(*egraph_, cls);
+    return profile_.broadcast_copies ? static_cast<double>(cls.data.bytes())
+                                     : class_read_bytes(*egraph_, cls);
   }
 
   const TensorEGraph* egraph_;
@@ -715,13 +810,14 @@ struct OpKindTime {
 struct ProgramTime {
   double total_us = 0;
   std::vector<KernelReport> kernels;  ///< every distinct kernel node, in program order
-  std::vector<OpKindTime> by_op;      ///< op kinds with kernels, by decreasing time (ties: `Op` order)
+  std::vector<OpKindTime> by_op;  ///< op kinds with kernels, by decreasing time (ties: `Op` order)
 };
 
 /// The time of `program` on `profile` with its breakdown: each distinct node once (as
 /// `program_cost`), a `broadcast` operand read at its source's size. Throws `ShapeError` for an
 /// ill-typed program and `ProfileError` for an invalid profile. O(nodes).
-[[nodiscard]] inline ProgramTime program_breakdown(const RecExpr<TensorNode>& program, const DeviceProfile& profile) {
+[[nodiscard]] inline ProgramTime program_breakdown(const RecExpr<TensorNode>& program,
+                                                   const DeviceProfile& profile) {
   validate(profile);
   const std::vector<TensorInfo> infos = check_program(program);
   std::unordered_map<TensorNode, Id, NodeHash> seen;
@@ -746,8 +842,9 @@ struct ProgramTime {
       children.push_back(&infos[c.index()]);
       reads.push_back(read_cost[c.index()]);
     }
-    OpWork work = op_work(original, infos[i], Span<const TensorInfo* const>(children.data(), children.size()),
-                          profile, Span<const double>(reads.data(), reads.size()));
+    OpWork work =
+        op_work(original, infos[i], Span<const TensorInfo* const>(children.data(), children.size()),
+                profile, Span<const double>(reads.data(), reads.size()));
     KernelTime time;
     std::size_t scale_kind = 0;
     if (original.op() == Op::Fused && !infos[i].weight_only) {
@@ -761,7 +858,8 @@ struct ProgramTime {
       }
       bool has_contraction = false, has_gather = false;
       std::size_t contractions = 0;
-      std::vector<bool> contraction_reads(inputs.size(), false);  // input read directly by a contraction
+      std::vector<bool> contraction_reads(inputs.size(),
+                                          false);  // input read directly by a contraction
       FusedGroup group = fused_group(infos[i], bytes_read, profile, [&](auto&& f) {
         std::vector<Id> stack{node.children()[0]}, seen;
         while (!stack.empty()) {
@@ -772,7 +870,8 @@ struct ProgramTime {
           const TensorNode& n = program[b];
           if (n.op() == Op::Arg) continue;
           std::vector<const TensorInfo*> body_children;
-          double materialized = epilogue_operand_bytes(n.op(), infos[b.index()], b == node.children()[0], profile);
+          double materialized =
+              epilogue_operand_bytes(n.op(), infos[b.index()], b == node.children()[0], profile);
           const bool contraction = is_contraction(n.op());
           has_contraction = has_contraction || contraction;
           contractions += contraction ? 1 : 0;
@@ -786,12 +885,15 @@ struct ProgramTime {
             } else if (contraction) {
               const std::int64_t k = program[program[child].children()[0]].value();  // input k + 1
               if (k >= 0 && static_cast<std::size_t>(k) + 1 < node.children().size()) {
-                const auto at = std::find(inputs.begin(), inputs.end(), node.children()[static_cast<std::size_t>(k) + 1]);
-                if (at != inputs.end()) contraction_reads[static_cast<std::size_t>(at - inputs.begin())] = true;
+                const auto at = std::find(inputs.begin(), inputs.end(),
+                                          node.children()[static_cast<std::size_t>(k) + 1]);
+                if (at != inputs.end())
+                  contraction_reads[static_cast<std::size_t>(at - inputs.begin())] = true;
               }
             }
           }
-          f(n, infos[b.index()], Span<const TensorInfo* const>(body_children.data(), body_children.size()),
+          f(n, infos[b.index()],
+            Span<const TensorInfo* const>(body_children.data(), body_children.size()),
             materialized);
         }
       });
@@ -838,9 +940,11 @@ struct ProgramTime {
 /// `profile` as `program` runs on it: `weights_cached` set when the program's weights (each
 /// distinct `weight` source once) fit in half of the profile's `cache_bytes`. Throws
 /// `ShapeError` for an ill-typed program.
-[[nodiscard]] inline DeviceProfile profile_for(DeviceProfile profile, const RecExpr<TensorNode>& program) {
+[[nodiscard]] inline DeviceProfile profile_for(DeviceProfile profile,
+                                               const RecExpr<TensorNode>& program) {
   const std::vector<TensorInfo> infos = check_program(program);
-  std::unordered_set<TensorNode, NodeHash> names;  // a weight's name node (a `sym`): each weight once
+  std::unordered_set<TensorNode, NodeHash>
+      names;  // a weight's name node (a `sym`): each weight once
   double bytes = 0;
   for (std::size_t i = 0; i < program.size(); ++i) {
     const TensorNode& n = program[Id(i)];
@@ -852,19 +956,22 @@ struct ProgramTime {
 }
 
 /// The time of `program` on `profile` in microseconds (`program_breakdown(...).total_us`).
-[[nodiscard]] inline double program_time(const RecExpr<TensorNode>& program, const DeviceProfile& profile) {
+[[nodiscard]] inline double program_time(const RecExpr<TensorNode>& program,
+                                         const DeviceProfile& profile) {
   return program_breakdown(program, profile).total_us;
 }
 
 /// The breakdown as a text table: one line per op kind (kernels, how many are compute- and
 /// memory-bound, time in microseconds, share of the total), then the total.
 [[nodiscard]] inline std::string format_breakdown(const ProgramTime& t) {
-  std::string s = fmt::format("{:<12} {:>7} {:>7} {:>6} {:>12} {:>6}\n", "op", "kernels", "compute", "memory",
-                              "time (us)", "share");
+  std::string s = fmt::format("{:<12} {:>7} {:>7} {:>6} {:>12} {:>6}\n", "op", "kernels", "compute",
+                              "memory", "time (us)", "share");
   for (const OpKindTime& k : t.by_op)
-    s += fmt::format("{:<12} {:>7} {:>7} {:>6} {:>12.2f} {:>5.1f}%\n", op_name(k.op), k.kernels, k.compute_bound,
-                     k.memory_bound, k.time_us, t.total_us > 0 ? 100 * k.time_us / t.total_us : 0.0);
-  s += fmt::format("{:<12} {:>7} {:>7} {:>6} {:>12.2f}\n", "total", t.kernels.size(), "", "", t.total_us);
+    s += fmt::format("{:<12} {:>7} {:>7} {:>6} {:>12.2f} {:>5.1f}%\n", op_name(k.op), k.kernels,
+                     k.compute_bound, k.memory_bound, k.time_us,
+                     t.total_us > 0 ? 100 * k.time_us / t.total_us : 0.0);
+  s += fmt::format("{:<12} {:>7} {:>7} {:>6} {:>12.2f}\n", "total", t.kernels.size(), "", "",
+                   t.total_us);
   return s;
 }
 
@@ -872,15 +979,16 @@ struct ProgramTime {
 /// and the roofline terms (compute, memory, launch and total microseconds), then the total.
 /// What XLA's per-HLO cost analysis prints; a `fused` kernel's line is the whole group.
 [[nodiscard]] inline std::string format_kernels(const ProgramTime& t) {
-  std::string s = fmt::format("{:>6} {:<14} {:<7} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10}\n", "node", "op", "bound",
-                              "MFLOP", "MB", "compute", "memory", "launch", "time (us)");
+  std::string s =
+      fmt::format("{:>6} {:<14} {:<7} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10}\n", "node", "op",
+                  "bound", "MFLOP", "MB", "compute", "memory", "launch", "time (us)");
   for (const KernelReport& k : t.kernels)
-    s += fmt::format("{:>6} {:<14} {:<7} {:>10.3f} {:>10.3f} {:>10.2f} {:>10.2f} {:>8.2f} {:>10.2f}\n", k.node,
-                     op_name(k.op), bound_name(k.time.bound), k.work.flops / 1e6,
-                     k.work.bytes_moved() / 1e6, k.time.compute_us, k.time.memory_us,
-                     k.time.launch_us, k.time.total_us);
-  s += fmt::format("{:>6} {:<14} {:<7} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10.2f}\n", "", "total", "", "", "", "", "", "",
-                   t.total_us);
+    s += fmt::format(
+        "{:>6} {:<14} {:<7} {:>10.3f} {:>10.3f} {:>10.2f} {:>10.2f} {:>8.2f} {:>10.2f}\n", k.node,
+        op_name(k.op), bound_name(k.time.bound), k.work.flops / 1e6, k.work.bytes_moved() / 1e6,
+        k.time.compute_us, k.time.memory_us, k.time.launch_us, k.time.total_us);
+  s += fmt::format("{:>6} {:<14} {:<7} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10.2f}\n", "", "total",
+                   "", "", "", "", "", "", t.total_us);
   return s;
 }
 

@@ -30,7 +30,8 @@ namespace tensor {
 /// rounded to their type after every node, as on the CPU. `fused` nodes run their body op by op.
 /// Throws `ExecutionError` (a CUDA, cuBLAS or cuDNN failure names the call), and the CPU
 /// executor's `MissingBindingError`, `BindingShapeError`, `ShapeError`.
-[[nodiscard]] std::vector<HostTensor> execute_cuda(const RecExpr<TensorNode>& program, const Bindings& inputs);
+[[nodiscard]] std::vector<HostTensor> execute_cuda(const RecExpr<TensorNode>& program,
+                                                   const Bindings& inputs);
 
 /// What the CUDA events of `measure_cuda_ms` and `profile_cuda` time.
 enum class CudaTiming {
@@ -53,8 +54,8 @@ enum class CudaTiming {
 /// The median of `runs` timed executions (CUDA events around each run, after one untimed
 /// warm-up) of `program` with its bindings resident on the GPU, in milliseconds, as `timing`
 /// says. Precompute weight-only subgraphs first (`precompute_weights`) to time what TASO times.
-[[nodiscard]] double measure_cuda_ms(const RecExpr<TensorNode>& program, const Bindings& inputs, std::size_t runs,
-                                     CudaTiming timing = CudaTiming::launched);
+[[nodiscard]] double measure_cuda_ms(const RecExpr<TensorNode>& program, const Bindings& inputs,
+                                     std::size_t runs, CudaTiming timing = CudaTiming::launched);
 
 /// Where a program's time goes on the GPU, node by node: one untimed warm-up run, then `runs`
 /// runs with a CUDA event recorded on the stream before each node's launches and one after the
@@ -65,7 +66,8 @@ enum class CudaTiming {
 /// `ProgramProfile` as the CPU's `profile_program` (`format_profile` prints it). Throws
 /// `ExecutionError` when `runs` is 0 or `timing` is `CudaTiming::graph`, and whatever
 /// `execute_cuda` and `measure_cuda_ms` throw.
-[[nodiscard]] ProgramProfile profile_cuda(const RecExpr<TensorNode>& program, const Bindings& inputs, std::size_t runs,
+[[nodiscard]] ProgramProfile profile_cuda(const RecExpr<TensorNode>& program,
+                                          const Bindings& inputs, std::size_t runs,
                                           CudaTiming timing = CudaTiming::launched);
 
 /// What `measure_cuda_device` times: each kernel the difference between a chain of `2·chain`
@@ -97,7 +99,8 @@ struct CudaCalibrationOptions {
 
 /// `device_profile_from(base, measure_cuda_device(options))`: a profile of this GPU as the CUDA
 /// executor runs it, over the datasheet profile `base` (e.g. `find_profile("h200")`).
-[[nodiscard]] DeviceProfile calibrate_cuda(const DeviceProfile& base, const CudaCalibrationOptions& options = {});
+[[nodiscard]] DeviceProfile calibrate_cuda(const DeviceProfile& base,
+                                           const CudaCalibrationOptions& options = {});
 
 }  // namespace tensor
 }  // namespace v0

@@ -85,7 +85,9 @@ std::size_t remove_cycles(EGraph<L, A>& egraph, Span<const Id> roots) {
           const Frame& g = stack[k];
           if (pass == 0 && live_count[g.cls.index()] < 2) continue;
           const Id candidate = members(g.cls)[g.node];
-          if (!victim || members(stack[*victim].cls)[stack[*victim].node].index() < candidate.index()) victim = k;
+          if (!victim ||
+              members(stack[*victim].cls)[stack[*victim].node].index() < candidate.index())
+            victim = k;
         }
       Frame& v = stack[*victim];
       pruned[members(v.cls)[v.node].index()] = 1;
@@ -119,7 +121,8 @@ std::size_t remove_cycles(EGraph<L, A>& egraph, Span<const Id> roots) {
 template <class L, class A>
 typename Runner<L, A>::Hook cycle_filter_hook(std::size_t* pruned = nullptr) {
   return [pruned](Runner<L, A>& runner) -> std::optional<std::string> {
-    const std::size_t n = remove_cycles(runner.egraph(), Span<const Id>(runner.roots().data(), runner.roots().size()));
+    const std::size_t n = remove_cycles(
+        runner.egraph(), Span<const Id>(runner.roots().data(), runner.roots().size()));
     if (pruned) *pruned += n;
     return std::nullopt;
   };

@@ -35,16 +35,20 @@ namespace tensor {
 /// their dtype; everything else uses the vector unit.
 enum class Unit : std::uint8_t { Vector = 0, Matrix = 1 };
 
-[[nodiscard]] constexpr std::string_view unit_name(Unit u) noexcept { return u == Unit::Vector ? "vector" : "matrix"; }
+[[nodiscard]] constexpr std::string_view unit_name(Unit u) noexcept {
+  return u == Unit::Vector ? "vector" : "matrix";
+}
 
 /// A device profile that cannot be used: malformed JSON (`offset()` is the 0-based byte offset of
 /// the syntax error), a missing, unknown, negative or non-finite field (`field()` is its JSON path,
 /// e.g. "peak_flops.matrix.bf16"), an unknown built-in name, or an unreadable file.
 class ProfileError : public Error {
  public:
-  ProfileError(std::string field, std::string reason, std::optional<std::size_t> offset = std::nullopt)
-      : Error(fmt::format("device profile: {}{}{}", offset ? fmt::format("offset {}: ", *offset) : std::string(),
-                          field.empty() ? std::string() : fmt::format("field '{}': ", field), reason)),
+  ProfileError(std::string field, std::string reason,
+               std::optional<std::size_t> offset = std::nullopt)
+      : Error(fmt::format(
+            "device profile: {}{}{}", offset ? fmt::format("offset {}: ", *offset) : std::string(),
+            field.empty() ? std::string() : fmt::format("field '{}': ", field), reason)),
         field_(std::move(field)),
         reason_(std::move(reason)),
         offset_(offset) {}
@@ -69,15 +73,15 @@ class ProfileError : public Error {
 /// `gelu` is the tanh approximation 0.5·x·(1 + tanh(√(2/π)(x + 0.044715·x³))) = tanh + 6
 /// multiplies + 2 adds = (467 + 8·7)/7 ≈ 74.7. relu is a max (1).
 struct OpWeights {
-  double add = 1.0;             ///< add, subtract (ewadd, sums in reductions)
-  double mul = 1.0;             ///< multiply (ewmul, smul, scaling)
-  double max = 1.0;             ///< max (relu, reduce_max, poolmax)
-  double div = 19.0 / 7.0;      ///< divide
-  double exp = 79.0 / 7.0;      ///< exp (≈ 11.3)
-  double tanh = 467.0 / 7.0;    ///< tanh (≈ 66.7)
-  double sigmoid = 105.0 / 7.0; ///< exp + add + divide (= 15)
-  double gelu = 523.0 / 7.0;    ///< tanh + 8 simple ops (≈ 74.7)
-  double rsqrt = 75.0 / 7.0;    ///< rsqrt (≈ 10.7), in batchnorm and layernorm
+  double add = 1.0;              ///< add, subtract (ewadd, sums in reductions)
+  double mul = 1.0;              ///< multiply (ewmul, smul, scaling)
+  double max = 1.0;              ///< max (relu, reduce_max, poolmax)
+  double div = 19.0 / 7.0;       ///< divide
+  double exp = 79.0 / 7.0;       ///< exp (≈ 11.3)
+  double tanh = 467.0 / 7.0;     ///< tanh (≈ 66.7)
+  double sigmoid = 105.0 / 7.0;  ///< exp + add + divide (= 15)
+  double gelu = 523.0 / 7.0;     ///< tanh + 8 simple ops (≈ 74.7)
+  double rsqrt = 75.0 / 7.0;     ///< rsqrt (≈ 10.7), in batchnorm and layernorm
 
   friend bool operator==(const OpWeights& a, const OpWeights& b) noexcept {
     return a.add == b.add && a.mul == b.mul && a.max == b.max && a.div == b.div && a.exp == b.exp &&
@@ -92,7 +96,14 @@ struct OpWeights {
 /// copies and layout changes (`Movement`: transpose, concat, split, slice, pad, resize,
 /// relayout, ...), reductions and normalizations (`Reduction`: softmax, layernorm, reduce_*), and
 /// the fusion phase's kernels (`Fused`).
-enum class CostClass : std::uint8_t { Contraction, Window, Elementwise, Movement, Reduction, Fused };
+enum class CostClass : std::uint8_t {
+  Contraction,
+  Window,
+  Elementwise,
+  Movement,
+  Reduction,
+  Fused
+};
 
 inline constexpr std::size_t kNumCostClasses = 6;
 
@@ -202,7 +213,8 @@ struct DeviceProfile {
   /// costs a fixed startup besides its bytes). 0: not modelled. JSON "gemv_bandwidth" and
   /// "gemv_half_width", optional (0 when absent).
   double gemv_bandwidth = 0;
-  double gemv_half_width = 0;  ///< N at which a matrix-vector product streams at half gemv_bandwidth
+  double gemv_half_width =
+      0;  ///< N at which a matrix-vector product streams at half gemv_bandwidth
   /// A kernel's first `cache_resident_bytes` of memory traffic (R + W) move at `cache_bandwidth`
   /// bytes/s, the rest at `mem_bandwidth`: on a CPU a kernel reads what its producer has just
   /// written, and as much of it as the cache still holds comes from the cache (measured on the
@@ -302,18 +314,22 @@ struct DeviceProfile {
   /// The factor of a kernel of `op` (`time_scale`): `windowed` for a convolution computed at the
   /// window rate, `with_contraction` for a fused kernel with a product in it, `with_gather` for
   /// one whose body reads through a data-movement op.
-  [[nodiscard]] double time_scale_of(Op op, bool own_form, bool with_contraction, bool with_gather = false) const noexcept {
+  [[nodiscard]] double time_scale_of(Op op, bool own_form, bool with_contraction,
+                                     bool with_gather = false) const noexcept {
     return time_scale[kernel_kind(op, own_form, with_contraction, with_gather)];
   }
 
-  /// The scatter of a kernel of class `c` and kind `kind`: the kind's own if probed, else the class's.
+  /// The scatter of a kernel of class `c` and kind `kind`: the kind's own if probed, else the
+  /// class's.
   [[nodiscard]] double scatter_of(CostClass c, std::size_t kind) const noexcept {
-    return kind < kNumTimeScales && kind_scatter[kind] >= 1.0 ? kind_scatter[kind]
-                                                              : scatter_error[static_cast<std::size_t>(c)];
+    return kind < kNumTimeScales && kind_scatter[kind] >= 1.0
+               ? kind_scatter[kind]
+               : scatter_error[static_cast<std::size_t>(c)];
   }
   /// Both error factors of a kernel of class `c` (and kind `kind`), multiplied: the bound on one
   /// kernel's error.
-  [[nodiscard]] double uncertainty_of(CostClass c, std::size_t kind = kNumTimeScales) const noexcept {
+  [[nodiscard]] double uncertainty_of(CostClass c,
+                                      std::size_t kind = kNumTimeScales) const noexcept {
     return systematic_error[static_cast<std::size_t>(c)] * scatter_of(c, kind);
   }
   /// Whether some class has an error factor above 1.
@@ -396,26 +412,33 @@ struct DeviceProfile {
     return a.name == b.name && a.kind == b.kind && a.description == b.description &&
            a.vector_flops == b.vector_flops && a.matrix_flops == b.matrix_flops &&
            a.mem_bandwidth == b.mem_bandwidth && a.cache_bytes == b.cache_bytes &&
-           a.launch_overhead == b.launch_overhead && a.mem_latency == b.mem_latency && a.eta_c == b.eta_c &&
-           a.eta_m == b.eta_m && a.alpha == b.alpha && a.weights == b.weights && a.fusion_overlap == b.fusion_overlap &&
-           a.split_copies == b.split_copies && a.epilogue_kernel == b.epilogue_kernel && a.fused_term_overhead == b.fused_term_overhead && a.broadcast_copies == b.broadcast_copies && a.winograd == b.winograd && a.runtime_fusion == b.runtime_fusion && a.gemv_bandwidth == b.gemv_bandwidth &&
+           a.launch_overhead == b.launch_overhead && a.mem_latency == b.mem_latency &&
+           a.eta_c == b.eta_c && a.eta_m == b.eta_m && a.alpha == b.alpha &&
+           a.weights == b.weights && a.fusion_overlap == b.fusion_overlap &&
+           a.split_copies == b.split_copies && a.epilogue_kernel == b.epilogue_kernel &&
+           a.fused_term_overhead == b.fused_term_overhead &&
+           a.broadcast_copies == b.broadcast_copies && a.winograd == b.winograd &&
+           a.runtime_fusion == b.runtime_fusion && a.gemv_bandwidth == b.gemv_bandwidth &&
            a.gemv_half_width == b.gemv_half_width && a.cache_bandwidth == b.cache_bandwidth &&
            a.cache_resident_bytes == b.cache_resident_bytes && a.window_flops == b.window_flops &&
            a.window_plane_overhead == b.window_plane_overhead &&
-           a.gemm_half_rows == b.gemm_half_rows &&
-           a.gemm_half_flops == b.gemm_half_flops && a.conv_flops == b.conv_flops &&
-           a.conv_half_flops == b.conv_half_flops && a.conv_layout == b.conv_layout &&
-           a.systematic_error == b.systematic_error && a.scatter_error == b.scatter_error &&
-           a.kind_scatter == b.kind_scatter &&
+           a.gemm_half_rows == b.gemm_half_rows && a.gemm_half_flops == b.gemm_half_flops &&
+           a.conv_flops == b.conv_flops && a.conv_half_flops == b.conv_half_flops &&
+           a.conv_layout == b.conv_layout && a.systematic_error == b.systematic_error &&
+           a.scatter_error == b.scatter_error && a.kind_scatter == b.kind_scatter &&
            a.time_scale == b.time_scale;
   }
-  friend bool operator!=(const DeviceProfile& a, const DeviceProfile& b) noexcept { return !(a == b); }
+  friend bool operator!=(const DeviceProfile& a, const DeviceProfile& b) noexcept {
+    return !(a == b);
+  }
 };
 
 namespace detail {
 
-inline void check_profile_number(const std::string& field, double v, bool positive, double max = HUGE_VAL) {
-  if (!std::isfinite(v)) throw ProfileError(field, fmt::format("must be a finite number, got {}", v));
+inline void check_profile_number(const std::string& field, double v, bool positive,
+                                 double max = HUGE_VAL) {
+  if (!std::isfinite(v))
+    throw ProfileError(field, fmt::format("must be a finite number, got {}", v));
   if (v < 0) throw ProfileError(field, fmt::format("must not be negative, got {}", v));
   if (positive && v == 0) throw ProfileError(field, "must be positive, got 0");
   if (v > max) throw ProfileError(field, fmt::format("must be at most {}, got {}", max, v));
@@ -446,8 +469,10 @@ inline void validate(const DeviceProfile& p) {
   using detail::check_profile_number;
   if (p.name.empty()) throw ProfileError("name", "must not be empty");
   for (std::size_t i = 0; i < 3; ++i) {
-    check_profile_number(fmt::format("peak_flops.vector.{}", detail::kProfileDtypes[i]), p.vector_flops[i], true);
-    check_profile_number(fmt::format("peak_flops.matrix.{}", detail::kProfileDtypes[i]), p.matrix_flops[i], false);
+    check_profile_number(fmt::format("peak_flops.vector.{}", detail::kProfileDtypes[i]),
+                         p.vector_flops[i], true);
+    check_profile_number(fmt::format("peak_flops.matrix.{}", detail::kProfileDtypes[i]),
+                         p.matrix_flops[i], false);
   }
   check_profile_number("mem_bandwidth", p.mem_bandwidth, true);
   check_profile_number("cache_bytes", p.cache_bytes, false);
@@ -475,9 +500,11 @@ inline void validate(const DeviceProfile& p) {
     const std::string field = fmt::format("uncertainty.kind_scatter.{}", time_scale_name(i));
     check_profile_number(field, p.kind_scatter[i], false);
     if (p.kind_scatter[i] != 0 && p.kind_scatter[i] < 1.0)
-      throw ProfileError(field, fmt::format("must be 0 (not probed) or at least 1, got {}", p.kind_scatter[i]));
+      throw ProfileError(
+          field, fmt::format("must be 0 (not probed) or at least 1, got {}", p.kind_scatter[i]));
   }
-  for (const auto& [kind, factors] : {std::pair{"systematic", &p.systematic_error}, std::pair{"scatter", &p.scatter_error}})
+  for (const auto& [kind, factors] :
+       {std::pair{"systematic", &p.systematic_error}, std::pair{"scatter", &p.scatter_error}})
     for (std::size_t i = 0; i < kNumCostClasses; ++i) {
       const std::string field = fmt::format("uncertainty.{}.{}", kind, kCostClassNames[i]);
       const double f = (*factors)[i];
@@ -507,7 +534,8 @@ inline void validate(const DeviceProfile& p) {
   doc["eta_m"] = p.eta_m;
   doc["alpha"] = p.alpha;
   nlohmann::ordered_json weights = nlohmann::ordered_json::object();
-  detail::for_each_weight(p.weights, [&](std::string_view key, double v) { weights[std::string(key)] = v; });
+  detail::for_each_weight(p.weights,
+                          [&](std::string_view key, double v) { weights[std::string(key)] = v; });
   doc["op_weights"] = weights;
   doc["fusion_overlap"] = p.fusion_overlap;
   doc["split_copies"] = p.split_copies;
@@ -528,11 +556,14 @@ inline void validate(const DeviceProfile& p) {
   doc["fused_term_overhead"] = p.fused_term_overhead;
   nlohmann::ordered_json conv_layout = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < 3; ++i)
-    conv_layout[std::string(detail::kProfileDtypes[i])] = std::string(layout_name(p.conv_layout[i]));
+    conv_layout[std::string(detail::kProfileDtypes[i])] =
+        std::string(layout_name(p.conv_layout[i]));
   doc["conv_layout"] = conv_layout;
-  for (const auto& [kind, factors] : {std::pair{"systematic", &p.systematic_error}, std::pair{"scatter", &p.scatter_error}}) {
+  for (const auto& [kind, factors] :
+       {std::pair{"systematic", &p.systematic_error}, std::pair{"scatter", &p.scatter_error}}) {
     nlohmann::ordered_json table = nlohmann::ordered_json::object();
-    for (std::size_t i = 0; i < kNumCostClasses; ++i) table[std::string(kCostClassNames[i])] = (*factors)[i];
+    for (std::size_t i = 0; i < kNumCostClasses; ++i)
+      table[std::string(kCostClassNames[i])] = (*factors)[i];
     doc["uncertainty"][kind] = table;
   }
   nlohmann::ordered_json kinds = nlohmann::ordered_json::object();
@@ -548,7 +579,8 @@ inline void validate(const DeviceProfile& p) {
 
 /// The profile as JSON text (`indent` < 0: one line).
 [[nodiscard]] inline std::string profile_to_json(const DeviceProfile& p, int indent = 2) {
-  return profile_to_json_value(p).dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+  return profile_to_json_value(p).dump(indent, ' ', false,
+                                       nlohmann::json::error_handler_t::replace);
 }
 
 namespace detail {
@@ -566,13 +598,15 @@ inline std::string join_path(const std::string& path, std::string_view key) {
 }
 
 template <class Json>
-void reject_unknown_keys(const Json& obj, const std::string& path, std::initializer_list<std::string_view> keys) {
+void reject_unknown_keys(const Json& obj, const std::string& path,
+                         std::initializer_list<std::string_view> keys) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     bool known = false;
     for (std::string_view k : keys) known = known || it.key() == k;
     if (!known)
       throw ProfileError(join_path(path, it.key()),
-                         fmt::format("unknown field (expected one of: {})", fmt::join(keys.begin(), keys.end(), ", ")));
+                         fmt::format("unknown field (expected one of: {})",
+                                     fmt::join(keys.begin(), keys.end(), ", ")));
   }
 }
 
@@ -586,52 +620,88 @@ const Json& profile_member(const Json& obj, const std::string& path, std::string
 template <class Json>
 double profile_number(const Json& obj, const std::string& path, std::string_view key) {
   const Json& v = profile_member(obj, path, key);
-  if (!v.is_number()) throw ProfileError(join_path(path, key), fmt::format("must be a number, got {}", v.type_name()));
+  if (!v.is_number())
+    throw ProfileError(join_path(path, key),
+                       fmt::format("must be a number, got {}", v.type_name()));
   const double d = v.template get<double>();
   if (!std::isfinite(d)) throw ProfileError(join_path(path, key), "must be a finite number");
-  if (d < 0) throw ProfileError(join_path(path, key), fmt::format("must not be negative, got {}", v.dump()));
+  if (d < 0)
+    throw ProfileError(join_path(path, key), fmt::format("must not be negative, got {}", v.dump()));
   return d;
 }
 
 template <class Json>
 std::string profile_string(const Json& obj, const std::string& path, std::string_view key) {
   const Json& v = profile_member(obj, path, key);
-  if (!v.is_string()) throw ProfileError(join_path(path, key), fmt::format("must be a string, got {}", v.type_name()));
+  if (!v.is_string())
+    throw ProfileError(join_path(path, key),
+                       fmt::format("must be a string, got {}", v.type_name()));
   return v.template get<std::string>();
 }
 
 /// Reads an object keyed by kernel kinds (`time_scale_name`) into `values` (at JSON path `path`).
 template <class Json>
-void read_kind_table(const Json& obj, const std::string& path, std::array<double, kNumTimeScales>& values) {
+void read_kind_table(const Json& obj, const std::string& path,
+                     std::array<double, kNumTimeScales>& values) {
   const Json& table = profile_object(obj, path);
   for (auto it = table.begin(); it != table.end(); ++it) {
     std::size_t i = 0;
     while (i < kNumTimeScales && time_scale_name(i) != it.key()) ++i;
     if (i == kNumTimeScales)
       throw ProfileError(join_path(path, it.key()),
-                         "unknown kind (expected an operator's name, \"depthwise_conv2d\", \"fused_contraction\" or \"fused_gather\")");
+                         "unknown kind (expected an operator's name, \"depthwise_conv2d\", "
+                         "\"fused_contraction\" or \"fused_gather\")");
     values[i] = profile_number(table, path, it.key());
   }
 }
 
 }  // namespace detail
 
-/// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies", "epilogue_kernel", "broadcast_copies",
-/// "winograd", "runtime_fusion", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes",
-/// "window_flops", "window_plane_overhead", "gemm_half_rows", "gemm_half_flops", "conv_flops", "conv_half_flops", "fused_term_overhead", "conv_layout", "uncertainty" and "time_scale" (added later; true, false, 0 for
-/// the numbers, all contiguous and every factor 1 when absent),
-/// unknown fields are rejected (a typo would otherwise silently keep a default),
-/// numbers must be finite and non-negative, and the result must pass `validate`. Throws
-/// `ProfileError` naming the field.
+/// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies",
+/// "epilogue_kernel", "broadcast_copies", "winograd", "runtime_fusion", "gemv_bandwidth",
+/// "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "window_flops",
+/// "window_plane_overhead", "gemm_half_rows", "gemm_half_flops", "conv_flops", "conv_half_flops",
+/// "fused_term_overhead", "conv_layout", "uncertainty" and "time_scale" (added later; true, false,
+/// 0 for the numbers, all contiguous and every factor 1 when absent), unknown fields are rejected
+/// (a typo would otherwise silently keep a default), numbers must be finite and non-negative, and
+/// the result must pass `validate`. Throws `ProfileError` naming the field.
 template <class Json>
 [[nodiscard]] DeviceProfile profile_from_json_value(const Json& doc) {
   using namespace detail;
   profile_object(doc, "");
   reject_unknown_keys(doc, "",
-                      {"name", "kind", "description", "peak_flops", "mem_bandwidth", "cache_bytes", "launch_overhead",
-                       "mem_latency", "eta_c", "eta_m", "alpha", "op_weights", "fusion_overlap", "split_copies", "epilogue_kernel", "broadcast_copies", "winograd",
-                       "runtime_fusion", "gemv_bandwidth", "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "window_flops", "window_plane_overhead", "gemm_half_rows",
-                       "gemm_half_flops", "conv_flops", "conv_half_flops", "fused_term_overhead", "conv_layout", "uncertainty", "time_scale"});
+                      {"name",
+                       "kind",
+                       "description",
+                       "peak_flops",
+                       "mem_bandwidth",
+                       "cache_bytes",
+                       "launch_overhead",
+                       "mem_latency",
+                       "eta_c",
+                       "eta_m",
+                       "alpha",
+                       "op_weights",
+                       "fusion_overlap",
+                       "split_copies",
+                       "epilogue_kernel",
+                       "broadcast_copies",
+                       "winograd",
+                       "runtime_fusion",
+                       "gemv_bandwidth",
+                       "gemv_half_width",
+                       "cache_bandwidth",
+                       "cache_resident_bytes",
+                       "window_flops",
+                       "window_plane_overhead",
+                       "gemm_half_rows",
+                       "gemm_half_flops",
+                       "conv_flops",
+                       "conv_half_flops",
+                       "fused_term_overhead",
+                       "conv_layout",
+                       "uncertainty",
+                       "time_scale"});
   DeviceProfile p;
   p.name = profile_string(doc, "", "name");
   p.kind = profile_string(doc, "", "kind");
@@ -643,7 +713,8 @@ template <class Json>
     const Json& table = profile_object(profile_member(peaks, "peak_flops", unit), path);
     reject_unknown_keys(table, path, {"f32", "f16", "bf16"});
     for (std::size_t i = 0; i < 3; ++i)
-      (unit == "vector" ? p.vector_flops : p.matrix_flops)[i] = profile_number(table, path, kProfileDtypes[i]);
+      (unit == "vector" ? p.vector_flops : p.matrix_flops)[i] =
+          profile_number(table, path, kProfileDtypes[i]);
   }
   p.mem_bandwidth = profile_number(doc, "", "mem_bandwidth");
   p.cache_bytes = profile_number(doc, "", "cache_bytes");
@@ -653,25 +724,33 @@ template <class Json>
   p.eta_m = profile_number(doc, "", "eta_m");
   p.alpha = profile_number(doc, "", "alpha");
   const Json& weights = profile_object(profile_member(doc, "", "op_weights"), "op_weights");
-  reject_unknown_keys(weights, "op_weights", {"add", "mul", "max", "div", "exp", "tanh", "sigmoid", "gelu", "rsqrt"});
-  for_each_weight(p.weights, [&](std::string_view key, double& v) { v = profile_number(weights, "op_weights", key); });
-  for (auto [key, flag] : {std::pair{"fusion_overlap", &p.fusion_overlap}, std::pair{"split_copies", &p.split_copies},
-                           std::pair{"epilogue_kernel", &p.epilogue_kernel}, std::pair{"broadcast_copies", &p.broadcast_copies}, std::pair{"winograd", &p.winograd},
-                           std::pair{"runtime_fusion", &p.runtime_fusion}}) {
+  reject_unknown_keys(weights, "op_weights",
+                      {"add", "mul", "max", "div", "exp", "tanh", "sigmoid", "gelu", "rsqrt"});
+  for_each_weight(p.weights, [&](std::string_view key, double& v) {
+    v = profile_number(weights, "op_weights", key);
+  });
+  for (auto [key, flag] :
+       {std::pair{"fusion_overlap", &p.fusion_overlap}, std::pair{"split_copies", &p.split_copies},
+        std::pair{"epilogue_kernel", &p.epilogue_kernel},
+        std::pair{"broadcast_copies", &p.broadcast_copies}, std::pair{"winograd", &p.winograd},
+        std::pair{"runtime_fusion", &p.runtime_fusion}}) {
     auto it = doc.find(key);
     if (it == doc.end()) continue;
-    if (!it->is_boolean()) throw ProfileError(key, fmt::format("must be true or false, got {}", it->type_name()));
+    if (!it->is_boolean())
+      throw ProfileError(key, fmt::format("must be true or false, got {}", it->type_name()));
     *flag = it->template get<bool>();
   }
-  for (auto [key, number] : {std::pair{"gemv_bandwidth", &p.gemv_bandwidth}, std::pair{"gemv_half_width", &p.gemv_half_width},
-                             std::pair{"cache_bandwidth", &p.cache_bandwidth},
-                             std::pair{"cache_resident_bytes", &p.cache_resident_bytes},
-                             std::pair{"window_flops", &p.window_flops},
-                             std::pair{"window_plane_overhead", &p.window_plane_overhead},
-                             std::pair{"gemm_half_rows", &p.gemm_half_rows},
-                             std::pair{"gemm_half_flops", &p.gemm_half_flops},
-                             std::pair{"conv_flops", &p.conv_flops}, std::pair{"conv_half_flops", &p.conv_half_flops},
-                             std::pair{"fused_term_overhead", &p.fused_term_overhead}})
+  for (auto [key, number] :
+       {std::pair{"gemv_bandwidth", &p.gemv_bandwidth},
+        std::pair{"gemv_half_width", &p.gemv_half_width},
+        std::pair{"cache_bandwidth", &p.cache_bandwidth},
+        std::pair{"cache_resident_bytes", &p.cache_resident_bytes},
+        std::pair{"window_flops", &p.window_flops},
+        std::pair{"window_plane_overhead", &p.window_plane_overhead},
+        std::pair{"gemm_half_rows", &p.gemm_half_rows},
+        std::pair{"gemm_half_flops", &p.gemm_half_flops}, std::pair{"conv_flops", &p.conv_flops},
+        std::pair{"conv_half_flops", &p.conv_half_flops},
+        std::pair{"fused_term_overhead", &p.fused_term_overhead}})
     if (doc.find(key) != doc.end()) *number = profile_number(doc, "", key);
   if (doc.find("conv_layout") != doc.end()) {
     const Json& table = profile_object(profile_member(doc, "", "conv_layout"), "conv_layout");
@@ -681,8 +760,9 @@ template <class Json>
       const std::string name = profile_string(table, "conv_layout", kProfileDtypes[i]);
       const std::optional<Layout> layout = layout_from_name(name);
       if (!layout)
-        throw ProfileError(join_path("conv_layout", kProfileDtypes[i]),
-                           fmt::format("must be \"contiguous\" or \"channels_last\", got \"{}\"", name));
+        throw ProfileError(
+            join_path("conv_layout", kProfileDtypes[i]),
+            fmt::format("must be \"contiguous\" or \"channels_last\", got \"{}\"", name));
       p.conv_layout[i] = *layout;
     }
   }
@@ -690,18 +770,22 @@ template <class Json>
     const Json& both = profile_object(profile_member(doc, "", "uncertainty"), "uncertainty");
     reject_unknown_keys(both, "uncertainty", {"systematic", "scatter", "kind_scatter"});
     if (both.find("kind_scatter") != both.end())
-      read_kind_table(profile_member(both, "uncertainty", "kind_scatter"), "uncertainty.kind_scatter", p.kind_scatter);
-    for (const auto& [kind, factors] : {std::pair{"systematic", &p.systematic_error}, std::pair{"scatter", &p.scatter_error}}) {
+      read_kind_table(profile_member(both, "uncertainty", "kind_scatter"),
+                      "uncertainty.kind_scatter", p.kind_scatter);
+    for (const auto& [kind, factors] :
+         {std::pair{"systematic", &p.systematic_error}, std::pair{"scatter", &p.scatter_error}}) {
       if (both.find(kind) == both.end()) continue;
       const std::string path = join_path("uncertainty", kind);
       const Json& table = profile_object(profile_member(both, "uncertainty", kind), path);
-      reject_unknown_keys(table, path, {"contraction", "window", "elementwise", "movement", "reduction", "fused"});
+      reject_unknown_keys(
+          table, path, {"contraction", "window", "elementwise", "movement", "reduction", "fused"});
       for (std::size_t i = 0; i < kNumCostClasses; ++i)
         if (table.find(std::string(kCostClassNames[i])) != table.end())
           (*factors)[i] = profile_number(table, path, kCostClassNames[i]);
     }
   }
-  if (doc.find("time_scale") != doc.end()) read_kind_table(profile_member(doc, "", "time_scale"), "time_scale", p.time_scale);
+  if (doc.find("time_scale") != doc.end())
+    read_kind_table(profile_member(doc, "", "time_scale"), "time_scale", p.time_scale);
   validate(p);
   return p;
 }
@@ -744,26 +828,28 @@ namespace detail {
 
 inline constexpr double kMiB = 1024.0 * 1024.0;
 
-inline DeviceProfile gpu_profile(std::string name, std::string description, double vector_f32, double matrix_16,
-                                 double bandwidth, double l2_bytes) {
+inline DeviceProfile gpu_profile(std::string name, std::string description, double vector_f32,
+                                 double matrix_16, double bandwidth, double l2_bytes) {
   DeviceProfile p;
   p.name = std::move(name);
   p.kind = "gpu";
   p.description = std::move(description);
-  // Elementwise f16/bf16 math is modelled at the f32 vector rate (computed in f32 after conversion).
+  // Elementwise f16/bf16 math is modelled at the f32 vector rate (computed in f32 after
+  // conversion).
   p.vector_flops = {vector_f32, vector_f32, vector_f32};
-  p.matrix_flops = {0.0, matrix_16, matrix_16};  // TF32 not modelled (see DeviceProfile::matrix_flops)
+  p.matrix_flops = {0.0, matrix_16,
+                    matrix_16};  // TF32 not modelled (see DeviceProfile::matrix_flops)
   p.mem_bandwidth = bandwidth;
   p.cache_bytes = l2_bytes;
   p.launch_overhead = 1e-6;  // XLA kKernelLaunchOverhead
-  p.mem_latency = 4e-6;      // launch + lat_m = 5 us, the intercept of XLA's measured H100 HBM table
+  p.mem_latency = 4e-6;  // launch + lat_m = 5 us, the intercept of XLA's measured H100 HBM table
   // Tensor-core convolutions (f16/bf16) are NHWC kernels; f32 ones (no TF32 here) run NCHW.
   p.conv_layout = {Layout::Contiguous, Layout::ChannelsLast, Layout::ChannelsLast};
   return p;
 }
 
-inline DeviceProfile cpu_profile(std::string name, std::string description, double vector_f32, double bandwidth,
-                                 double cache) {
+inline DeviceProfile cpu_profile(std::string name, std::string description, double vector_f32,
+                                 double bandwidth, double cache) {
   DeviceProfile p;
   p.name = std::move(name);
   p.kind = "cpu";
@@ -783,39 +869,47 @@ inline DeviceProfile cpu_profile(std::string name, std::string description, doub
 inline const std::vector<DeviceProfile>& builtin_profiles() {
   static const std::vector<DeviceProfile> profiles = [] {
     std::vector<DeviceProfile> v;
-    v.push_back(gpu_profile("h100-sxm",
-                            "NVIDIA H100 SXM5 80GB: 132 SMs at 1.98 GHz; FP32 66.9 TFLOP/s, BF16/FP16 tensor 989.4 "
-                            "TFLOP/s dense; HBM3 3.35 TB/s; 50 MiB L2 (XLA gpu_device_info_for_tests.cc, "
-                            "cuda_core_info_table_test.cc; NVIDIA datasheet)",
-                            66.9e12, 989.4e12, 3352320000000.0, 50 * kMiB));
-    v.push_back(gpu_profile("h200-sxm",
-                            "NVIDIA H200 SXM 141GB: H100's compute (FP32 66.9, BF16/FP16 tensor 989.4 TFLOP/s "
-                            "dense); HBM3e 4.8 TB/s; 50 MiB L2 (NVIDIA datasheet)",
-                            66.9e12, 989.4e12, 4.8e12, 50 * kMiB));
-    v.push_back(gpu_profile("a100-sxm-80gb",
-                            "NVIDIA A100 SXM4 80GB: 108 SMs at 1.41 GHz; FP32 19.5 TFLOP/s, BF16/FP16 tensor 312 "
-                            "TFLOP/s dense; HBM2e 2.039 TB/s; 40 MiB L2 (XLA gpu_device_info_for_tests.cc; "
-                            "NVIDIA datasheet)",
-                            19.5e12, 312e12, 2039040000000.0, 40 * kMiB));
-    v.push_back(cpu_profile("xeon-spr-56c",
-                            "Intel Xeon Sapphire Rapids, 56 cores: 2 AVX-512 FMA per cycle x 16 f32 lanes x 2 "
-                            "flops x 2.0 GHz = 7.17 TFLOP/s; 8 x DDR5-4800 = 307.2 GB/s; 105 MiB LLC",
-                            56 * 2 * 16 * 2 * 2.0e9, 307.2e9, 105 * kMiB));
-    v.push_back(cpu_profile("epyc-9654",
-                            "AMD EPYC 9654 (Zen 4), 96 cores: 32 f32 flops per cycle x 2.4 GHz = 7.37 TFLOP/s; "
-                            "12 x DDR5-4800 = 460.8 GB/s; 384 MiB L3",
-                            96 * 32 * 2.4e9, 460.8e9, 384 * kMiB));
-    v.push_back(cpu_profile("xla-cpu-default",
-                            "XLA's default CPU: 8 cores x 16 lanes x 2 flops x 3 GHz = 768 GFLOP/s; 100 GB/s; "
-                            "1 MiB L2",
-                            8 * 16 * 2 * 3e9, 100e9, 1 * kMiB));
+    v.push_back(gpu_profile(
+        "h100-sxm",
+        "NVIDIA H100 SXM5 80GB: 132 SMs at 1.98 GHz; FP32 66.9 TFLOP/s, BF16/FP16 tensor 989.4 "
+        "TFLOP/s dense; HBM3 3.35 TB/s; 50 MiB L2 (XLA gpu_device_info_for_tests.cc, "
+        "cuda_core_info_table_test.cc; NVIDIA datasheet)",
+        66.9e12, 989.4e12, 3352320000000.0, 50 * kMiB));
+    v.push_back(gpu_profile(
+        "h200-sxm",
+        "NVIDIA H200 SXM 141GB: H100's compute (FP32 66.9, BF16/FP16 tensor 989.4 TFLOP/s "
+        "dense); HBM3e 4.8 TB/s; 50 MiB L2 (NVIDIA datasheet)",
+        66.9e12, 989.4e12, 4.8e12, 50 * kMiB));
+    v.push_back(gpu_profile(
+        "a100-sxm-80gb",
+        "NVIDIA A100 SXM4 80GB: 108 SMs at 1.41 GHz; FP32 19.5 TFLOP/s, BF16/FP16 tensor 312 "
+        "TFLOP/s dense; HBM2e 2.039 TB/s; 40 MiB L2 (XLA gpu_device_info_for_tests.cc; "
+        "NVIDIA datasheet)",
+        19.5e12, 312e12, 2039040000000.0, 40 * kMiB));
+    v.push_back(cpu_profile(
+        "xeon-spr-56c",
+        "Intel Xeon Sapphire Rapids, 56 cores: 2 AVX-512 FMA per cycle x 16 f32 lanes x 2 "
+        "flops x 2.0 GHz = 7.17 TFLOP/s; 8 x DDR5-4800 = 307.2 GB/s; 105 MiB LLC",
+        56 * 2 * 16 * 2 * 2.0e9, 307.2e9, 105 * kMiB));
+    v.push_back(cpu_profile(
+        "epyc-9654",
+        "AMD EPYC 9654 (Zen 4), 96 cores: 32 f32 flops per cycle x 2.4 GHz = 7.37 TFLOP/s; "
+        "12 x DDR5-4800 = 460.8 GB/s; 384 MiB L3",
+        96 * 32 * 2.4e9, 460.8e9, 384 * kMiB));
+    v.push_back(cpu_profile(
+        "xla-cpu-default",
+        "XLA's default CPU: 8 cores x 16 lanes x 2 flops x 3 GHz = 768 GFLOP/s; 100 GB/s; "
+        "1 MiB L2",
+        8 * 16 * 2 * 3e9, 100e9, 1 * kMiB));
     {
-      DeviceProfile ort = cpu_profile(
-          "onnxruntime-cpu",
-          "onnxruntime's CPU execution provider on one thread of an AVX2 core: 8 f32 lanes x 2 FMA x 2 flops x "
-          "2.5 GHz = 80 GFLOP/s; 20 GB/s single-thread DRAM stream; 32 MiB L3 (nominal, not calibrated). Its Conv "
-          "reads NCHW and picks its own blocked layout; its graph optimizer fuses kernels (runtime_fusion)",
-          8 * 2 * 2 * 2.5e9, 20e9, 32 * kMiB);
+      DeviceProfile ort = cpu_profile("onnxruntime-cpu",
+                                      "onnxruntime's CPU execution provider on one thread of an "
+                                      "AVX2 core: 8 f32 lanes x 2 FMA x 2 flops x "
+                                      "2.5 GHz = 80 GFLOP/s; 20 GB/s single-thread DRAM stream; 32 "
+                                      "MiB L3 (nominal, not calibrated). Its Conv "
+                                      "reads NCHW and picks its own blocked layout; its graph "
+                                      "optimizer fuses kernels (runtime_fusion)",
+                                      8 * 2 * 2 * 2.5e9, 20e9, 32 * kMiB);
       ort.conv_layout = {Layout::Contiguous, Layout::Contiguous, Layout::Contiguous};
       ort.runtime_fusion = true;
       v.push_back(std::move(ort));
@@ -835,7 +929,8 @@ inline const std::vector<DeviceProfile>& builtin_profiles() {
   return names;
 }
 
-/// The built-in profile called `name`. Throws `ProfileError` (field "name") listing the valid names.
+/// The built-in profile called `name`. Throws `ProfileError` (field "name") listing the valid
+/// names.
 [[nodiscard]] inline DeviceProfile find_profile(std::string_view name) {
   for (const DeviceProfile& p : detail::builtin_profiles())
     if (p.name == name) return p;
@@ -847,8 +942,9 @@ inline const std::vector<DeviceProfile>& builtin_profiles() {
 /// A profile named on a command line: a JSON file when `name_or_path` contains a '/' or ends in
 /// ".json" (`load_profile`), else a built-in profile (`find_profile`). `ProfileError` from either.
 [[nodiscard]] inline DeviceProfile resolve_profile(const std::string& name_or_path) {
-  const bool file = name_or_path.find('/') != std::string::npos ||
-                    (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0);
+  const bool file =
+      name_or_path.find('/') != std::string::npos ||
+      (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0);
   return file ? load_profile(name_or_path) : find_profile(name_or_path);
 }
 

@@ -40,7 +40,8 @@ struct HostTensor {
   std::vector<float> data;
 
   HostTensor() = default;
-  HostTensor(Dims d, DType t = DType::F32) : dtype(t), dims(std::move(d)), data(static_cast<std::size_t>(count(dims)), 0.0f) {}
+  HostTensor(Dims d, DType t = DType::F32)
+      : dtype(t), dims(std::move(d)), data(static_cast<std::size_t>(count(dims)), 0.0f) {}
   HostTensor(Dims d, std::vector<float> values, DType t = DType::F32)
       : dtype(t), dims(std::move(d)), data(std::move(values)) {}
 
@@ -75,8 +76,8 @@ class MissingBindingError : public ExecutionError {
 class BindingShapeError : public ExecutionError {
  public:
   BindingShapeError(std::string name, const Dims& want, const Dims& got)
-      : ExecutionError(fmt::format("execute: '{}' is declared {} but bound to {}", name, dims_to_string(want),
-                                   dims_to_string(got))),
+      : ExecutionError(fmt::format("execute: '{}' is declared {} but bound to {}", name,
+                                   dims_to_string(want), dims_to_string(got))),
         name_(std::move(name)) {}
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
@@ -88,8 +89,9 @@ class BindingShapeError : public ExecutionError {
 class OpaqueOpError : public ExecutionError {
  public:
   OpaqueOpError(std::size_t node, std::string op_type)
-      : ExecutionError(fmt::format("execute: node {} is the opaque operator '{}', which the executor cannot run",
-                                   node, op_type)),
+      : ExecutionError(fmt::format(
+            "execute: node {} is the opaque operator '{}', which the executor cannot run", node,
+            op_type)),
         op_type_(std::move(op_type)) {}
   [[nodiscard]] const std::string& op_type() const noexcept { return op_type_; }
 
@@ -113,9 +115,10 @@ class OpaqueOpError : public ExecutionError {
   if (std::isnan(x) || std::isinf(x)) return x;
   const float a = std::fabs(x);
   if (a >= 65520.0f) return std::copysign(std::numeric_limits<float>::infinity(), x);
-  if (a < std::ldexp(1.0f, -25)) return std::copysign(0.0f, x);  // below half the smallest subnormal
+  if (a < std::ldexp(1.0f, -25))
+    return std::copysign(0.0f, x);  // below half the smallest subnormal
   int e = 0;
-  std::frexp(a, &e);                    // a = m * 2^e, m in [0.5, 1)
+  std::frexp(a, &e);                     // a = m * 2^e, m in [0.5, 1)
   const int exp = std::max(e - 1, -14);  // f16 exponent (subnormals share -14)
   const float quantum = std::ldexp(1.0f, exp - 10);
   return std::copysign(std::nearbyint(a / quantum) * quantum, x);  // default rounding: to even
@@ -148,10 +151,17 @@ struct Value {
 inline void activate(float* p, std::int64_t n, std::int64_t act) {
   ArrayMap a(p, n);
   switch (act) {
-    case 1: a = 1.0f / (1.0f + (-a).exp()); break;
-    case 2: a = a.max(0.0f); break;
-    case 3: a = a.tanh(); break;
-    default: break;
+    case 1:
+      a = 1.0f / (1.0f + (-a).exp());
+      break;
+    case 2:
+      a = a.max(0.0f);
+      break;
+    case 3:
+      a = a.tanh();
+      break;
+    default:
+      break;
   }
 }
 
@@ -180,7 +190,8 @@ inline void erf_inplace(float* p, std::int64_t n) {
 }
 
 /// SAME padding before the first element along one axis (TensorFlow's convention).
-inline std::int64_t pad_before(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t pad, std::int64_t out) {
+inline std::int64_t pad_before(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t pad,
+                               std::int64_t out) {
   if (pad != 0) return 0;
   return std::max<std::int64_t>((out - 1) * s + k - in, 0) / 2;
 }
@@ -189,8 +200,8 @@ inline std::int64_t window_out(std::int64_t in, std::int64_t k, std::int64_t s, 
 }
 
 /// The output positions ow in [0, Wo) whose input column ow * s - p + j lies in [0, W): [lo, hi).
-inline void valid_columns(std::int64_t W, std::int64_t Wo, std::int64_t s, std::int64_t p, std::int64_t j,
-                          std::int64_t& lo, std::int64_t& hi) {
+inline void valid_columns(std::int64_t W, std::int64_t Wo, std::int64_t s, std::int64_t p,
+                          std::int64_t j, std::int64_t& lo, std::int64_t& hi) {
   const std::int64_t first = p - j;  // ow * s >= first
   lo = first <= 0 ? 0 : (first + s - 1) / s;
   const std::int64_t last = W - 1 + p - j;  // ow * s <= last
@@ -200,7 +211,8 @@ inline void valid_columns(std::int64_t W, std::int64_t Wo, std::int64_t s, std::
 }
 
 /// Applies activation `act` to the `rows` x `cols` block at `p` whose rows are `stride` apart.
-inline void activate_block(float* p, std::int64_t rows, std::int64_t cols, std::int64_t stride, std::int64_t act) {
+inline void activate_block(float* p, std::int64_t rows, std::int64_t cols, std::int64_t stride,
+                           std::int64_t act) {
   if (act == 0) return;
   for (std::int64_t r = 0; r < rows; ++r) activate(p + r * stride, cols, act);
 }
@@ -208,9 +220,10 @@ inline void activate_block(float* p, std::int64_t rows, std::int64_t cols, std::
 /// Columns [p0, p0 + t) of the im2col matrix of one image and group (`xin`: its Cg channels of
 /// H x W) into `dst`, row-major [Cg * kh * kw, t]: row (c, i, j) holds input (c, oh * sh - ph + i,
 /// ow * sw - pw + j) for output positions p = oh * Wo + ow, zeros outside the input.
-inline void im2col_tile(const float* xin, std::int64_t Cg, std::int64_t H, std::int64_t W, std::int64_t kh,
-                        std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t ph, std::int64_t pw,
-                        std::int64_t Wo, std::int64_t p0, std::int64_t t, float* dst) {
+inline void im2col_tile(const float* xin, std::int64_t Cg, std::int64_t H, std::int64_t W,
+                        std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw,
+                        std::int64_t ph, std::int64_t pw, std::int64_t Wo, std::int64_t p0,
+                        std::int64_t t, float* dst) {
   for (std::int64_t c = 0; c < Cg; ++c)
     for (std::int64_t i = 0; i < kh; ++i)
       for (std::int64_t j = 0; j < kw; ++j) {
@@ -227,7 +240,8 @@ inline void im2col_tile(const float* xin, std::int64_t Cg, std::int64_t H, std::
             const float* row = xin + (c * H + ih) * W;
             const std::int64_t a = std::clamp(lo, ow0, ow0 + len), b = std::clamp(hi, a, ow0 + len);
             std::fill_n(dst, a - ow0, 0.0f);
-            if (sw == 1) std::copy_n(row + a - pw + j, b - a, dst + (a - ow0));
+            if (sw == 1)
+              std::copy_n(row + a - pw + j, b - a, dst + (a - ow0));
             else
               for (std::int64_t ow = a; ow < b; ++ow) dst[ow - ow0] = row[ow * sw - pw + j];
             std::fill_n(dst + (b - ow0), ow0 + len - b, 0.0f);
@@ -257,8 +271,13 @@ inline std::int64_t conv_tile_columns(std::int64_t rows, std::int64_t P) {
 /// tap's reads for all output positions are one run starting at (i / sh) * wide + j / sw.
 class DepthwisePlanes {
  public:
-  DepthwisePlanes(std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t Ho, std::int64_t Wo)
-      : kw_(kw), sh_(sh), sw_(sw), rows_(Ho + (kh - 1) / sh + 1), wide_(Wo + (kw - 1) / sw),
+  DepthwisePlanes(std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw,
+                  std::int64_t Ho, std::int64_t Wo)
+      : kw_(kw),
+        sh_(sh),
+        sw_(sw),
+        rows_(Ho + (kh - 1) / sh + 1),
+        wide_(Wo + (kw - 1) / sw),
         data_(static_cast<std::size_t>(sh * sw * rows_ * wide_)) {}
 
   /// Fills the planes from one input channel (H x W; `ph`, `pw` the padding before).
@@ -274,7 +293,8 @@ class DepthwisePlanes {
           if (ih < 0 || ih >= H) continue;
           const float* row = xin + ih * W;
           float* dst = plane + r * wide_;
-          if (sw_ == 1) std::copy_n(row + (c0 - pw), c1 - c0, dst + c0);
+          if (sw_ == 1)
+            std::copy_n(row + (c0 - pw), c1 - c0, dst + c0);
           else
             for (std::int64_t c = c0; c < c1; ++c) dst[c] = row[c * sw_ + b - pw];
         }
@@ -284,8 +304,9 @@ class DepthwisePlanes {
   /// The run tap `t` (row-major over the kernel) reads, `length` floats.
   [[nodiscard]] ConstArrayMap tap(std::int64_t t, std::int64_t length) const {
     const std::int64_t i = t / kw_, j = t % kw_;
-    return ConstArrayMap(data_.data() + ((i % sh_) * sw_ + j % sw_) * rows_ * wide_ + (i / sh_) * wide_ + j / sw_,
-                         length);
+    return ConstArrayMap(
+        data_.data() + ((i % sh_) * sw_ + j % sw_) * rows_ * wide_ + (i / sh_) * wide_ + j / sw_,
+        length);
   }
   [[nodiscard]] std::int64_t wide() const noexcept { return wide_; }
 
@@ -299,8 +320,9 @@ class DepthwisePlanes {
 /// output computed `planes.wide()` columns wide, taps three at a time in one pass over it (a
 /// pass per tap would read and write the accumulator kh * kw times), then its Wo columns copied
 /// out. `wk`: the Og filters, kh * kw taps each; `acc`: scratch of Ho * planes.wide() floats.
-inline void depthwise_outputs(const DepthwisePlanes& planes, const float* wk, std::int64_t Og, std::int64_t taps,
-                              std::int64_t Ho, std::int64_t Wo, float* acc, float* out) {
+inline void depthwise_outputs(const DepthwisePlanes& planes, const float* wk, std::int64_t Og,
+                              std::int64_t taps, std::int64_t Ho, std::int64_t Wo, float* acc,
+                              float* out) {
   const std::int64_t wide = planes.wide(), n = Ho * wide;
   ArrayMap sum(acc, n);
   for (std::int64_t o = 0; o < Og; ++o) {
@@ -308,9 +330,12 @@ inline void depthwise_outputs(const DepthwisePlanes& planes, const float* wk, st
     const auto tap = [&](std::int64_t t) { return planes.tap(t, n); };
     sum.setZero();
     std::int64_t t = 0;
-    for (; t + 3 <= taps; t += 3) sum += v[t] * tap(t) + v[t + 1] * tap(t + 1) + v[t + 2] * tap(t + 2);
-    if (taps - t == 2) sum += v[t] * tap(t) + v[t + 1] * tap(t + 1);
-    else if (taps - t == 1) sum += v[t] * tap(t);
+    for (; t + 3 <= taps; t += 3)
+      sum += v[t] * tap(t) + v[t + 1] * tap(t + 1) + v[t + 2] * tap(t + 2);
+    if (taps - t == 2)
+      sum += v[t] * tap(t) + v[t + 1] * tap(t + 1);
+    else if (taps - t == 1)
+      sum += v[t] * tap(t);
     float* y = out + o * Ho * Wo;
     for (std::int64_t r = 0; r < Ho; ++r) std::copy_n(acc + r * wide, Wo, y + r * Wo);
   }
@@ -322,22 +347,26 @@ inline void depthwise_outputs(const DepthwisePlanes& planes, const float* wk, st
 using Epilogue = std::function<void(std::int64_t start, std::int64_t length)>;
 
 /// The output shape of conv2d.
-inline Dims conv2d_dims(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw, std::int64_t pad) {
-  return Dims{x.dims[0], w.dims[0], window_out(x.dims[2], w.dims[2], sh, pad), window_out(x.dims[3], w.dims[3], sw, pad)};
+inline Dims conv2d_dims(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw,
+                        std::int64_t pad) {
+  return Dims{x.dims[0], w.dims[0], window_out(x.dims[2], w.dims[2], sh, pad),
+              window_out(x.dims[3], w.dims[3], sw, pad)};
 }
 
 /// conv2d into `out` (shape `conv2d_dims`), calling `epilogue` (if any) on each finished part of
 /// the output: a group's channels (all their positions, one contiguous range), or a depthwise
 /// convolution's outputs of one input channel.
-inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw, std::int64_t pad,
-                        std::int64_t act, HostTensor& out, const Epilogue* epilogue = nullptr) {
+inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw,
+                        std::int64_t pad, std::int64_t act, HostTensor& out,
+                        const Epilogue* epilogue = nullptr) {
   const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
   const std::int64_t O = w.dims[0], Cg = w.dims[1], kh = w.dims[2], kw = w.dims[3];
   const std::int64_t G = C / Cg, Og = O / G;
   const std::int64_t Ho = window_out(H, kh, sh, pad), Wo = window_out(W, kw, sw, pad);
   const std::int64_t ph = pad_before(H, kh, sh, pad, Ho), pw = pad_before(W, kw, sw, pad, Wo);
   const std::int64_t K = Cg * kh * kw, P = Ho * Wo;
-  if (Cg == 1 && G > 1) {  // depthwise (with a channel multiplier when Og > 1): no product to lower to
+  if (Cg == 1 &&
+      G > 1) {  // depthwise (with a channel multiplier when Og > 1): no product to lower to
     DepthwisePlanes planes(kh, kw, sh, sw, Ho, Wo);
     std::vector<float> acc(static_cast<std::size_t>(Ho * planes.wide()));
     for (std::int64_t nc = 0; nc < N * C; ++nc) {
@@ -351,7 +380,8 @@ inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t s
   }
   // A 1x1, stride-1 convolution reads its input as the product's operand, in column blocks whose
   // output (about 1 MiB) stays in cache for the activation; otherwise im2col block by block.
-  const bool direct = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && Ho == H && Wo == W;
+  const bool direct =
+      kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && Ho == H && Wo == W;
   const std::int64_t T = direct ? conv_tile_columns(Og, P) : conv_tile_columns(K, P);
   std::vector<float> col(direct ? 0 : static_cast<std::size_t>(K * T));
   using Strided = Eigen::OuterStride<>;
@@ -381,8 +411,8 @@ inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t s
     }
 }
 
-inline HostTensor conv2d(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw, std::int64_t pad,
-                         std::int64_t act) {
+inline HostTensor conv2d(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw,
+                         std::int64_t pad, std::int64_t act) {
   HostTensor out(conv2d_dims(x, w, sh, sw, pad), x.dtype);
   conv2d_into(x, w, sh, sw, pad, act, out);
   return out;
@@ -407,7 +437,8 @@ inline HostTensor wino_weight(const HostTensor& w) {
       const float* g = w.data.data() + (o * C + c) * 9;
       float gg[4][3];  // G g
       for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 3; ++j) gg[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
+        for (int j = 0; j < 3; ++j)
+          gg[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
       for (int i = 0; i < 4; ++i)
         for (int j = 0; j < 4; ++j)
           u.data[static_cast<std::size_t>(((i * 4 + j) * O + o) * C + c)] =
@@ -419,14 +450,16 @@ inline HostTensor wino_weight(const HostTensor& w) {
 /// `wino_conv2d`: conv2d(x, w, 1, 1, pad, act) with u = wino_weight(w), image by image in blocks
 /// of whole tile rows. Each transform runs on arrays over a tile row's tiles (vectorized; a
 /// row's even and odd columns split once), the output's last row and column clipped when odd.
-inline HostTensor wino_conv2d(const HostTensor& x, const HostTensor& u, std::int64_t pad, std::int64_t act) {
+inline HostTensor wino_conv2d(const HostTensor& x, const HostTensor& u, std::int64_t pad,
+                              std::int64_t act) {
   const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3], O = u.dims[1];
   const std::int64_t Ho = window_out(H, 3, 1, pad), Wo = window_out(W, 3, 1, pad);
   const std::int64_t ph = pad_before(H, 3, 1, pad, Ho), pw = pad_before(W, 3, 1, pad, Wo);
   const std::int64_t th = (Ho + 1) / 2, tw = (Wo + 1) / 2;
   const std::int64_t rows = std::min(th, wino_block_rows(C, O, tw)), T = rows * tw;
   HostTensor out(Dims{N, O, Ho, Wo}, x.dtype);
-  std::vector<float> V(static_cast<std::size_t>(16 * C * T)), M(static_cast<std::size_t>(16 * O * T));
+  std::vector<float> V(static_cast<std::size_t>(16 * C * T)),
+      M(static_cast<std::size_t>(16 * O * T));
   // One input row's columns 2q - pw and 2q + 1 - pw, q in [0, tw], zero outside the input.
   std::vector<float> even(static_cast<std::size_t>(4 * (tw + 1))), odd(even.size());
   Eigen::ArrayXf t(tw * 16), s(tw * 8);  // per tile row: the row transform, then the column one
@@ -436,7 +469,8 @@ inline HostTensor wino_conv2d(const HostTensor& x, const HostTensor& u, std::int
       for (std::int64_t c = 0; c < C; ++c) {
         const float* xc = x.data.data() + (n * C + c) * H * W;
         for (std::int64_t r = 0; r < nr; ++r) {
-          for (std::int64_t i = 0; i < 4; ++i) {  // input row 2 (r0 + r) - ph + i, split by column parity
+          for (std::int64_t i = 0; i < 4;
+               ++i) {  // input row 2 (r0 + r) - ph + i, split by column parity
             const std::int64_t ih = 2 * (r0 + r) - ph + i;
             float* e = even.data() + i * (tw + 1);
             float* o = odd.data() + i * (tw + 1);
@@ -447,10 +481,13 @@ inline HostTensor wino_conv2d(const HostTensor& x, const HostTensor& u, std::int
               o[q] = in_row && c1 >= 0 && c1 < W ? xc[ih * W + c1] : 0.0f;
             }
           }
-          // d B for each row i of the tiles: columns (2q, 2q+1, 2q+2, 2q+3) = (e[q], o[q], e[q+1], o[q+1]).
+          // d B for each row i of the tiles: columns (2q, 2q+1, 2q+2, 2q+3) = (e[q], o[q], e[q+1],
+          // o[q+1]).
           for (std::int64_t i = 0; i < 4; ++i) {
-            const Eigen::Map<const Eigen::ArrayXf> e0(even.data() + i * (tw + 1), tw), e1(even.data() + i * (tw + 1) + 1, tw);
-            const Eigen::Map<const Eigen::ArrayXf> o0(odd.data() + i * (tw + 1), tw), o1(odd.data() + i * (tw + 1) + 1, tw);
+            const Eigen::Map<const Eigen::ArrayXf> e0(even.data() + i * (tw + 1), tw),
+                e1(even.data() + i * (tw + 1) + 1, tw);
+            const Eigen::Map<const Eigen::ArrayXf> o0(odd.data() + i * (tw + 1), tw),
+                o1(odd.data() + i * (tw + 1) + 1, tw);
             t.segment((i * 4 + 0) * tw, tw) = e0 - e1;
             t.segment((i * 4 + 1) * tw, tw) = o0 + e1;
             t.segment((i * 4 + 2) * tw, tw) = e1 - o0;
@@ -480,13 +517,15 @@ inline HostTensor wino_conv2d(const HostTensor& x, const HostTensor& u, std::int
         float* y = out.data.data() + (n * O + o) * Ho * Wo;
         for (std::int64_t r = 0; r < nr; ++r) {
           const auto m = [&](std::int64_t a, std::int64_t b) {
-            return Eigen::Map<const Eigen::ArrayXf>(M.data() + ((a * 4 + b) * O + o) * T + r * tw, tw);
+            return Eigen::Map<const Eigen::ArrayXf>(M.data() + ((a * 4 + b) * O + o) * T + r * tw,
+                                                    tw);
           };
           for (std::int64_t b = 0; b < 4; ++b) {  // A^T m: two rows
             s.segment((0 * 4 + b) * tw, tw) = m(0, b) + m(1, b) + m(2, b);
             s.segment((1 * 4 + b) * tw, tw) = m(1, b) - m(2, b) - m(3, b);
           }
-          for (std::int64_t a = 0; a < 2; ++a) {  // (A^T m) A: two columns, interleaved into the row
+          for (std::int64_t a = 0; a < 2;
+               ++a) {  // (A^T m) A: two columns, interleaved into the row
             const std::int64_t oh = 2 * (r0 + r) + a;
             if (oh >= Ho) break;
             const auto col = [&](std::int64_t b) { return s.segment((a * 4 + b) * tw, tw); };
@@ -540,7 +579,8 @@ inline HostTensor matmul(const HostTensor& a, const HostTensor& b, std::int64_t 
 /// empty when the window is wider than the input.
 struct InnerWindows {
   std::int64_t begin = 0, end = 0;
-  InnerWindows(std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t s, std::int64_t pad) {
+  InnerWindows(std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t s,
+               std::int64_t pad) {
     std::int64_t first_tap_end = 0, last_tap_begin = 0;
     valid_columns(in, out, s, pad, 0, begin, first_tap_end);
     valid_columns(in, out, s, pad, k - 1, last_tap_begin, end);
@@ -562,7 +602,9 @@ struct WindowSpan {
 /// (std::max keeps its first operand), so NaNs are passed over and a window of NaNs gives -inf.
 template <bool IsMax>
 struct PoolReduce {
-  static constexpr float init() noexcept { return IsMax ? -std::numeric_limits<float>::infinity() : 0.0f; }
+  static constexpr float init() noexcept {
+    return IsMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+  }
   static float combine(float acc, float v) noexcept { return IsMax ? std::max(acc, v) : acc + v; }
 };
 
@@ -594,7 +636,8 @@ void pool_rows(const float* in, std::int64_t rows, std::int64_t W, std::int64_t 
         float* o = out + r * pitch;
         if (kw == 3 && sw == 2) {  // the common strided window, its stride a constant (vectorized)
           for (std::int64_t ow = inner.begin; ow < inner.end; ++ow)
-            o[ow] = R::combine(R::combine(R::combine(R::init(), row[2 * ow]), row[2 * ow + 1]), row[2 * ow + 2]);
+            o[ow] = R::combine(R::combine(R::combine(R::init(), row[2 * ow]), row[2 * ow + 1]),
+                               row[2 * ow + 2]);
           continue;
         }
         for (std::int64_t ow = inner.begin; ow < inner.end; ++ow) {
@@ -625,8 +668,9 @@ void pool_rows(const float* in, std::int64_t rows, std::int64_t W, std::int64_t 
 /// rows' pitch and count (a unit stride along both axes, SAME), the rows inside their planes are
 /// one flat pass over all planes; the rows whose windows reach the padding are then recomputed.
 template <bool IsMax>
-void pool_columns(const float* rows, std::int64_t planes, std::int64_t H, std::int64_t pitch, std::int64_t Ho,
-                  std::int64_t Wo, std::int64_t kh, std::int64_t sh, std::int64_t ph, float* out) {
+void pool_columns(const float* rows, std::int64_t planes, std::int64_t H, std::int64_t pitch,
+                  std::int64_t Ho, std::int64_t Wo, std::int64_t kh, std::int64_t sh,
+                  std::int64_t ph, float* out) {
   using R = PoolReduce<IsMax>;
   const InnerWindows inner(H, Ho, kh, sh, ph);
   const auto output_row = [&](const float* plane_rows, float* o, std::int64_t oh) {
@@ -634,7 +678,8 @@ void pool_columns(const float* rows, std::int64_t planes, std::int64_t H, std::i
     const float* r = plane_rows + window.first * pitch;
     if (window.size() == 3) {
       const float *r1 = r + pitch, *r2 = r1 + pitch;
-      for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] = R::combine(R::combine(R::combine(R::init(), r[ow]), r1[ow]), r2[ow]);
+      for (std::int64_t ow = 0; ow < Wo; ++ow)
+        o[ow] = R::combine(R::combine(R::combine(R::init(), r[ow]), r1[ow]), r2[ow]);
       return;
     }
     for (std::int64_t ow = 0; ow < Wo; ++ow) o[ow] = R::combine(R::init(), r[ow]);
@@ -672,8 +717,8 @@ void pool_columns(const float* rows, std::int64_t planes, std::int64_t H, std::i
 /// then each output row from its window's rows), both passes over every plane at once where the
 /// windows allow, so that small planes (Inception's 8x8) cost no per-plane loop set-up.
 template <bool IsMax>
-void pool_windows(const HostTensor& x, std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw,
-                  std::int64_t ph, std::int64_t pw, HostTensor& out) {
+void pool_windows(const HostTensor& x, std::int64_t kh, std::int64_t kw, std::int64_t sh,
+                  std::int64_t sw, std::int64_t ph, std::int64_t pw, HostTensor& out) {
   const std::int64_t planes = x.dims[0] * x.dims[1], H = x.dims[2], W = x.dims[3];
   const std::int64_t Ho = out.dims[2], Wo = out.dims[3];
   // A unit stride keeps the input's row pitch, so that pass 1 runs flat over all rows.
@@ -684,8 +729,8 @@ void pool_windows(const HostTensor& x, std::int64_t kh, std::int64_t kw, std::in
   pool_columns<IsMax>(rows.get(), planes, H, pitch, Ho, Wo, kh, sh, ph, out.data.data());
 }
 
-inline HostTensor pool(const HostTensor& x, bool is_max, std::int64_t kh, std::int64_t kw, std::int64_t sh,
-                       std::int64_t sw, std::int64_t pad, std::int64_t act) {
+inline HostTensor pool(const HostTensor& x, bool is_max, std::int64_t kh, std::int64_t kw,
+                       std::int64_t sh, std::int64_t sw, std::int64_t pad, std::int64_t act) {
   const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
   const std::int64_t Ho = window_out(H, kh, sh, pad), Wo = window_out(W, kw, sw, pad);
   const std::int64_t ph = pad_before(H, kh, sh, pad, Ho), pw = pad_before(W, kw, sw, pad, Wo);
@@ -720,10 +765,12 @@ inline HostTensor pool(const HostTensor& x, bool is_max, std::int64_t kh, std::i
     for (std::int64_t oh = 0; oh < Ho; ++oh) {
       const auto taps = static_cast<float>(WindowSpan(oh, sh, ph, kh, H).size());
       for (std::int64_t ow = 0; ow < Wo; ++ow)
-        divisor[static_cast<std::size_t>(oh * Wo + ow)] = taps * static_cast<float>(WindowSpan(ow, sw, pw, kw, W).size());
+        divisor[static_cast<std::size_t>(oh * Wo + ow)] =
+            taps * static_cast<float>(WindowSpan(ow, sw, pw, kw, W).size());
     }
     const ConstArrayMap d(divisor.data(), Ho * Wo);
-    for (std::int64_t nc = 0; nc < N * C; ++nc) ArrayMap(out.data.data() + nc * Ho * Wo, Ho * Wo) /= d;
+    for (std::int64_t nc = 0; nc < N * C; ++nc)
+      ArrayMap(out.data.data() + nc * Ho * Wo, Ho * Wo) /= d;
   }
   activate(out.data.data(), out.elements(), act);
   return out;
@@ -740,7 +787,8 @@ inline void split_dims(const Dims& d, std::int64_t axis, std::int64_t& outer, st
 }
 
 /// Entries [start, end) of x along axis.
-inline HostTensor slice(const HostTensor& x, std::int64_t axis, std::int64_t start, std::int64_t end) {
+inline HostTensor slice(const HostTensor& x, std::int64_t axis, std::int64_t start,
+                        std::int64_t end) {
   std::int64_t outer, extent, inner;
   split_dims(x.dims, axis, outer, extent, inner);
   Dims d = x.dims;
@@ -752,7 +800,8 @@ inline HostTensor slice(const HostTensor& x, std::int64_t axis, std::int64_t sta
   return out;
 }
 
-inline HostTensor pad_axis(const HostTensor& x, std::int64_t axis, std::int64_t before, std::int64_t after) {
+inline HostTensor pad_axis(const HostTensor& x, std::int64_t axis, std::int64_t before,
+                           std::int64_t after) {
   std::int64_t outer, extent, inner;
   split_dims(x.dims, axis, outer, extent, inner);
   Dims d = x.dims;
@@ -760,7 +809,8 @@ inline HostTensor pad_axis(const HostTensor& x, std::int64_t axis, std::int64_t 
   d[static_cast<std::size_t>(axis)] = total;
   HostTensor out(d, x.dtype);
   for (std::int64_t o = 0; o < outer; ++o)
-    std::copy_n(x.data.data() + o * extent * inner, extent * inner, out.data.data() + (o * total + before) * inner);
+    std::copy_n(x.data.data() + o * extent * inner, extent * inner,
+                out.data.data() + (o * total + before) * inner);
   return out;
 }
 
@@ -783,8 +833,8 @@ inline HostTensor concat(std::int64_t axis, const std::vector<const HostTensor*>
 }
 
 /// out[i] = x[sum_k idx_k * in_stride_k] for output index idx (strides may be 0 for broadcast).
-inline void strided_gather(const float* in, const Dims& out_dims, const std::vector<std::int64_t>& in_strides,
-                           float* out) {
+inline void strided_gather(const float* in, const Dims& out_dims,
+                           const std::vector<std::int64_t>& in_strides, float* out) {
   const std::size_t r = out_dims.size();
   const std::int64_t n = HostTensor::count(out_dims);
   if (r == 0) {
@@ -845,7 +895,8 @@ inline HostTensor reduce(const HostTensor& x, std::int64_t axis, Op op) {
     for (std::int64_t in = 0; in < inner; ++in) {
       const float* p = x.data.data() + o * extent * inner + in;
       float acc = op == Op::ReduceMax ? -std::numeric_limits<float>::infinity() : 0.0f;
-      for (std::int64_t e = 0; e < extent; ++e) acc = op == Op::ReduceMax ? std::max(acc, p[e * inner]) : acc + p[e * inner];
+      for (std::int64_t e = 0; e < extent; ++e)
+        acc = op == Op::ReduceMax ? std::max(acc, p[e * inner]) : acc + p[e * inner];
       if (op == Op::ReduceMean) acc /= static_cast<float>(extent);
       out.data[static_cast<std::size_t>(o * inner + in)] = acc;
     }
@@ -876,7 +927,8 @@ inline HostTensor layernorm(const HostTensor& x, const HostTensor& gamma, const 
     const float mean = v.mean();
     v -= mean;
     const float var = v.square().mean();
-    v = v / std::sqrt(var + kNormEps) * ConstArrayMap(gamma.data.data(), n) + ConstArrayMap(beta.data.data(), n);
+    v = v / std::sqrt(var + kNormEps) * ConstArrayMap(gamma.data.data(), n) +
+        ConstArrayMap(beta.data.data(), n);
   }
   return out;
 }
@@ -902,7 +954,8 @@ inline HostTensor enlarge(const HostTensor& w, const Dims& ref) {
   HostTensor out(Dims{O, I, KH, KW}, w.dtype);
   for (std::int64_t oi = 0; oi < O * I; ++oi)
     for (std::int64_t i = 0; i < kh; ++i)
-      std::copy_n(w.data.data() + (oi * kh + i) * kw, kw, out.data.data() + (oi * KH + i + dh) * KW + dw);
+      std::copy_n(w.data.data() + (oi * kh + i) * kw, kw,
+                  out.data.data() + (oi * KH + i + dh) * KW + dw);
   return out;
 }
 
@@ -911,7 +964,8 @@ inline HostTensor merge(const HostTensor& w, std::int64_t groups, std::int64_t c
   HostTensor out(Dims{O, c * count, w.dims[2], w.dims[3]}, w.dtype);
   for (std::int64_t o = 0; o < O; ++o) {
     const std::int64_t block = (o / m) % count;
-    std::copy_n(w.data.data() + o * c * k, c * k, out.data.data() + (o * c * count + block * c) * k);
+    std::copy_n(w.data.data() + o * c * k, c * k,
+                out.data.data() + (o * c * count + block * c) * k);
   }
   return out;
 }
@@ -922,11 +976,12 @@ inline HostTensor merge(const HostTensor& w, std::int64_t groups, std::int64_t c
 /// `w`'s kernel, scaled, into the full output of (H - 1) * sh + kh rows (likewise columns), from
 /// which rows [pt, pt + Ho) are kept; rows past the full output (a negative end pad) are zero.
 /// One GEMM per image and group (W_g^T · X_g), then a col2im scatter-add.
-inline HostTensor conv_transpose(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw,
-                                 std::int64_t pt, std::int64_t pl, std::int64_t pb, std::int64_t pr,
-                                 std::int64_t groups) {
+inline HostTensor conv_transpose(const HostTensor& x, const HostTensor& w, std::int64_t sh,
+                                 std::int64_t sw, std::int64_t pt, std::int64_t pl, std::int64_t pb,
+                                 std::int64_t pr, std::int64_t groups) {
   const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
-  const std::int64_t Og = w.dims[1], kh = w.dims[2], kw = w.dims[3], Cg = C / groups, O = Og * groups;
+  const std::int64_t Og = w.dims[1], kh = w.dims[2], kw = w.dims[3], Cg = C / groups,
+                     O = Og * groups;
   const std::int64_t Ho = (H - 1) * sh + kh - pt - pb, Wo = (W - 1) * sw + kw - pl - pr;
   HostTensor out(Dims{N, O, Ho, Wo}, x.dtype);
   const std::int64_t K = Og * kh * kw, P = H * W;
@@ -957,21 +1012,26 @@ inline HostTensor conv_transpose(const HostTensor& x, const HostTensor& w, std::
 
 /// The input coordinate of output index `o` along an axis resized from `in` to `out` (ONNX
 /// Resize's coordinate transformation, scale = out / in).
-inline double resize_coordinate(std::int64_t o, std::int64_t in, std::int64_t out, std::int64_t coord) {
+inline double resize_coordinate(std::int64_t o, std::int64_t in, std::int64_t out,
+                                std::int64_t coord) {
   const double scale = static_cast<double>(out) / static_cast<double>(in);
   switch (static_cast<ResizeCoord>(coord)) {
-    case ResizeCoord::HalfPixel: return (static_cast<double>(o) + 0.5) / scale - 0.5;
-    case ResizeCoord::Asymmetric: return static_cast<double>(o) / scale;
+    case ResizeCoord::HalfPixel:
+      return (static_cast<double>(o) + 0.5) / scale - 0.5;
+    case ResizeCoord::Asymmetric:
+      return static_cast<double>(o) / scale;
     case ResizeCoord::AlignCorners:
-      return out == 1 ? 0.0 : static_cast<double>(o) * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+      return out == 1 ? 0.0
+                      : static_cast<double>(o) * static_cast<double>(in - 1) /
+                            static_cast<double>(out - 1);
   }
   return 0.0;
 }
 
 /// ONNX Resize of `x` to `dims`, one axis at a time (nearest: each output reads the input at its
 /// rounded coordinate, clamped; linear: the two neighbours of the clamped coordinate, weighted).
-inline HostTensor resize(const HostTensor& x, const Dims& dims, std::int64_t interp, std::int64_t coord,
-                         std::int64_t nearest) {
+inline HostTensor resize(const HostTensor& x, const Dims& dims, std::int64_t interp,
+                         std::int64_t coord, std::int64_t nearest) {
   HostTensor cur = x;
   for (std::size_t axis = 0; axis < dims.size(); ++axis) {
     const std::int64_t in = cur.dims[axis], out_extent = dims[axis];
@@ -989,10 +1049,18 @@ inline HostTensor resize(const HostTensor& x, const Dims& dims, std::int64_t int
       if (interp == static_cast<std::int64_t>(ResizeInterp::Nearest)) {
         double r = 0;
         switch (static_cast<ResizeNearest>(nearest)) {
-          case ResizeNearest::RoundPreferFloor: r = c == std::floor(c) + 0.5 ? std::floor(c) : std::round(c); break;
-          case ResizeNearest::Floor: r = std::floor(c); break;
-          case ResizeNearest::RoundPreferCeil: r = c == std::floor(c) + 0.5 ? std::ceil(c) : std::round(c); break;
-          case ResizeNearest::Ceil: r = std::ceil(c); break;
+          case ResizeNearest::RoundPreferFloor:
+            r = c == std::floor(c) + 0.5 ? std::floor(c) : std::round(c);
+            break;
+          case ResizeNearest::Floor:
+            r = std::floor(c);
+            break;
+          case ResizeNearest::RoundPreferCeil:
+            r = c == std::floor(c) + 0.5 ? std::ceil(c) : std::round(c);
+            break;
+          case ResizeNearest::Ceil:
+            r = std::ceil(c);
+            break;
         }
         lo[k] = hi[k] = std::clamp<std::int64_t>(static_cast<std::int64_t>(r), 0, in - 1);
       } else {
@@ -1039,11 +1107,11 @@ inline void clip(float* p, std::int64_t n, float lo, float hi) {
 }
 
 /// A fused kernel compiled into one loop over its output (XLA's loop emitter, on the CPU): the
-/// body's elementwise, broadcast, injective and reshape terms are evaluated chunk by chunk (`kChunk`
-/// elements at a time, in cache), each term reading its operands at the positions its index map
-/// gives, so no intermediate of the loop is materialized as a tensor. A contraction in the body
-/// runs first as one GEMM over its loop-evaluated operands (its epilogue then reads it chunk by
-/// chunk); a reduction root accumulates its operand's chunks as they are produced.
+/// body's elementwise, broadcast, injective and reshape terms are evaluated chunk by chunk
+/// (`kChunk` elements at a time, in cache), each term reading its operands at the positions its
+/// index map gives, so no intermediate of the loop is materialized as a tensor. A contraction in
+/// the body runs first as one GEMM over its loop-evaluated operands (its epilogue then reads it
+/// chunk by chunk); a reduction root accumulates its operand's chunks as they are produced.
 class FusedLoop {
  public:
   /// Elements per chunk: small enough that a body's chunks stay in L1/L2, large enough that the
@@ -1076,9 +1144,10 @@ class FusedLoop {
     std::int64_t elements = 0;
     std::vector<std::size_t> operands;  ///< tensor operands, as term indices, in order
     std::vector<std::int64_t> attrs;    ///< integer attributes (axis, start, act, ...)
-    std::vector<std::int64_t> strides;  ///< transpose/broadcast/slice: the operand's stride per output axis
+    std::vector<std::int64_t>
+        strides;  ///< transpose/broadcast/slice: the operand's stride per output axis
     std::vector<std::int64_t> part_extents;  ///< concat: each part's extent along the axis
-    std::int64_t offset = 0;            ///< slice: the flat offset of the first element
+    std::int64_t offset = 0;                 ///< slice: the flat offset of the first element
     std::shared_ptr<const HostTensor> leaf;
   };
 
@@ -1100,9 +1169,15 @@ class FusedLoop {
   [[nodiscard]] static bool loop_op(Op op) noexcept {
     if (is_elementwise(op)) return true;
     switch (op) {
-      case Op::Transpose: case Op::Broadcast: case Op::Slice: case Op::Pad: case Op::Concat: case Op::Reshape:
+      case Op::Transpose:
+      case Op::Broadcast:
+      case Op::Slice:
+      case Op::Pad:
+      case Op::Concat:
+      case Op::Reshape:
         return true;
-      default: return false;
+      default:
+        return false;
     }
   }
 
@@ -1116,14 +1191,16 @@ class FusedLoop {
       const auto a = materialize(term.operands[0]);
       const auto b = materialize(term.operands[1]);
       HostTensor r = term.op == Op::MatMul ? matmul(*a, *b, term.attrs[0])
-                                           : conv2d(*a, *b, term.attrs[0], term.attrs[1], term.attrs[2], term.attrs[3]);
+                                           : conv2d(*a, *b, term.attrs[0], term.attrs[1],
+                                                    term.attrs[2], term.attrs[3]);
       r.dtype = term.dtype;
       round_tensor(r);
       term.leaf = std::make_shared<const HostTensor>(std::move(r));
     }
     const std::size_t root = terms_.size() - 1;
     const Term& r = terms_[root];
-    if (r.op == Op::ReduceSum || r.op == Op::ReduceMax || r.op == Op::ReduceMean) return reduce_root(r);
+    if (r.op == Op::ReduceSum || r.op == Op::ReduceMax || r.op == Op::ReduceMean)
+      return reduce_root(r);
     if (r.leaf) return *r.leaf;
     HostTensor out(r.dims, r.dtype);
     // An elementwise root writes its chunk straight into the output (no scratch block, no copy):
@@ -1145,7 +1222,9 @@ class FusedLoop {
   struct Indices {
     std::int64_t start = 0, size = 0;
     const std::int64_t* list = nullptr;
-    [[nodiscard]] std::int64_t at(std::int64_t k) const noexcept { return list ? list[k] : start + k; }
+    [[nodiscard]] std::int64_t at(std::int64_t k) const noexcept {
+      return list ? list[k] : start + k;
+    }
   };
   struct Memo {
     std::uint64_t chunk = 0;
@@ -1191,10 +1270,12 @@ class FusedLoop {
         continue;
       }
       if (term.elements != n) return std::nullopt;
-      if (term.op == Op::Broadcast && terms_[term.operands[0]].leaf) continue;  // a bias or scale, read as a view
+      if (term.op == Op::Broadcast && terms_[term.operands[0]].leaf)
+        continue;  // a bias or scale, read as a view
       if (!epilogue_op(term.op) && term.op != Op::Reshape) return std::nullopt;
       for (std::size_t k = 0; k < term.operands.size(); ++k) {
-        if (term.op == Op::SMul && k == 1) {  // the scalar, read at position 0: a tensor from outside
+        if (term.op == Op::SMul &&
+            k == 1) {  // the scalar, read at position 0: a tensor from outside
           if (!terms_[term.operands[1]].leaf) return std::nullopt;
           continue;
         }
@@ -1220,8 +1301,10 @@ class FusedLoop {
         if (values != root_output_at_) std::copy_n(values, size, out.data.data() + at);
       }
     };
-    if (c.op == Op::MatMul) matmul_into(*a, *b, c.attrs[0], out, &epilogue);
-    else conv2d_into(*a, *b, c.attrs[0], c.attrs[1], c.attrs[2], c.attrs[3], out, &epilogue);
+    if (c.op == Op::MatMul)
+      matmul_into(*a, *b, c.attrs[0], out, &epilogue);
+    else
+      conv2d_into(*a, *b, c.attrs[0], c.attrs[1], c.attrs[2], c.attrs[3], out, &epilogue);
     root_output_ = nullptr;
     c.leaf.reset();
     return out;
@@ -1266,7 +1349,8 @@ class FusedLoop {
     split_dims(x.dims, r.attrs[0], outer, extent, inner);
     HostTensor out(r.dims, r.dtype);
     const bool is_max = r.op == Op::ReduceMax;
-    std::fill(out.data.begin(), out.data.end(), is_max ? -std::numeric_limits<float>::infinity() : 0.0f);
+    std::fill(out.data.begin(), out.data.end(),
+              is_max ? -std::numeric_limits<float>::infinity() : 0.0f);
     float* acc = out.data.data();
     std::int64_t o = 0, e = 0, in = 0;  // the position of the next operand element
     for (std::int64_t start = 0; start < x.elements; start += kChunk) {
@@ -1317,8 +1401,8 @@ class FusedLoop {
 
   /// Output positions `ix` of a term with output `dims` mapped to its operand's flat positions
   /// `offset + sum_k m_k * strides_k` (m: the multi-index), into an index block.
-  const std::int64_t* map_strided(const Indices& ix, const Dims& dims, const std::vector<std::int64_t>& strides,
-                                  std::int64_t offset) {
+  const std::int64_t* map_strided(const Indices& ix, const Dims& dims,
+                                  const std::vector<std::int64_t>& strides, std::int64_t offset) {
     std::int64_t* out = indices_block();
     const std::size_t r = dims.size();
     if (r == 0) {
@@ -1340,10 +1424,10 @@ class FusedLoop {
       return out;
     }
     std::int64_t src = decompose(ix.start);  // contiguous: runs along the last axis
-    for_each_run(dims, strides, m, src, ix.size, [&](std::int64_t k, std::int64_t from, std::int64_t len,
-                                                     std::int64_t step) {
-      for (std::int64_t j = 0; j < len; ++j) out[k + j] = from + j * step;
-    });
+    for_each_run(dims, strides, m, src, ix.size,
+                 [&](std::int64_t k, std::int64_t from, std::int64_t len, std::int64_t step) {
+                   for (std::int64_t j = 0; j < len; ++j) out[k + j] = from + j * step;
+                 });
     return out;
   }
 
@@ -1351,8 +1435,8 @@ class FusedLoop {
   /// both advanced) in runs along the last axis: `run(k, from, len, step)` for output positions
   /// [k, k + len) reading the operand at from, from + step, ...
   template <class Run>
-  static void for_each_run(const Dims& dims, const std::vector<std::int64_t>& strides, std::int64_t* m,
-                           std::int64_t& src, std::int64_t n, const Run& run) {
+  static void for_each_run(const Dims& dims, const std::vector<std::int64_t>& strides,
+                           std::int64_t* m, std::int64_t& src, std::int64_t n, const Run& run) {
     const std::size_t r = dims.size();
     const std::int64_t last = dims[r - 1], step = strides[r - 1];
     for (std::int64_t k = 0; k < n;) {
@@ -1392,8 +1476,10 @@ class FusedLoop {
       }
       for_each_run(term.dims, term.strides, m, src, ix.size,
                    [&](std::int64_t k, std::int64_t from, std::int64_t len, std::int64_t step) {
-                     if (step == 0) std::fill_n(out + k, len, data[from]);
-                     else if (step == 1) std::copy_n(data + from, len, out + k);
+                     if (step == 0)
+                       std::fill_n(out + k, len, data[from]);
+                     else if (step == 1)
+                       std::copy_n(data + from, len, out + k);
                      else
                        for (std::int64_t j = 0; j < len; ++j) out[k + j] = data[from + j * step];
                    });
@@ -1417,7 +1503,8 @@ class FusedLoop {
   const float* eval(std::size_t t, const Indices& ix) {
     const Term& term = terms_[t];
     Memo& memo = memo_[t];
-    if (!ix.list && memo.chunk == chunk_ && memo.start == ix.start && memo.size == ix.size) return memo.values;
+    if (!ix.list && memo.chunk == chunk_ && memo.start == ix.start && memo.size == ix.size)
+      return memo.values;
     const float* result = compute(term, ix);
     if (!ix.list) memo = Memo{chunk_, ix.start, ix.size, result};
     return result;
@@ -1433,33 +1520,56 @@ class FusedLoop {
       return out;
     }
     switch (term.op) {
-      case Op::Reshape: return eval(term.operands[0], ix);  // the same flat positions
+      case Op::Reshape:
+        return eval(term.operands[0], ix);  // the same flat positions
       case Op::Transpose:
       case Op::Broadcast:
-      case Op::Slice: return strided(term, ix);
-      case Op::Pad: return pad(term, ix);
-      case Op::Concat: return concat(term, ix);
-      default: break;
+      case Op::Slice:
+        return strided(term, ix);
+      case Op::Pad:
+        return pad(term, ix);
+      case Op::Concat:
+        return concat(term, ix);
+      default:
+        break;
     }
     float* out = &term == root_output_ && !ix.list ? root_output_at_ : values_block();
     ArrayMap o(out, n);
     const ConstArrayMap a(eval(term.operands[0], ix), n);
     switch (term.op) {
-      case Op::EwAdd: o = a + ConstArrayMap(eval(term.operands[1], ix), n); break;
-      case Op::EwMul: o = a * ConstArrayMap(eval(term.operands[1], ix), n); break;
-      case Op::SMul: o = a * eval(term.operands[1], Indices{0, 1, nullptr})[0]; break;
+      case Op::EwAdd:
+        o = a + ConstArrayMap(eval(term.operands[1], ix), n);
+        break;
+      case Op::EwMul:
+        o = a * ConstArrayMap(eval(term.operands[1], ix), n);
+        break;
+      case Op::SMul:
+        o = a * eval(term.operands[1], Indices{0, 1, nullptr})[0];
+        break;
       // Transcendental ops through the unfused kernels' helpers: small functions in which the
       // compiler inlines Eigen's vectorized exp and tanh (in this one it calls them per packet).
-      case Op::Relu: o = a.max(0.0f); break;
-      case Op::Tanh: activate_to(out, a.data(), n, 3); break;
-      case Op::Sigmoid: activate_to(out, a.data(), n, 1); break;
-      case Op::Exp: exp_to(out, a.data(), n); break;
+      case Op::Relu:
+        o = a.max(0.0f);
+        break;
+      case Op::Tanh:
+        activate_to(out, a.data(), n, 3);
+        break;
+      case Op::Sigmoid:
+        activate_to(out, a.data(), n, 1);
+        break;
+      case Op::Exp:
+        exp_to(out, a.data(), n);
+        break;
       case Op::Gelu:
         o = a;
         gelu(out, n);
         break;
-      case Op::EwSub: o = a - ConstArrayMap(eval(term.operands[1], ix), n); break;
-      case Op::EwDiv: o = a / ConstArrayMap(eval(term.operands[1], ix), n); break;
+      case Op::EwSub:
+        o = a - ConstArrayMap(eval(term.operands[1], ix), n);
+        break;
+      case Op::EwDiv:
+        o = a / ConstArrayMap(eval(term.operands[1], ix), n);
+        break;
       case Op::EwPow: {
         const float* e = eval(term.operands[1], ix);
         if (e == out) {  // an epilogue root over its contraction's output: keep the exponents
@@ -1475,7 +1585,9 @@ class FusedLoop {
         o = a;
         sqrt_inplace(out, n);
         break;
-      case Op::Erf: o = a.erf(); break;
+      case Op::Erf:
+        o = a.erf();
+        break;
       case Op::Clip: {
         const float lo = eval(term.operands[1], Indices{0, 1, nullptr})[0];
         const float hi = eval(term.operands[2], Indices{0, 1, nullptr})[0];
@@ -1483,7 +1595,9 @@ class FusedLoop {
         clip(out, n, lo, hi);
         break;
       }
-      default: throw ExecutionError(fmt::format("execute: '{}' has no loop form in a fused kernel", op_name(term.op)));
+      default:
+        throw ExecutionError(
+            fmt::format("execute: '{}' has no loop form in a fused kernel", op_name(term.op)));
     }
     if (term.dtype != DType::F32)
       for (std::int64_t k = 0; k < n; ++k) out[k] = round_to(out[k], term.dtype);
@@ -1495,8 +1609,10 @@ class FusedLoop {
   /// padding (zeros). A contiguous request splits into runs that are contiguous in their part
   /// (no per-element arithmetic); a list request maps each position.
   static constexpr std::size_t kZeros = static_cast<std::size_t>(-1);
-  const float* gather_parts(const Dims& dims, std::int64_t axis, const std::vector<std::size_t>& parts,
-                            const std::vector<std::int64_t>& extents, const Indices& ix, float* dest) {
+  const float* gather_parts(const Dims& dims, std::int64_t axis,
+                            const std::vector<std::size_t>& parts,
+                            const std::vector<std::int64_t>& extents, const Indices& ix,
+                            float* dest) {
     std::int64_t outer, extent, inner;
     split_dims(dims, axis, outer, extent, inner);
     if (!ix.list) {
@@ -1504,31 +1620,35 @@ class FusedLoop {
       // request covers are one contiguous range of it: each part is evaluated once, over that
       // range, and copied run by run (a part read run by run would be dispatched per run).
       const std::int64_t end = ix.start + ix.size;
-      const auto walk = [&](const auto& visit) {  // visit(part, output position, part position, length)
-        // The position as (outer o, axis a, inner i), in part k whose first axis position is
-        // `first`; advanced run by run without dividing.
-        std::int64_t o = ix.start / (extent * inner), a = (ix.start / inner) % extent, i = ix.start % inner;
-        std::size_t k = 0;
-        std::int64_t first = 0;
-        while (a >= first + extents[k]) first += extents[k++];
-        for (std::int64_t p = ix.start; p < end;) {
-          const std::int64_t left = (first + extents[k] - a) * inner - i;  // positions of part k in this row
-          const std::int64_t len = std::min(end - p, left);
-          visit(k, p, (o * extents[k] + (a - first)) * inner + i, len);
-          p += len;
-          if (len < left) break;  // the request ends inside the part
-          a = first += extents[k];
-          i = 0;
-          for (++k; k == parts.size() || extents[k] == 0; ++k) {  // the next part with positions
-            if (k == parts.size()) {
-              k = 0;
-              a = first = 0;
-              ++o;
-              if (extents[0] > 0) break;
+      const auto walk =
+          [&](const auto& visit) {  // visit(part, output position, part position, length)
+            // The position as (outer o, axis a, inner i), in part k whose first axis position is
+            // `first`; advanced run by run without dividing.
+            std::int64_t o = ix.start / (extent * inner), a = (ix.start / inner) % extent,
+                         i = ix.start % inner;
+            std::size_t k = 0;
+            std::int64_t first = 0;
+            while (a >= first + extents[k]) first += extents[k++];
+            for (std::int64_t p = ix.start; p < end;) {
+              const std::int64_t left =
+                  (first + extents[k] - a) * inner - i;  // positions of part k in this row
+              const std::int64_t len = std::min(end - p, left);
+              visit(k, p, (o * extents[k] + (a - first)) * inner + i, len);
+              p += len;
+              if (len < left) break;  // the request ends inside the part
+              a = first += extents[k];
+              i = 0;
+              for (++k; k == parts.size() || extents[k] == 0;
+                   ++k) {  // the next part with positions
+                if (k == parts.size()) {
+                  k = 0;
+                  a = first = 0;
+                  ++o;
+                  if (extents[0] > 0) break;
+                }
+              }
             }
-          }
-        }
-      };
+          };
       // The first position of part k (from axis position `first`) at or after output position p.
       const auto part_position = [&](std::int64_t p, std::size_t k, std::int64_t first) {
         const std::int64_t o = p / (extent * inner), a = (p / inner) % extent;
@@ -1552,11 +1672,14 @@ class FusedLoop {
         float* to = out + (p - ix.start);
         const float* from = parts[k] == kZeros ? nullptr : values[k] + (src - lo[k]);
         if (len >= 64) {
-          if (from) std::copy_n(from, len, to);
-          else std::fill_n(to, len, 0.0f);
+          if (from)
+            std::copy_n(from, len, to);
+          else
+            std::fill_n(to, len, 0.0f);
           return;
         }
-        for (std::int64_t j = 0; j < len; ++j) to[j] = from ? from[j] : 0.0f;  // short rows: no library call
+        for (std::int64_t j = 0; j < len; ++j)
+          to[j] = from ? from[j] : 0.0f;  // short rows: no library call
       });
       return out;
     }
@@ -1588,16 +1711,18 @@ class FusedLoop {
   const float* pad(const Term& term, const Indices& ix) {
     const std::int64_t axis = term.attrs[0];
     const std::int64_t x_extent = terms_[term.operands[0]].dims[static_cast<std::size_t>(axis)];
-    return gather_parts(term.dims, axis, {kZeros, term.operands[0], kZeros}, {term.attrs[1], x_extent, term.attrs[2]}, ix,
-                        output_of(term, ix));
+    return gather_parts(term.dims, axis, {kZeros, term.operands[0], kZeros},
+                        {term.attrs[1], x_extent, term.attrs[2]}, ix, output_of(term, ix));
   }
 
   /// concat: each position reads the operand whose part of the axis holds it.
   const float* concat(const Term& term, const Indices& ix) {
-    return gather_parts(term.dims, term.attrs[0], term.operands, term.part_extents, ix, output_of(term, ix));
+    return gather_parts(term.dims, term.attrs[0], term.operands, term.part_extents, ix,
+                        output_of(term, ix));
   }
 
-  /// Where term `t`'s values at `ix` go: the kernel's output for the root's chunk, else nowhere yet.
+  /// Where term `t`'s values at `ix` go: the kernel's output for the root's chunk, else nowhere
+  /// yet.
   float* output_of(const Term& t, const Indices& ix) const noexcept {
     return &t == root_output_ && !ix.list ? root_output_at_ : nullptr;
   }
@@ -1620,8 +1745,12 @@ class Evaluator {
 
   Evaluator(const RecExpr<TensorNode>& program, const Bindings& bindings, bool fused_loops = true,
             NodeTimer on_node = nullptr)
-      : p_(program), bindings_(bindings), infos_(check_program(program)), values_(program.size()),
-        fused_loops_(fused_loops), on_node_(std::move(on_node)) {}
+      : p_(program),
+        bindings_(bindings),
+        infos_(check_program(program)),
+        values_(program.size()),
+        fused_loops_(fused_loops),
+        on_node_(std::move(on_node)) {}
 
   /// Evaluates every non-symbolic node (only the weight-only ones when `weight_only`); frees
   /// tensors after their last use unless `keep`.
@@ -1639,7 +1768,8 @@ class Evaluator {
       if (on_node_) {
         const auto start = std::chrono::steady_clock::now();
         values_[i] = eval(i, nullptr);
-        on_node_(i, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        on_node_(i,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       } else {
         values_[i] = eval(i, nullptr);
       }
@@ -1675,7 +1805,9 @@ class Evaluator {
     auto num = [&](std::size_t k) { return val(k).value; };
     auto ten = [&](std::size_t k) -> const HostTensor& {
       const Value& v = val(k);
-      if (!v.t) throw ExecutionError(fmt::format("execute: node {} ({}) reads a freed or missing tensor", i, node.op_name()));
+      if (!v.t)
+        throw ExecutionError(fmt::format("execute: node {} ({}) reads a freed or missing tensor", i,
+                                         node.op_name()));
       return *v.t;
     };
     Value out;
@@ -1686,8 +1818,12 @@ class Evaluator {
       return out;
     };
     switch (node.op()) {
-      case Op::Num: out.value = node.value(); return out;
-      case Op::Sym: out.name = std::string(node.symbol().str()); return out;
+      case Op::Num:
+        out.value = node.value();
+        return out;
+      case Op::Sym:
+        out.name = std::string(node.symbol().str());
+        return out;
       case Op::Ints:
         for (std::size_t k = 0; k < ch.size(); ++k) out.ints.push_back(num(k));
         return out;
@@ -1699,8 +1835,8 @@ class Evaluator {
         if (it == bindings_.end()) throw MissingBindingError(name);
         if (it->second.dims != info.dims) throw BindingShapeError(name, info.dims, it->second.dims);
         if (static_cast<std::int64_t>(it->second.data.size()) != info.elements())
-          throw ExecutionError(fmt::format("execute: '{}' holds {} values for shape {}", name, it->second.data.size(),
-                                           dims_to_string(info.dims)));
+          throw ExecutionError(fmt::format("execute: '{}' holds {} values for shape {}", name,
+                                           it->second.data.size(), dims_to_string(info.dims)));
         if (it->second.dtype == DType::F32 && info.dtype == DType::F32) {
           // Read in place (the bindings outlive the run): no copy of the model's weights per run.
           out.t = std::shared_ptr<const HostTensor>(&it->second, [](const HostTensor*) {});
@@ -1710,7 +1846,8 @@ class Evaluator {
       }
       case Op::Arg: {
         const auto k = static_cast<std::size_t>(num(0));
-        if (!args || k >= args->size()) throw ExecutionError(fmt::format("execute: arg {} outside a fused kernel", k));
+        if (!args || k >= args->size())
+          throw ExecutionError(fmt::format("execute: arg {} outside a fused kernel", k));
         return tensor_result(*(*args)[k]);
       }
       case Op::EwAdd:
@@ -1722,11 +1859,21 @@ class Evaluator {
         ArrayMap a(r.data.data(), r.elements());
         ConstArrayMap b(ten(1).data.data(), r.elements());
         switch (node.op()) {
-          case Op::EwAdd: a += b; break;
-          case Op::EwMul: a *= b; break;
-          case Op::EwSub: a -= b; break;
-          case Op::EwDiv: a /= b; break;
-          default: pow_inplace(r.data.data(), ten(1).data.data(), r.elements()); break;
+          case Op::EwAdd:
+            a += b;
+            break;
+          case Op::EwMul:
+            a *= b;
+            break;
+          case Op::EwSub:
+            a -= b;
+            break;
+          case Op::EwDiv:
+            a /= b;
+            break;
+          default:
+            pow_inplace(r.data.data(), ten(1).data.data(), r.elements());
+            break;
         }
         return tensor_result(std::move(r));
       }
@@ -1744,20 +1891,30 @@ class Evaluator {
       case Op::Erf: {
         HostTensor r = ten(0);
         ArrayMap a(r.data.data(), r.elements());
-        if (node.op() == Op::Relu) activate(r.data.data(), r.elements(), 2);
-        else if (node.op() == Op::Tanh) activate(r.data.data(), r.elements(), 3);
-        else if (node.op() == Op::Sigmoid) activate(r.data.data(), r.elements(), 1);
-        else if (node.op() == Op::Gelu) gelu(r.data.data(), r.elements());
-        else if (node.op() == Op::Sqrt) sqrt_inplace(r.data.data(), r.elements());
-        else if (node.op() == Op::Erf) erf_inplace(r.data.data(), r.elements());
-        else a = a.exp();
+        if (node.op() == Op::Relu)
+          activate(r.data.data(), r.elements(), 2);
+        else if (node.op() == Op::Tanh)
+          activate(r.data.data(), r.elements(), 3);
+        else if (node.op() == Op::Sigmoid)
+          activate(r.data.data(), r.elements(), 1);
+        else if (node.op() == Op::Gelu)
+          gelu(r.data.data(), r.elements());
+        else if (node.op() == Op::Sqrt)
+          sqrt_inplace(r.data.data(), r.elements());
+        else if (node.op() == Op::Erf)
+          erf_inplace(r.data.data(), r.elements());
+        else
+          a = a.exp();
         return tensor_result(std::move(r));
       }
-      case Op::MatMul: return tensor_result(matmul(ten(1), ten(2), num(0)));
-      case Op::Conv2d: return tensor_result(conv2d(ten(4), ten(5), num(0), num(1), num(2), num(3)));
+      case Op::MatMul:
+        return tensor_result(matmul(ten(1), ten(2), num(0)));
+      case Op::Conv2d:
+        return tensor_result(conv2d(ten(4), ten(5), num(0), num(1), num(2), num(3)));
       case Op::PoolMax:
       case Op::PoolAvg:
-        return tensor_result(pool(ten(6), node.op() == Op::PoolMax, num(0), num(1), num(2), num(3), num(4), num(5)));
+        return tensor_result(
+            pool(ten(6), node.op() == Op::PoolMax, num(0), num(1), num(2), num(3), num(4), num(5)));
       case Op::Concat: {
         std::vector<const HostTensor*> xs;
         for (std::size_t k = 1; k < ch.size(); ++k) xs.push_back(&ten(k));
@@ -1767,7 +1924,8 @@ class Evaluator {
         const HostTensor& x = ten(2);
         const std::int64_t axis = num(0), size = num(1);
         out.t = std::make_shared<const HostTensor>(slice(x, axis, 0, size));
-        out.t2 = std::make_shared<const HostTensor>(slice(x, axis, size, x.dims[static_cast<std::size_t>(axis)]));
+        out.t2 = std::make_shared<const HostTensor>(
+            slice(x, axis, size, x.dims[static_cast<std::size_t>(axis)]));
         return out;
       }
       case Op::Split0:
@@ -1778,52 +1936,73 @@ class Evaluator {
         out.t = src;
         return out;
       }
-      case Op::Transpose: return tensor_result(transpose(ten(1), val(0).ints));
+      case Op::Transpose:
+        return tensor_result(transpose(ten(1), val(0).ints));
       case Op::Reshape: {
         HostTensor r = ten(1);
         r.dims = val(0).ints;
         return tensor_result(std::move(r));
       }
-      case Op::BatchNorm: return tensor_result(batchnorm(ten(0), ten(1), ten(2), ten(3), ten(4)));
-      case Op::Enlarge: return tensor_result(enlarge(ten(0), ten(1).dims));
-      case Op::Merge: return tensor_result(merge(ten(2), num(0), num(1)));
-      case Op::WinoWeight: return tensor_result(wino_weight(ten(0)));
-      case Op::WinoConv2d: return tensor_result(wino_conv2d(ten(2), ten(3), num(0), num(1)));
+      case Op::BatchNorm:
+        return tensor_result(batchnorm(ten(0), ten(1), ten(2), ten(3), ten(4)));
+      case Op::Enlarge:
+        return tensor_result(enlarge(ten(0), ten(1).dims));
+      case Op::Merge:
+        return tensor_result(merge(ten(2), num(0), num(1)));
+      case Op::WinoWeight:
+        return tensor_result(wino_weight(ten(0)));
+      case Op::WinoConv2d:
+        return tensor_result(wino_conv2d(ten(2), ten(3), num(0), num(1)));
       case Op::Noop:
         for (std::size_t k = 0; k < ch.size(); ++k) {
           const Value& v = val(k);
-          if (v.t) out.outs.push_back(v.t);
-          else out.outs.insert(out.outs.end(), v.outs.begin(), v.outs.end());
+          if (v.t)
+            out.outs.push_back(v.t);
+          else
+            out.outs.insert(out.outs.end(), v.outs.begin(), v.outs.end());
         }
         return out;
-      case Op::Softmax: return tensor_result(softmax(ten(1), num(0)));
-      case Op::LayerNorm: return tensor_result(layernorm(ten(0), ten(1), ten(2)));
-      case Op::Broadcast: return tensor_result(broadcast(ten(1), val(0).ints));
+      case Op::Softmax:
+        return tensor_result(softmax(ten(1), num(0)));
+      case Op::LayerNorm:
+        return tensor_result(layernorm(ten(0), ten(1), ten(2)));
+      case Op::Broadcast:
+        return tensor_result(broadcast(ten(1), val(0).ints));
       case Op::ReduceSum:
       case Op::ReduceMax:
-      case Op::ReduceMean: return tensor_result(reduce(ten(1), num(0), node.op()));
-      case Op::Slice: return tensor_result(slice(ten(3), num(0), num(1), num(2)));
-      case Op::Pad: return tensor_result(pad_axis(ten(3), num(0), num(1), num(2)));
+      case Op::ReduceMean:
+        return tensor_result(reduce(ten(1), num(0), node.op()));
+      case Op::Slice:
+        return tensor_result(slice(ten(3), num(0), num(1), num(2)));
+      case Op::Pad:
+        return tensor_result(pad_axis(ten(3), num(0), num(1), num(2)));
       case Op::Clip: {
         HostTensor r = ten(0);
         clip(r.data.data(), r.elements(), ten(1).data[0], ten(2).data[0]);
         return tensor_result(std::move(r));
       }
-      case Op::Resize: return tensor_result(resize(ten(4), val(3).ints, num(0), num(1), num(2)));
+      case Op::Resize:
+        return tensor_result(resize(ten(4), val(3).ints, num(0), num(1), num(2)));
       case Op::ConvTranspose:
-        return tensor_result(conv_transpose(ten(7), ten(8), num(0), num(1), num(2), num(3), num(4), num(5), num(6)));
-      case Op::Opaque: throw OpaqueOpError(i, val(0).name);
+        return tensor_result(
+            conv_transpose(ten(7), ten(8), num(0), num(1), num(2), num(3), num(4), num(5), num(6)));
+      case Op::Opaque:
+        throw OpaqueOpError(i, val(0).name);
       // Host tensors are kept in their logical order whatever the layout they are said to be
       // stored in: a layout changes what a kernel costs, never what it computes.
-      case Op::Relayout: out.t = val(1).t; return out;
+      case Op::Relayout:
+        out.t = val(1).t;
+        return out;
       case Op::Fused: {
         std::vector<std::shared_ptr<const HostTensor>> inputs;
         for (std::size_t k = 1; k < ch.size(); ++k) {
-          if (!val(k).t) throw ExecutionError(fmt::format("execute: fused node {} reads a freed tensor", i));
+          if (!val(k).t)
+            throw ExecutionError(fmt::format("execute: fused node {} reads a freed tensor", i));
           inputs.push_back(val(k).t);
         }
         if (fused_loops_)
-          if (std::optional<HostTensor> r = eval_loop(ch[0].index(), inputs)) return tensor_result(std::move(*r));
+          if (std::optional<HostTensor> r = eval_loop(ch[0].index(), inputs))
+            return tensor_result(std::move(*r));
         return tensor_result(*eval_body(ch[0].index(), inputs));
       }
     }
@@ -1850,7 +2029,8 @@ class Evaluator {
   /// The kernel's value computed by one `FusedLoop`, or nothing when a body term has no loop form
   /// (pooling, normalizations, softmax, a reduction below the root, rank above 16): then
   /// `eval_body` evaluates it op by op.
-  std::optional<HostTensor> eval_loop(std::size_t body, const std::vector<std::shared_ptr<const HostTensor>>& inputs) {
+  std::optional<HostTensor> eval_loop(
+      std::size_t body, const std::vector<std::shared_ptr<const HostTensor>>& inputs) {
     constexpr std::size_t kNone = static_cast<std::size_t>(-1);
     const std::vector<std::size_t> order = body_order(body);
     if (term_of_.size() != p_.size()) term_of_.assign(p_.size(), kNone);
@@ -1873,7 +2053,8 @@ class Evaluator {
       auto operand = [&](std::size_t k) -> std::size_t {
         const std::size_t c = ch[k].index();
         if (infos_[c].symbolic) return term_of[c];
-        if (!values_[c].t) throw ExecutionError(fmt::format("execute: fused body node {} reads a freed tensor", j));
+        if (!values_[c].t)
+          throw ExecutionError(fmt::format("execute: fused body node {} reads a freed tensor", j));
         if (infos_[c].dims.size() > 16) return kNone;
         FusedLoop::Term leaf;
         leaf.dtype = infos_[c].dtype;
@@ -1886,60 +2067,73 @@ class Evaluator {
       t.dtype = infos_[j].dtype;
       t.dims = infos_[j].dims;
       std::vector<std::size_t> tensor_children;  // indices into ch of the tensor operands
-      if (is_unary_elementwise(node.op())) tensor_children = {0};
-      else if (is_binary_elementwise(node.op()) || node.op() == Op::SMul) tensor_children = {0, 1};
-      else switch (node.op()) {
-        case Op::Arg: {
-          const auto k = static_cast<std::size_t>(attr(0));
-          if (k >= inputs.size()) throw ExecutionError(fmt::format("execute: arg {} outside a fused kernel", k));
-          t.leaf = inputs[k];
-          break;
+      if (is_unary_elementwise(node.op()))
+        tensor_children = {0};
+      else if (is_binary_elementwise(node.op()) || node.op() == Op::SMul)
+        tensor_children = {0, 1};
+      else
+        switch (node.op()) {
+          case Op::Arg: {
+            const auto k = static_cast<std::size_t>(attr(0));
+            if (k >= inputs.size())
+              throw ExecutionError(fmt::format("execute: arg {} outside a fused kernel", k));
+            t.leaf = inputs[k];
+            break;
+          }
+          case Op::Clip:
+            tensor_children = {0, 1, 2};
+            break;
+          case Op::Reshape:
+            tensor_children = {1};
+            break;
+          case Op::Transpose: {
+            const auto in_strides = strides_of(infos_[ch[1].index()].dims);
+            for (std::int64_t axis : values_[ch[0].index()].ints)
+              t.strides.push_back(in_strides[static_cast<std::size_t>(axis)]);
+            tensor_children = {1};
+            break;
+          }
+          case Op::Broadcast: {
+            const Dims& x = infos_[ch[1].index()].dims;
+            const auto in_strides = strides_of(x);
+            t.strides.assign(t.dims.size(), 0);
+            const std::size_t offset = t.dims.size() - x.size();
+            for (std::size_t a = 0; a < x.size(); ++a)
+              t.strides[offset + a] = x[a] == 1 ? 0 : in_strides[a];
+            tensor_children = {1};
+            break;
+          }
+          case Op::Slice:
+            t.strides = strides_of(infos_[ch[3].index()].dims);
+            t.offset = attr(1) * t.strides[static_cast<std::size_t>(attr(0))];
+            tensor_children = {3};
+            break;
+          case Op::Pad:
+            t.attrs = {attr(0), attr(1), attr(2)};
+            tensor_children = {3};
+            break;
+          case Op::Concat:
+            t.attrs = {attr(0)};
+            for (std::size_t k = 1; k < ch.size(); ++k) tensor_children.push_back(k);
+            break;
+          case Op::MatMul:
+            t.attrs = {attr(0)};
+            tensor_children = {1, 2};
+            break;
+          case Op::Conv2d:
+            t.attrs = {attr(0), attr(1), attr(2), attr(3)};
+            tensor_children = {4, 5};
+            break;
+          case Op::ReduceSum:
+          case Op::ReduceMax:
+          case Op::ReduceMean:
+            if (j != body) return std::nullopt;
+            t.attrs = {attr(0)};
+            tensor_children = {1};
+            break;
+          default:
+            return std::nullopt;
         }
-        case Op::Clip: tensor_children = {0, 1, 2}; break;
-        case Op::Reshape: tensor_children = {1}; break;
-        case Op::Transpose: {
-          const auto in_strides = strides_of(infos_[ch[1].index()].dims);
-          for (std::int64_t axis : values_[ch[0].index()].ints) t.strides.push_back(in_strides[static_cast<std::size_t>(axis)]);
-          tensor_children = {1};
-          break;
-        }
-        case Op::Broadcast: {
-          const Dims& x = infos_[ch[1].index()].dims;
-          const auto in_strides = strides_of(x);
-          t.strides.assign(t.dims.size(), 0);
-          const std::size_t offset = t.dims.size() - x.size();
-          for (std::size_t a = 0; a < x.size(); ++a) t.strides[offset + a] = x[a] == 1 ? 0 : in_strides[a];
-          tensor_children = {1};
-          break;
-        }
-        case Op::Slice:
-          t.strides = strides_of(infos_[ch[3].index()].dims);
-          t.offset = attr(1) * t.strides[static_cast<std::size_t>(attr(0))];
-          tensor_children = {3};
-          break;
-        case Op::Pad:
-          t.attrs = {attr(0), attr(1), attr(2)};
-          tensor_children = {3};
-          break;
-        case Op::Concat:
-          t.attrs = {attr(0)};
-          for (std::size_t k = 1; k < ch.size(); ++k) tensor_children.push_back(k);
-          break;
-        case Op::MatMul:
-          t.attrs = {attr(0)};
-          tensor_children = {1, 2};
-          break;
-        case Op::Conv2d:
-          t.attrs = {attr(0), attr(1), attr(2), attr(3)};
-          tensor_children = {4, 5};
-          break;
-        case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMean:
-          if (j != body) return std::nullopt;
-          t.attrs = {attr(0)};
-          tensor_children = {1};
-          break;
-        default: return std::nullopt;
-      }
       for (std::size_t k : tensor_children) {
         const std::size_t term = operand(k);
         if (term == kNone) return std::nullopt;
@@ -1953,7 +2147,8 @@ class Evaluator {
   /// The body's value with its args bound to `inputs`: the body's symbolic nodes evaluated
   /// tensor by tensor in program order (each intermediate materialized; the reference the fused
   /// loop is tested against, and the path for bodies with no loop form).
-  std::shared_ptr<const HostTensor> eval_body(std::size_t body, const std::vector<std::shared_ptr<const HostTensor>>& inputs) {
+  std::shared_ptr<const HostTensor> eval_body(
+      std::size_t body, const std::vector<std::shared_ptr<const HostTensor>>& inputs) {
     const std::vector<std::size_t> order = body_order(body);
     std::vector<Value> saved;
     for (std::size_t j : order) saved.push_back(std::move(values_[j]));
@@ -1969,7 +2164,7 @@ class Evaluator {
   std::vector<Value> values_;
   bool fused_loops_;
   NodeTimer on_node_;
-  std::vector<std::size_t> stamp_;    // body_order: the generation that last reached each node
+  std::vector<std::size_t> stamp_;  // body_order: the generation that last reached each node
   std::size_t generation_ = 0;
   std::vector<std::size_t> term_of_;  // eval_loop: each body node's term (kNone elsewhere)
   FusedLoop::Scratch fused_scratch_;  // eval_loop: blocks shared by the kernels' loops
@@ -2011,7 +2206,8 @@ struct ExecuteOptions {
 /// in order. Returns the root's value, or the values of a root `noop`'s children (nested
 /// `noop`s flattened). Throws `MissingBindingError`, `BindingShapeError`, `ShapeError` (an
 /// ill-typed program).
-[[nodiscard]] inline std::vector<HostTensor> execute(const RecExpr<TensorNode>& program, const Bindings& inputs,
+[[nodiscard]] inline std::vector<HostTensor> execute(const RecExpr<TensorNode>& program,
+                                                     const Bindings& inputs,
                                                      const ExecuteOptions& options = {}) {
   if (program.size() == 0) throw ExecutionError("execute: empty program");
   internal::Evaluator ev(program, inputs, options.fused_loops, options.on_node);
@@ -2024,7 +2220,8 @@ struct ExecuteOptions {
 /// uniform in [-1, 1]; weights of rank >= 2 are scaled by sqrt(3 / fan_in) (fan_in: dims[0] for
 /// rank 2, the product of dims[1..] otherwise) so that deep models keep values of order one;
 /// tensors feeding a `batchnorm` variance are made positive (|v| + 0.5).
-[[nodiscard]] inline Bindings random_bindings(const RecExpr<TensorNode>& program, std::uint64_t seed = 1) {
+[[nodiscard]] inline Bindings random_bindings(const RecExpr<TensorNode>& program,
+                                              std::uint64_t seed = 1) {
   Bindings out;
   std::vector<bool> positive(program.size(), false);
   for (std::size_t i = 0; i < program.size(); ++i)
@@ -2051,7 +2248,8 @@ struct ExecuteOptions {
       scale = std::sqrt(3.0f / static_cast<float>(fan_in));
     }
     for (float& v : t.data) {
-      const double u = static_cast<double>(internal::splitmix64(state) >> 11) * 0x1.0p-53;  // [0, 1)
+      const double u =
+          static_cast<double>(internal::splitmix64(state) >> 11) * 0x1.0p-53;  // [0, 1)
       v = static_cast<float>(2 * u - 1) * scale;
       if (positive[i]) v = std::fabs(v) + 0.5f;
     }
@@ -2072,12 +2270,14 @@ struct PrecomputedProgram {
 /// read by a node that is not weight-only (or that is the root) becomes a `weight` leaf bound to
 /// its value, stored in the layout of the node it replaces. Executing the result computes the
 /// same outputs without the weight transforms.
-[[nodiscard]] inline PrecomputedProgram precompute_weights(const RecExpr<TensorNode>& program, const Bindings& bindings) {
+[[nodiscard]] inline PrecomputedProgram precompute_weights(const RecExpr<TensorNode>& program,
+                                                           const Bindings& bindings) {
   const std::vector<TensorInfo> infos = check_program(program);
   const std::size_t n = program.size();
   auto computed = [&](std::size_t i) {
     const Op op = program[Id(i)].op();
-    return infos[i].is_tensor() && infos[i].weight_only && !infos[i].symbolic && op != Op::Weight && op != Op::Input;
+    return infos[i].is_tensor() && infos[i].weight_only && !infos[i].symbolic && op != Op::Weight &&
+           op != Op::Input;
   };
   std::vector<bool> frontier(n, false);
   for (std::size_t i = 0; i < n; ++i) {
@@ -2105,20 +2305,24 @@ struct PrecomputedProgram {
       const Id dtype_id = out.program.add(TensorNode::sym(dtype_name(infos[i].dtype)));
       std::vector<Id> dims;
       for (std::int64_t d : infos[i].dims) dims.push_back(out.program.add(TensorNode::num(d)));
-      const Id ints = out.program.add(TensorNode(Op::Ints, Span<const Id>(dims.data(), dims.size())));
+      const Id ints =
+          out.program.add(TensorNode(Op::Ints, Span<const Id>(dims.data(), dims.size())));
       // The new weight is stored as the node it replaces is (a channels_last relayout of a
       // weight stays channels_last: its readers require their operands' layouts to agree).
-      map[i] = infos[i].layout == Layout::Contiguous
-                   ? out.program.add(TensorNode(Op::Weight, {name_id, dtype_id, ints}))
-                   : out.program.add(TensorNode(Op::Weight, {name_id, dtype_id, ints,
-                                                             out.program.add(TensorNode::sym(layout_name(infos[i].layout)))}));
+      map[i] =
+          infos[i].layout == Layout::Contiguous
+              ? out.program.add(TensorNode(Op::Weight, {name_id, dtype_id, ints}))
+              : out.program.add(TensorNode(
+                    Op::Weight, {name_id, dtype_id, ints,
+                                 out.program.add(TensorNode::sym(layout_name(infos[i].layout)))}));
       out.bindings.emplace(name, *ev.value(i).t);
       continue;
     }
     const TensorNode& node = program[Id(i)];
     if (node.op() == Op::Input || node.op() == Op::Weight) {
       const std::string name = internal::source_name(program, node);
-      if (auto it = bindings.find(name); it != bindings.end()) out.bindings.emplace(name, it->second);
+      if (auto it = bindings.find(name); it != bindings.end())
+        out.bindings.emplace(name, it->second);
     }
     map[i] = out.program.add(map_children(node, [&](Id c) { return map[c.index()]; }));
   }
@@ -2142,7 +2346,8 @@ struct PrecomputedPair {
 /// precomputed weight `__pre<i>` of another node, or a name declared with another shape) is
 /// renamed `<name>.1` (then `.2`, ...) in its program.
 [[nodiscard]] inline PrecomputedPair precompute_pair(const RecExpr<TensorNode>& original,
-                                                     const RecExpr<TensorNode>& optimized, std::uint64_t seed = 1) {
+                                                     const RecExpr<TensorNode>& optimized,
+                                                     std::uint64_t seed = 1) {
   PrecomputedProgram pre[2] = {precompute_weights(original, random_bindings(original, seed)),
                                precompute_weights(optimized, random_bindings(optimized, seed))};
   PrecomputedPair out;
@@ -2155,7 +2360,8 @@ struct PrecomputedPair {
       continue;
     }
     const HostTensor& mine = it->second;
-    if (mine.dtype == tensor.dtype && mine.dims == tensor.dims && mine.data == tensor.data) continue;  // shared
+    if (mine.dtype == tensor.dtype && mine.dims == tensor.dims && mine.data == tensor.data)
+      continue;  // shared
     std::string fresh;
     for (int k = 1; fresh.empty() || out.bindings.count(fresh) || pre[1].bindings.count(fresh); ++k)
       fresh = fmt::format("{}.{}", name, k);
@@ -2175,13 +2381,13 @@ struct PrecomputedPair {
 /// tolerance `atol + rtol * |expected|`).
 struct VerifyResult {
   bool ok = true;
-  std::size_t output = 0;      ///< output index of the worst element
-  std::size_t index = 0;       ///< its flat (row-major) index
-  double expected = 0;         ///< the original program's value
-  double actual = 0;           ///< the optimized program's value
-  double abs_error = 0;        ///< |actual - expected|
-  double rel_error = 0;        ///< abs_error / |expected| (infinity when expected is 0 and they differ)
-  std::size_t compared = 0;    ///< elements compared
+  std::size_t output = 0;  ///< output index of the worst element
+  std::size_t index = 0;   ///< its flat (row-major) index
+  double expected = 0;     ///< the original program's value
+  double actual = 0;       ///< the optimized program's value
+  double abs_error = 0;    ///< |actual - expected|
+  double rel_error = 0;    ///< abs_error / |expected| (infinity when expected is 0 and they differ)
+  std::size_t compared = 0;  ///< elements compared
   /// Elements whose expected value is not finite (NaN or infinity; they pass when the actual
   /// value is the same): when this equals `compared`, the check says nothing.
   std::size_t nonfinite = 0;
@@ -2191,12 +2397,14 @@ struct VerifyResult {
 /// Compares `got` with `want` element by element: an element fails when
 /// `|actual - expected| > atol + rtol * |expected|` or exactly one is NaN (infinities must be
 /// equal). A different number of outputs or a different output shape fails with a message.
-[[nodiscard]] inline VerifyResult compare_outputs(const std::vector<HostTensor>& want, const std::vector<HostTensor>& got,
+[[nodiscard]] inline VerifyResult compare_outputs(const std::vector<HostTensor>& want,
+                                                  const std::vector<HostTensor>& got,
                                                   double rtol = 1e-4, double atol = 1e-5) {
   VerifyResult r;
   if (want.size() != got.size()) {
     r.ok = false;
-    r.message = fmt::format("the original has {} outputs, the optimized program {}", want.size(), got.size());
+    r.message = fmt::format("the original has {} outputs, the optimized program {}", want.size(),
+                            got.size());
     return r;
   }
   double worst = -1;
@@ -2204,8 +2412,8 @@ struct VerifyResult {
     if (want[o].dims != got[o].dims) {
       r.ok = false;
       r.output = o;
-      r.message = fmt::format("output {}: shape {} expected, {} computed", o, dims_to_string(want[o].dims),
-                              dims_to_string(got[o].dims));
+      r.message = fmt::format("output {}: shape {} expected, {} computed", o,
+                              dims_to_string(want[o].dims), dims_to_string(got[o].dims));
       return r;
     }
     for (std::size_t k = 0; k < want[o].data.size(); ++k) {
@@ -2213,10 +2421,14 @@ struct VerifyResult {
       ++r.compared;
       if (!std::isfinite(e)) ++r.nonfinite;
       double score;
-      if (std::isnan(e) || std::isnan(a)) score = std::isnan(e) && std::isnan(a) ? 0 : std::numeric_limits<double>::infinity();
-      else if (e == a) score = 0;
-      else if (std::isinf(e) || std::isinf(a)) score = std::numeric_limits<double>::infinity();
-      else score = std::fabs(a - e) / (atol + rtol * std::fabs(e));
+      if (std::isnan(e) || std::isnan(a))
+        score = std::isnan(e) && std::isnan(a) ? 0 : std::numeric_limits<double>::infinity();
+      else if (e == a)
+        score = 0;
+      else if (std::isinf(e) || std::isinf(a))
+        score = std::numeric_limits<double>::infinity();
+      else
+        score = std::fabs(a - e) / (atol + rtol * std::fabs(e));
       if (score > worst) {
         worst = score;
         r.output = o;
@@ -2224,21 +2436,27 @@ struct VerifyResult {
         r.expected = e;
         r.actual = a;
         r.abs_error = std::fabs(a - e);
-        r.rel_error = e != 0 ? r.abs_error / std::fabs(e) : (r.abs_error == 0 ? 0 : std::numeric_limits<double>::infinity());
+        r.rel_error = e != 0 ? r.abs_error / std::fabs(e)
+                             : (r.abs_error == 0 ? 0 : std::numeric_limits<double>::infinity());
       }
     }
   }
   r.ok = !(worst > 1);
-  r.message = fmt::format("{}: worst element output {} index {}: expected {}, actual {} (abs error {:.3g}, rel error {:.3g})",
-                          r.ok ? "ok" : "mismatch", r.output, r.index, r.expected, r.actual, r.abs_error, r.rel_error);
-  if (r.nonfinite) r.message += fmt::format("; {} of {} expected values not finite", r.nonfinite, r.compared);
+  r.message = fmt::format(
+      "{}: worst element output {} index {}: expected {}, actual {} (abs error {:.3g}, rel error "
+      "{:.3g})",
+      r.ok ? "ok" : "mismatch", r.output, r.index, r.expected, r.actual, r.abs_error, r.rel_error);
+  if (r.nonfinite)
+    r.message += fmt::format("; {} of {} expected values not finite", r.nonfinite, r.compared);
   return r;
 }
 
 /// Runs `original` and `optimized` on `bindings` (every input and weight of both, by name) and
 /// compares their outputs (`compare_outputs`).
-[[nodiscard]] inline VerifyResult verify(const RecExpr<TensorNode>& original, const RecExpr<TensorNode>& optimized,
-                                         const Bindings& bindings, double rtol = 1e-4, double atol = 1e-5) {
+[[nodiscard]] inline VerifyResult verify(const RecExpr<TensorNode>& original,
+                                         const RecExpr<TensorNode>& optimized,
+                                         const Bindings& bindings, double rtol = 1e-4,
+                                         double atol = 1e-5) {
   return compare_outputs(execute(original, bindings), execute(optimized, bindings), rtol, atol);
 }
 
@@ -2246,8 +2464,10 @@ struct VerifyResult {
 /// by name: `random_bindings` of both programs with `seed`) and compares every output element:
 /// an element fails when `|actual - expected| > atol + rtol * |expected|` or exactly one is NaN.
 /// A different number of outputs or a different output shape fails with a message.
-[[nodiscard]] inline VerifyResult verify(const RecExpr<TensorNode>& original, const RecExpr<TensorNode>& optimized,
-                                         std::uint64_t seed = 1, double rtol = 1e-4, double atol = 1e-5) {
+[[nodiscard]] inline VerifyResult verify(const RecExpr<TensorNode>& original,
+                                         const RecExpr<TensorNode>& optimized,
+                                         std::uint64_t seed = 1, double rtol = 1e-4,
+                                         double atol = 1e-5) {
   Bindings bindings = random_bindings(original, seed);
   for (auto& [name, t] : random_bindings(optimized, seed)) bindings.emplace(name, std::move(t));
   return verify(original, optimized, bindings, rtol, atol);
@@ -2268,11 +2488,15 @@ struct TimeComparison {
   std::size_t faster_pairs = 0;
   /// (original - optimized) / original of the medians, in percent: positive when faster.
   [[nodiscard]] double speedup_percent() const noexcept {
-    return original.median_ms > 0 ? 100.0 * (original.median_ms - optimized.median_ms) / original.median_ms : 0.0;
+    return original.median_ms > 0
+               ? 100.0 * (original.median_ms - optimized.median_ms) / original.median_ms
+               : 0.0;
   }
   /// 1 - the median paired ratio, in percent: positive when faster. More robust on a shared
   /// machine than `speedup_percent`.
-  [[nodiscard]] double paired_speedup_percent() const noexcept { return 100.0 * (1.0 - ratio_median); }
+  [[nodiscard]] double paired_speedup_percent() const noexcept {
+    return 100.0 * (1.0 - ratio_median);
+  }
   /// The sign test on the pairs: +1 when the optimized program was faster in so many pairs that
   /// a fair coin would do as well with probability below 5 % (one-sided), -1 when it was slower
   /// in so many, 0 otherwise: the difference is within the run-to-run noise. Unlike the
@@ -2286,7 +2510,8 @@ struct TimeComparison {
       double p = 0;
       for (std::size_t i = k; i <= pairs; ++i) {
         const auto x = static_cast<double>(i);
-        p += std::exp(std::lgamma(n + 1) - std::lgamma(x + 1) - std::lgamma(n - x + 1) - n * std::log(2.0));
+        p += std::exp(std::lgamma(n + 1) - std::lgamma(x + 1) - std::lgamma(n - x + 1) -
+                      n * std::log(2.0));
       }
       return p;
     };
@@ -2312,7 +2537,9 @@ inline double quantile(const std::vector<double>& sorted, double q) {
 /// Which program (0 or 1) runs `j`-th (0 or 1) in pair `pair` of an ABBA sequence: 0 first in
 /// even pairs, 1 first in odd ones. For harnesses that drive one pair at a time (Google
 /// Benchmark's iterations); `run_abba_pairs` runs a whole sequence.
-[[nodiscard]] constexpr int abba_order(std::size_t pair, int j) noexcept { return pair % 2 == 0 ? j : 1 - j; }
+[[nodiscard]] constexpr int abba_order(std::size_t pair, int j) noexcept {
+  return pair % 2 == 0 ? j : 1 - j;
+}
 
 /// Pair `pair` of `run_warm_abba_pairs`' sequence alone, for a harness that is handed one pair
 /// at a time (Google Benchmark's iterations, `bench/executor_bench`).
@@ -2359,18 +2586,23 @@ void run_abba_pairs(std::size_t pairs, RunProgram&& run) {
 /// glibc, large freed buffers go back to the OS and are page-faulted in again on the next run,
 /// which can cost more than the arithmetic: harnesses raise `M_MMAP_THRESHOLD` (see
 /// docs/executor.md) before timing.
-[[nodiscard]] inline TimeComparison compare_times(const RecExpr<TensorNode>& original, const RecExpr<TensorNode>& optimized,
-                                                  std::size_t runs, std::uint64_t seed = 1, std::size_t warm_runs = 0) {
+[[nodiscard]] inline TimeComparison compare_times(const RecExpr<TensorNode>& original,
+                                                  const RecExpr<TensorNode>& optimized,
+                                                  std::size_t runs, std::uint64_t seed = 1,
+                                                  std::size_t warm_runs = 0) {
   if (runs == 0) throw ExecutionError("compare_times: runs must be positive");
   const PrecomputedPair pair = precompute_pair(original, optimized, seed);
   std::vector<double> ms[2];
   std::size_t sink = 0;
-  for (const RecExpr<TensorNode>& p : pair.program) sink += execute(p, pair.bindings).size();  // warm-up
+  for (const RecExpr<TensorNode>& p : pair.program)
+    sink += execute(p, pair.bindings).size();  // warm-up
   run_warm_abba_pairs(runs, warm_runs, [&](int k, bool timed) {
     const auto start = std::chrono::steady_clock::now();
     sink += execute(pair.program[k], pair.bindings).size();
     if (timed)
-      ms[k].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      ms[k].push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
   });
   if (sink == 0) throw ExecutionError("compare_times: the programs have no outputs");
   TimeComparison out;
@@ -2412,7 +2644,8 @@ struct OpKindProfile {
 /// Where a program's time goes on the executor, node by node (`profile_program`).
 struct ProgramProfile {
   std::size_t runs = 0;
-  double median_ms = 0;  ///< median time of a whole `execute` call (timed separately from the nodes)
+  double median_ms =
+      0;  ///< median time of a whole `execute` call (timed separately from the nodes)
   double min_ms = 0;
   /// Every evaluated node other than an attribute (`num`, `sym`, `ints`), in program order: the
   /// sources (`input`, `weight`: a lookup, or a copy when the dtype is not f32), views and
@@ -2470,8 +2703,9 @@ namespace internal {
 /// timed in the same run); per node, the median and minimum over the runs. Bind the weights with
 /// `precompute_weights` first to leave the weight-only subgraphs out, as `compare_times` does.
 /// Throws `ExecutionError` when `runs` is 0, and whatever `execute` throws.
-[[nodiscard]] inline ProgramProfile profile_program(const RecExpr<TensorNode>& program, const Bindings& bindings,
-                                                    std::size_t runs, ExecuteOptions options = {}) {
+[[nodiscard]] inline ProgramProfile profile_program(const RecExpr<TensorNode>& program,
+                                                    const Bindings& bindings, std::size_t runs,
+                                                    ExecuteOptions options = {}) {
   if (runs == 0) throw ExecutionError("profile_program: runs must be positive");
   const std::size_t n = program.size();
   std::vector<std::vector<double>> seconds(n);
@@ -2482,7 +2716,8 @@ namespace internal {
   for (std::size_t r = 0; r < runs; ++r) {
     const auto start = std::chrono::steady_clock::now();
     const std::vector<HostTensor> out = execute(program, bindings, options);
-    totals.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    totals.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (out.empty()) throw ExecutionError("profile_program: the program has no outputs");
   }
   for (double& t : totals) t *= 1e3;
@@ -2500,7 +2735,8 @@ namespace internal {
     s += fmt::format("{:<12} {:>7} {:>12.3f} {:>5.1f}%\n", op_name(k.op), k.nodes, k.ms,
                      total > 0 ? 100 * k.ms / total : 0.0);
   s += fmt::format("{:<12} {:>7} {:>12.3f}\n", "nodes", p.nodes.size(), total);
-  s += fmt::format("{:<12} {:>7} {:>12.3f}  (median of {} runs)\n", "execute", "", p.median_ms, p.runs);
+  s += fmt::format("{:<12} {:>7} {:>12.3f}  (median of {} runs)\n", "execute", "", p.median_ms,
+                   p.runs);
   return s;
 }
 

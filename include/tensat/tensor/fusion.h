@@ -67,7 +67,8 @@ class FusedBuilder {
       measure(n.children()[0], size, contractions);
       // A reduction-rooted kernel is never inlined into a consumer (a reduction roots its group).
       const Id body = egraph_.find(n.children()[0]);
-      if (!egraph_[body].nodes.empty() && is_reduction(egraph_.node(egraph_[body].nodes[0]).op())) continue;
+      if (!egraph_[body].nodes.empty() && is_reduction(egraph_.node(egraph_[body].nodes[0]).op()))
+        continue;
       if (contractions_ + contractions > 1 || size <= best_size) continue;
       best = &n;
       best_size = size;
@@ -86,7 +87,8 @@ class FusedBuilder {
     // A plain producer: one elementwise, broadcast or injective op, or a contraction.
     for (Id nid : egraph_[cls].nodes) {
       const TensorNode& n = egraph_.node(nid);
-      const bool loop = is_fusible_elementwise(n.op()) || n.op() == Op::Broadcast || is_injective(n.op());
+      const bool loop =
+          is_fusible_elementwise(n.op()) || n.op() == Op::Broadcast || is_injective(n.op());
       if (!loop && !(is_contraction(n.op()) && contractions_ == 0)) continue;
       if (is_contraction(n.op())) ++contractions_;
       inlined = true;
@@ -131,7 +133,8 @@ class FusedBuilder {
     while (!stack.empty()) {
       const Id c = stack.back();
       stack.pop_back();
-      if (std::find(seen.begin(), seen.end(), c) != seen.end() || egraph_[c].nodes.empty()) continue;
+      if (std::find(seen.begin(), seen.end(), c) != seen.end() || egraph_[c].nodes.empty())
+        continue;
       seen.push_back(c);
       const TensorNode& n = egraph_.node(egraph_[c].nodes[0]);
       if (n.op() == Op::Arg) continue;
@@ -143,7 +146,8 @@ class FusedBuilder {
   }
 
   /// A copy of the body under class `b` with its args renumbered by `args`.
-  Ref copy_body(Id b, const std::unordered_map<std::int64_t, Ref>& args, std::unordered_map<std::uint32_t, Ref>& done) {
+  Ref copy_body(Id b, const std::unordered_map<std::int64_t, Ref>& args,
+                std::unordered_map<std::uint32_t, Ref>& done) {
     b = egraph_.find(b);
     if (auto it = done.find(b.value); it != done.end()) return it->second;
     const TensorNode& n = egraph_.node(egraph_[b].nodes[0]);
@@ -193,7 +197,8 @@ inline std::vector<TensorRewrite> fusion_rules(std::size_t max_per_class = 2) {
       reads.emplace_back(v);
     }
     lhs += ")";
-    auto apply = [op, reads, max_per_class](TensorEGraph& g, Id eclass, const Subst& s) -> std::vector<Id> {
+    auto apply = [op, reads, max_per_class](TensorEGraph& g, Id eclass,
+                                            const Subst& s) -> std::vector<Id> {
       // A class keeps at most `max_per_class` kernels: algebraic variants of one op (ewadd
       // commuted and re-associated) would otherwise each bring their own.
       std::size_t fused = 0;
@@ -212,16 +217,20 @@ inline std::vector<TensorRewrite> fusion_rules(std::size_t max_per_class = 2) {
       SmallVector<RightHandSide::Ref, 8> operands;
       for (const Var& v : reads) operands.push_back(builder.operand(s[v], inlined));
       if (!inlined) return {};
-      const RightHandSide::Ref root = builder.fused(rhs.op(op, Span<const RightHandSide::Ref>(operands)));
+      const RightHandSide::Ref root =
+          builder.fused(rhs.op(op, Span<const RightHandSide::Ref>(operands)));
       return apply_checked(g, rhs, {{eclass, root}});
     };
-    rules.push_back(rewrite<TensorNode, TensorAnalysis>(fmt::format("fuse-{}", op_name(op)), lhs, std::move(apply), reads)
+    rules.push_back(rewrite<TensorNode, TensorAnalysis>(fmt::format("fuse-{}", op_name(op)), lhs,
+                                                        std::move(apply), reads)
                         .with_label(std::string(kFusionLabel)));
   };
-  for (std::size_t i = 0; i < kNumOps; ++i)  // in the enum's order: the unary ops, then the binary ones
+  for (std::size_t i = 0; i < kNumOps;
+       ++i)  // in the enum's order: the unary ops, then the binary ones
     if (is_unary_elementwise(static_cast<Op>(i))) add(static_cast<Op>(i), {"?x"});
   for (std::size_t i = 0; i < kNumOps; ++i)
-    if (is_binary_elementwise(static_cast<Op>(i)) || static_cast<Op>(i) == Op::SMul) add(static_cast<Op>(i), {"?x", "?y"});
+    if (is_binary_elementwise(static_cast<Op>(i)) || static_cast<Op>(i) == Op::SMul)
+      add(static_cast<Op>(i), {"?x", "?y"});
   add(Op::Clip, {"?x", "?lo", "?hi"});
   add(Op::Transpose, {"?p", "?x"});
   add(Op::Slice, {"?axis", "?start", "?end", "?x"});

@@ -34,8 +34,8 @@ struct Tensor {
 /// Throws `ShapeError` unless every `arg i` in the body of the `fused` node `at` declares the
 /// dtype and shape of the node's input `i` (inference sees only the body's result; this walk
 /// sees the args).
-inline void check_fused_args(const RecExpr<TensorNode>& program, const std::vector<TensorInfo>& infos,
-                             std::size_t at) {
+inline void check_fused_args(const RecExpr<TensorNode>& program,
+                             const std::vector<TensorInfo>& infos, std::size_t at) {
   const TensorNode& fused = program[Id(at)];
   std::vector<Id> stack{fused.children()[0]};
   std::vector<bool> seen(at, false);
@@ -51,9 +51,9 @@ inline void check_fused_args(const RecExpr<TensorNode>& program, const std::vect
       const TensorInfo& input = infos[fused.children()[index + 1].index()];
       if (arg.dtype != input.dtype || arg.dims != input.dims)
         throw ShapeError(at, "fused",
-                         fmt::format("arg {} is {} {} but input {} is {} {}", index, dtype_name(arg.dtype),
-                                     dims_to_string(arg.dims), index, dtype_name(input.dtype),
-                                     dims_to_string(input.dims)));
+                         fmt::format("arg {} is {} {} but input {} is {} {}", index,
+                                     dtype_name(arg.dtype), dims_to_string(arg.dims), index,
+                                     dtype_name(input.dtype), dims_to_string(input.dims)));
       continue;
     }
     for (Id c : n.children())
@@ -71,7 +71,8 @@ inline void check_fused_args(const RecExpr<TensorNode>& program, const std::vect
     const TensorNode& node = program[Id(i)];
     children.clear();
     for (Id c : node.children()) children.push_back(&infos[c.index()]);
-    if (!infer(node, Span<const TensorInfo* const>(children.data(), children.size()), infos[i], &why))
+    if (!infer(node, Span<const TensorInfo* const>(children.data(), children.size()), infos[i],
+               &why))
       throw ShapeError(i, node.op_name(), why);
     if (node.op() == Op::Fused) check_fused_args(program, infos, i);
   }
@@ -89,7 +90,8 @@ inline void check_fused_args(const RecExpr<TensorNode>& program, const std::vect
 /// Operators of `program` by count, leaving out attributes (`num`, `ints`, `sym`), sources
 /// (`input`, `weight`), `noop` and the terms inside fused kernels' bodies (a `fused` node
 /// counts once): the op counts that papers report. Indexed by `Op`.
-[[nodiscard]] inline std::array<std::size_t, kNumOps> op_histogram(const RecExpr<TensorNode>& program) {
+[[nodiscard]] inline std::array<std::size_t, kNumOps> op_histogram(
+    const RecExpr<TensorNode>& program) {
   std::array<std::size_t, kNumOps> counts{};
   std::vector<bool> in_body(program.size(), false);
   for (std::size_t i = program.size(); i-- > 0;) {
@@ -100,7 +102,8 @@ inline void check_fused_args(const RecExpr<TensorNode>& program, const std::vect
   }
   for (std::size_t i = 0; i < program.size(); ++i)
     if (!in_body[i]) counts[static_cast<std::size_t>(program[Id(i)].op())]++;
-  for (Op op : {Op::Num, Op::Sym, Op::Ints, Op::Input, Op::Weight, Op::Noop}) counts[static_cast<std::size_t>(op)] = 0;
+  for (Op op : {Op::Num, Op::Sym, Op::Ints, Op::Input, Op::Weight, Op::Noop})
+    counts[static_cast<std::size_t>(op)] = 0;
   return counts;
 }
 /// Which nodes of `expr` `root` reaches (itself included): its term's nodes.
@@ -135,11 +138,13 @@ class Graph {
  public:
   // Sources.
   /// An input of logical shape `dims`, stored in `layout` (`ChannelsLast`: rank 4 only).
-  Tensor input(std::string_view name, const Dims& dims, DType dtype = DType::F32, Layout layout = Layout::Contiguous) {
+  Tensor input(std::string_view name, const Dims& dims, DType dtype = DType::F32,
+               Layout layout = Layout::Contiguous) {
     return source(Op::Input, name, dims, dtype, layout);
   }
   /// A weight: known before the program runs, so subgraphs of weights only are precomputable.
-  Tensor weight(std::string_view name, const Dims& dims, DType dtype = DType::F32, Layout layout = Layout::Contiguous) {
+  Tensor weight(std::string_view name, const Dims& dims, DType dtype = DType::F32,
+                Layout layout = Layout::Contiguous) {
     return source(Op::Weight, name, dims, dtype, layout);
   }
   /// `x` stored in `layout`: the same logical tensor (a copy that reorders it in memory).
@@ -179,12 +184,14 @@ class Graph {
     return add_op(Op::Conv2d, {num(stride_h), num(stride_w), num(static_cast<std::int64_t>(pad)),
                                num(static_cast<std::int64_t>(act)), x.id, w.id});
   }
-  Tensor poolmax(Tensor x, std::int64_t kh, std::int64_t kw, std::int64_t stride_h, std::int64_t stride_w,
-                 Padding pad = Padding::Same, Activation act = Activation::None) {
+  Tensor poolmax(Tensor x, std::int64_t kh, std::int64_t kw, std::int64_t stride_h,
+                 std::int64_t stride_w, Padding pad = Padding::Same,
+                 Activation act = Activation::None) {
     return pool(Op::PoolMax, x, kh, kw, stride_h, stride_w, pad, act);
   }
-  Tensor poolavg(Tensor x, std::int64_t kh, std::int64_t kw, std::int64_t stride_h, std::int64_t stride_w,
-                 Padding pad = Padding::Same, Activation act = Activation::None) {
+  Tensor poolavg(Tensor x, std::int64_t kh, std::int64_t kw, std::int64_t stride_h,
+                 std::int64_t stride_w, Padding pad = Padding::Same,
+                 Activation act = Activation::None) {
     return pool(Op::PoolAvg, x, kh, kw, stride_h, stride_w, pad, act);
   }
 
@@ -213,17 +220,27 @@ class Graph {
   /// The Winograd F(2x2, 3x3) form of a 3x3 kernel w [C_out, C_in, 3, 3]: [16, C_out, C_in].
   Tensor wino_weight(Tensor w) { return add_op(Op::WinoWeight, {w.id}); }
   /// `conv2d(x, w, 1, 1, pad, act)` computed by Winograd F(2x2, 3x3), u = `wino_weight(w)`.
-  Tensor wino_conv2d(Tensor x, Tensor u, Padding pad = Padding::Same, Activation act = Activation::None) {
-    return add_op(Op::WinoConv2d, {num(static_cast<std::int64_t>(pad)), num(static_cast<std::int64_t>(act)), x.id, u.id});
+  Tensor wino_conv2d(Tensor x, Tensor u, Padding pad = Padding::Same,
+                     Activation act = Activation::None) {
+    return add_op(Op::WinoConv2d, {num(static_cast<std::int64_t>(pad)),
+                                   num(static_cast<std::int64_t>(act)), x.id, u.id});
   }
 
   // Transformer extension.
   Tensor softmax(Tensor x, std::int64_t axis) { return add_op(Op::Softmax, {num(axis), x.id}); }
-  Tensor layernorm(Tensor x, Tensor gamma, Tensor beta) { return add_op(Op::LayerNorm, {x.id, gamma.id, beta.id}); }
+  Tensor layernorm(Tensor x, Tensor gamma, Tensor beta) {
+    return add_op(Op::LayerNorm, {x.id, gamma.id, beta.id});
+  }
   Tensor broadcast(Tensor x, const Dims& dims) { return add_op(Op::Broadcast, {ints(dims), x.id}); }
-  Tensor reduce_sum(Tensor x, std::int64_t axis) { return add_op(Op::ReduceSum, {num(axis), x.id}); }
-  Tensor reduce_max(Tensor x, std::int64_t axis) { return add_op(Op::ReduceMax, {num(axis), x.id}); }
-  Tensor reduce_mean(Tensor x, std::int64_t axis) { return add_op(Op::ReduceMean, {num(axis), x.id}); }
+  Tensor reduce_sum(Tensor x, std::int64_t axis) {
+    return add_op(Op::ReduceSum, {num(axis), x.id});
+  }
+  Tensor reduce_max(Tensor x, std::int64_t axis) {
+    return add_op(Op::ReduceMax, {num(axis), x.id});
+  }
+  Tensor reduce_mean(Tensor x, std::int64_t axis) {
+    return add_op(Op::ReduceMean, {num(axis), x.id});
+  }
   Tensor slice(Tensor x, std::int64_t axis, std::int64_t start, std::int64_t end) {
     return add_op(Op::Slice, {num(axis), num(start), num(end), x.id});
   }
@@ -258,25 +275,32 @@ class Graph {
   /// ONNX Resize of `x` to `dims` (same rank).
   Tensor resize(Tensor x, const Dims& dims, ResizeInterp interp, ResizeCoord coord,
                 ResizeNearest nearest = ResizeNearest::RoundPreferFloor) {
-    return add_op(Op::Resize, {num(static_cast<std::int64_t>(interp)), num(static_cast<std::int64_t>(coord)),
-                               num(static_cast<std::int64_t>(nearest)), ints(dims), x.id});
+    return add_op(Op::Resize,
+                  {num(static_cast<std::int64_t>(interp)), num(static_cast<std::int64_t>(coord)),
+                   num(static_cast<std::int64_t>(nearest)), ints(dims), x.id});
   }
   /// Transposed convolution of NCHW `x` with `w` [C_in, C_out / groups, kh, kw]; `pads` are
   /// {top, left, bottom, right} (bottom and right may be negative: zeros appended).
   Tensor conv_transpose(Tensor x, Tensor w, std::int64_t stride_h, std::int64_t stride_w,
-                        const std::array<std::int64_t, 4>& pads = {0, 0, 0, 0}, std::int64_t groups = 1) {
-    return add_op(Op::ConvTranspose, {num(stride_h), num(stride_w), num(pads[0]), num(pads[1]), num(pads[2]),
-                                      num(pads[3]), num(groups), x.id, w.id});
+                        const std::array<std::int64_t, 4>& pads = {0, 0, 0, 0},
+                        std::int64_t groups = 1) {
+    return add_op(Op::ConvTranspose, {num(stride_h), num(stride_w), num(pads[0]), num(pads[1]),
+                                      num(pads[2]), num(pads[3]), num(groups), x.id, w.id});
   }
   /// An operator the dialect does not know (named `type`, e.g. an ONNX op type), producing a
   /// `dtype` tensor of shape `dims` from `inputs`: kept as it is, never rewritten.
-  Tensor opaque(std::string_view type, const Dims& dims, const std::vector<Tensor>& inputs, DType dtype = DType::F32) {
+  Tensor opaque(std::string_view type, const Dims& dims, const std::vector<Tensor>& inputs,
+                DType dtype = DType::F32) {
     if (type.empty() || TensorNode::parse_integer(type) || op_from_name(type) ||
         type.find_first_of(" \t\n\r()\"") != std::string_view::npos)
-      throw ShapeError(program_.size(), "opaque",
-                       fmt::format("'{}' cannot be an operator type (empty, an integer, a dialect operator, or has "
-                                   "spaces/parentheses)", type));
-    std::vector<Id> children{append(TensorNode::sym(type)), append(TensorNode::sym(dtype_name(dtype))), ints(dims)};
+      throw ShapeError(
+          program_.size(), "opaque",
+          fmt::format(
+              "'{}' cannot be an operator type (empty, an integer, a dialect operator, or has "
+              "spaces/parentheses)",
+              type));
+    std::vector<Id> children{append(TensorNode::sym(type)),
+                             append(TensorNode::sym(dtype_name(dtype))), ints(dims)};
     for (Tensor t : inputs) children.push_back(t.id);
     return add_op(Op::Opaque, Span<const Id>(children.data(), children.size()));
   }
@@ -297,7 +321,8 @@ class Graph {
 
   /// Marks `t` as an output of the program.
   void output(Tensor t) {
-    if (!info(t).is_tensor()) throw ShapeError(t.id.index(), program_[t.id].op_name(), "an output must be a tensor");
+    if (!info(t).is_tensor())
+      throw ShapeError(t.id.index(), program_[t.id].op_name(), "an output must be a tensor");
     outputs_.push_back(t);
   }
   [[nodiscard]] const std::vector<Tensor>& outputs() const noexcept { return outputs_; }
@@ -328,22 +353,27 @@ class Graph {
   Tensor source(Op op, std::string_view name, const Dims& dims, DType dtype, Layout layout) {
     if (name.empty() || TensorNode::parse_integer(name) || op_from_name(name) ||
         name.find_first_of(" \t\n\r()\"") != std::string_view::npos)
-      throw ShapeError(program_.size(), std::string(op_name(op)),
-                       fmt::format("'{}' cannot be a name (empty, an integer, an operator, or has spaces/parentheses)", name));
+      throw ShapeError(
+          program_.size(), std::string(op_name(op)),
+          fmt::format(
+              "'{}' cannot be a name (empty, an integer, an operator, or has spaces/parentheses)",
+              name));
     const Id name_id = append(TensorNode::sym(name));
     const Id dtype_id = append(TensorNode::sym(dtype_name(dtype)));
     const Id dims_id = ints(dims);
     const Tensor t = layout == Layout::Contiguous
                          ? add_op(op, {name_id, dtype_id, dims_id})
-                         : add_op(op, {name_id, dtype_id, dims_id, append(TensorNode::sym(layout_name(layout)))});
+                         : add_op(op, {name_id, dtype_id, dims_id,
+                                       append(TensorNode::sym(layout_name(layout)))});
     auto [it, inserted] = sources_.emplace(std::string(name), t.id);
     if (!inserted && it->second != t.id)
-      throw ShapeError(t.id.index(), std::string(op_name(op)), fmt::format("'{}' is already declared differently", name));
+      throw ShapeError(t.id.index(), std::string(op_name(op)),
+                       fmt::format("'{}' is already declared differently", name));
     return t;
   }
 
-  Tensor pool(Op op, Tensor x, std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw, Padding pad,
-              Activation act) {
+  Tensor pool(Op op, Tensor x, std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw,
+              Padding pad, Activation act) {
     return add_op(op, {num(kh), num(kw), num(sh), num(sw), num(static_cast<std::int64_t>(pad)),
                        num(static_cast<std::int64_t>(act)), x.id});
   }
@@ -358,8 +388,9 @@ class Graph {
       const std::int64_t dx = i + x.size() >= rank ? x[i + x.size() - rank] : 1;
       const std::int64_t dy = i + y.size() >= rank ? y[i + y.size() - rank] : 1;
       if (dx != dy && dx != 1 && dy != 1)
-        throw ShapeError(program_.size(), "broadcast",
-                         fmt::format("shapes {} and {} do not broadcast", dims_to_string(x), dims_to_string(y)));
+        throw ShapeError(
+            program_.size(), "broadcast",
+            fmt::format("shapes {} and {} do not broadcast", dims_to_string(x), dims_to_string(y)));
       out[i] = std::max(dx, dy);
     }
     Tensor bx = x == out ? a : broadcast(a, out);
@@ -391,7 +422,8 @@ class Graph {
     const std::vector<bool> needed = reachable_nodes(expr, root);
     RecExpr<TensorNode> out;
     for (std::size_t i = 0; i <= root.index(); ++i)
-      if (needed[i]) renumber[i] = out.add(map_children(expr[Id(i)], [&](Id c) { return renumber[c.index()]; }));
+      if (needed[i])
+        renumber[i] = out.add(map_children(expr[Id(i)], [&](Id c) { return renumber[c.index()]; }));
     return out;
   }
 

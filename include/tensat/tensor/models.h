@@ -47,9 +47,9 @@ namespace internal {
 [[nodiscard]] inline std::int64_t channels(const Graph& g, Tensor x) { return g.shape(x)[1]; }
 
 /// A convolution with a fresh weight `name` of shape [out, C_in / groups, kh, kw].
-inline Tensor conv(Graph& g, Tensor x, const std::string& name, std::int64_t out, std::int64_t kh, std::int64_t kw,
-                   std::int64_t stride = 1, Padding pad = Padding::Same, Activation act = Activation::None,
-                   std::int64_t groups = 1) {
+inline Tensor conv(Graph& g, Tensor x, const std::string& name, std::int64_t out, std::int64_t kh,
+                   std::int64_t kw, std::int64_t stride = 1, Padding pad = Padding::Same,
+                   Activation act = Activation::None, std::int64_t groups = 1) {
   const Tensor w = g.weight(name, {out, channels(g, x) / groups, kh, kw});
   return g.conv2d(x, w, stride, stride, pad, act);
 }
@@ -95,8 +95,8 @@ inline Tensor bert_layer(Graph& g, Tensor x, int layer, std::int64_t heads) {
   // K straight to [heads, d_k, seq]: the per-head K^T in one transpose.
   const Tensor k_t = g.transpose(g.reshape(projection("k", x), split_heads), {1, 2, 0});
   const Tensor v = g.transpose(g.reshape(projection("v", x), split_heads), {1, 0, 2});
-  const Tensor scores = g.matmul(q, k_t);       // [heads, seq, seq]
-  const Tensor context = g.matmul(scores, v);   // [heads, seq, d_k]
+  const Tensor scores = g.matmul(q, k_t);      // [heads, seq, seq]
+  const Tensor context = g.matmul(scores, v);  // [heads, seq, d_k]
   const Tensor merged = g.reshape(g.transpose(context, {1, 0, 2}), {seq, d_model});
   return projection("o", merged);
 }
@@ -135,8 +135,8 @@ inline Tensor nasrnn_cell(Graph& g, Tensor x, Tensor h, int step) {
 
 /// The ResNeXt bottleneck: 1x1 conv to `width`, grouped 3x3 conv (`groups` groups, `stride`),
 /// 1x1 conv to 2 * width; a 1x1 projection shortcut when the shape changes; add, relu.
-inline Tensor resnext_block(Graph& g, Tensor x, const std::string& name, std::int64_t width, std::int64_t stride,
-                            std::int64_t groups) {
+inline Tensor resnext_block(Graph& g, Tensor x, const std::string& name, std::int64_t width,
+                            std::int64_t stride, std::int64_t groups) {
   const std::int64_t out = 2 * width;
   Tensor y = conv(g, x, name + "_conv1", width, 1, 1, 1, Padding::Same, Activation::Relu);
   y = conv(g, y, name + "_conv2", width, 3, 3, stride, Padding::Same, Activation::Relu, groups);
@@ -163,13 +163,15 @@ inline Tensor nasnet_fit(Graph& g, Tensor cur, Tensor prev, const std::string& n
 /// `out` channels), then a 1x1 conv.
 inline Tensor separable_conv(Graph& g, Tensor x, Namer& name, std::int64_t out, std::int64_t k,
                              std::int64_t stride) {
-  const Tensor depthwise = conv(g, x, name(), out, k, k, stride, Padding::Same, Activation::None, out);
+  const Tensor depthwise =
+      conv(g, x, name(), out, k, k, stride, Padding::Same, Activation::None, out);
   return conv(g, depthwise, name(), out, 1, 1);
 }
 
 /// The NasNet-A normal cell (TASO's version: every separable conv 3x3): five sums of two
 /// branches over the squeezed current input and the fitted previous one, concatenated.
-inline Tensor nasnet_normal_cell(Graph& g, Tensor prev, Tensor cur, const std::string& name, std::int64_t out) {
+inline Tensor nasnet_normal_cell(Graph& g, Tensor prev, Tensor cur, const std::string& name,
+                                 std::int64_t out) {
   Namer w(name);
   cur = nasnet_squeeze(g, cur, w(), out);
   prev = nasnet_fit(g, cur, prev, w());
@@ -194,11 +196,14 @@ inline Tensor nasnet_normal_cell(Graph& g, Tensor prev, Tensor cur, const std::s
 
 /// The NasNet-A reduction cell: halves the spatial size with stride-2 separable convs (7x7,
 /// 5x5) and pools, five sums concatenated.
-inline Tensor nasnet_reduction_cell(Graph& g, Tensor prev, Tensor cur, const std::string& name, std::int64_t out) {
+inline Tensor nasnet_reduction_cell(Graph& g, Tensor prev, Tensor cur, const std::string& name,
+                                    std::int64_t out) {
   Namer w(name);
   cur = nasnet_squeeze(g, cur, w(), out);
   prev = nasnet_fit(g, cur, prev, w());
-  auto sep = [&](Tensor x, std::int64_t k, std::int64_t stride) { return separable_conv(g, x, w, out, k, stride); };
+  auto sep = [&](Tensor x, std::int64_t k, std::int64_t stride) {
+    return separable_conv(g, x, w, out, k, stride);
+  };
   auto sum = [&](Tensor a, Tensor b) { return g.ewadd(a, b); };
   Tensor a = sep(prev, 7, 2);
   Tensor b = sep(cur, 5, 2);
@@ -223,8 +228,8 @@ inline Tensor nasnet_reduction_cell(Graph& g, Tensor prev, Tensor cur, const std
 class InceptionConvs {
  public:
   InceptionConvs(Graph& g, const std::string& block) : g_(g), name_(block) {}
-  Tensor operator()(Tensor x, std::int64_t out, std::int64_t kh, std::int64_t kw, std::int64_t stride = 1,
-                    Padding pad = Padding::Same) {
+  Tensor operator()(Tensor x, std::int64_t out, std::int64_t kh, std::int64_t kw,
+                    std::int64_t stride = 1, Padding pad = Padding::Same) {
     return conv(g_, x, name_(), out, kh, kw, stride, pad, Activation::Relu);
   }
 
@@ -236,12 +241,12 @@ class InceptionConvs {
 /// The stem: five convs and two max pools, [1, 3, 299, 299] -> [1, 192, 35, 35].
 inline Tensor inception_stem(Graph& g, Tensor x) {
   InceptionConvs c(g, "stem");
-  x = c(x, 32, 3, 3, 2, Padding::Valid);  // 149
-  x = c(x, 32, 3, 3, 1, Padding::Valid);  // 147
-  x = c(x, 64, 3, 3);                     // 147
+  x = c(x, 32, 3, 3, 2, Padding::Valid);         // 149
+  x = c(x, 32, 3, 3, 1, Padding::Valid);         // 147
+  x = c(x, 64, 3, 3);                            // 147
   x = g.poolmax(x, 3, 3, 2, 2, Padding::Valid);  // 73
   x = c(x, 80, 1, 1);
-  x = c(x, 192, 3, 3, 1, Padding::Valid);  // 71
+  x = c(x, 192, 3, 3, 1, Padding::Valid);           // 71
   return g.poolmax(x, 3, 3, 2, 2, Padding::Valid);  // 35
 }
 
@@ -313,7 +318,6 @@ inline Tensor fire(Graph& g, Tensor x, const std::string& name, std::int64_t s, 
   return g.concat(1, {e1, e3});
 }
 
-
 // --- Transformer stacks and ResNet (issue 30: programs of any depth) ----------------------------
 
 /// A dense layer with a bias on [rows, K]: matmul, then the bias [out] added with broadcasting,
@@ -326,7 +330,8 @@ inline Tensor linear(Graph& g, Tensor x, const std::string& name, std::int64_t o
 /// Multi-head self-attention on x [seq, d_model] with biased Q/K/V/output projections, scores
 /// scaled by 1/sqrt(d_k) and a softmax over keys; `mask` (a [seq, seq] weight added to every
 /// head's scores) makes it causal.
-inline Tensor attention(Graph& g, Tensor x, const std::string& name, std::int64_t heads, bool mask) {
+inline Tensor attention(Graph& g, Tensor x, const std::string& name, std::int64_t heads,
+                        bool mask) {
   const std::int64_t seq = g.shape(x)[0], d_model = g.shape(x)[1], d_k = d_model / heads;
   const Dims split{seq, heads, d_k};
   const Tensor q = g.transpose(g.reshape(linear(g, x, name + "_q", d_model), split), {1, 0, 2});
@@ -335,7 +340,8 @@ inline Tensor attention(Graph& g, Tensor x, const std::string& name, std::int64_
   Tensor scores = g.smul(g.matmul(q, k_t), g.weight(name + "_scale", {1}));  // [heads, seq, seq]
   if (mask) scores = g.add(scores, g.weight(name + "_mask", {seq, seq}));
   const Tensor context = g.matmul(g.softmax(scores, 2), v);  // [heads, seq, d_k]
-  return linear(g, g.reshape(g.transpose(context, {1, 0, 2}), {seq, d_model}), name + "_o", d_model);
+  return linear(g, g.reshape(g.transpose(context, {1, 0, 2}), {seq, d_model}), name + "_o",
+                d_model);
 }
 
 /// The MLP of a transformer layer: linear to `d_ff`, GELU, linear back.
@@ -360,12 +366,14 @@ inline Tensor conv_bn(Graph& g, Tensor x, const std::string& name, std::int64_t 
 
 /// The ResNet bottleneck (v1.5: the stride on the 3x3): 1x1 to `width`, 3x3, 1x1 to
 /// 4 * width, each with batch norm; a projection shortcut when the shape changes; add, relu.
-inline Tensor bottleneck(Graph& g, Tensor x, const std::string& name, std::int64_t width, std::int64_t stride) {
+inline Tensor bottleneck(Graph& g, Tensor x, const std::string& name, std::int64_t width,
+                         std::int64_t stride) {
   Tensor y = conv_bn(g, x, name + "_a", width, 1, 1, true);
   y = conv_bn(g, y, name + "_b", width, 3, stride, true);
   y = conv_bn(g, y, name + "_c", 4 * width, 1, 1, false);
   Tensor shortcut = x;
-  if (stride > 1 || channels(g, x) != 4 * width) shortcut = conv_bn(g, x, name + "_proj", 4 * width, 1, stride, false);
+  if (stride > 1 || channels(g, x) != 4 * width)
+    shortcut = conv_bn(g, x, name + "_proj", 4 * width, 1, stride, false);
   return g.relu(g.ewadd(shortcut, y));
 }
 
@@ -395,9 +403,11 @@ inline Tensor bottleneck(Graph& g, Tensor x, const std::string& name, std::int64
   constexpr int kSteps = 5;
   constexpr std::int64_t kHidden = 512;
   std::vector<Tensor> xs;
-  for (int i = 0; i < kSteps; ++i) xs.push_back(g.input(fmt::format("nasrnn_x{}", i), {1, kHidden}));
+  for (int i = 0; i < kSteps; ++i)
+    xs.push_back(g.input(fmt::format("nasrnn_x{}", i), {1, kHidden}));
   Tensor h = g.weight("nasrnn_h0", {1, kHidden});
-  for (int i = 0; i < kSteps; ++i) h = internal::nasrnn_cell(g, xs[static_cast<std::size_t>(i)], h, i);
+  for (int i = 0; i < kSteps; ++i)
+    h = internal::nasrnn_cell(g, xs[static_cast<std::size_t>(i)], h, i);
   g.output(h);
   return g;
 }
@@ -443,7 +453,8 @@ inline Tensor bottleneck(Graph& g, Tensor x, const std::string& name, std::int64
     Tensor prev = x;
     Tensor cur = x;
     for (int cell = 0; cell < 5; ++cell) {
-      const Tensor next = internal::nasnet_normal_cell(g, prev, cur, fmt::format("nasnet_s{}n{}", stage, cell), out);
+      const Tensor next = internal::nasnet_normal_cell(
+          g, prev, cur, fmt::format("nasnet_s{}n{}", stage, cell), out);
       prev = cur;
       cur = next;
     }
@@ -523,7 +534,8 @@ inline Tensor bottleneck(Graph& g, Tensor x, const std::string& name, std::int64
   constexpr std::array<Block, 5> kBlocks{{{2, 64}, {2, 128}, {4, 256}, {4, 512}, {4, 512}}};
   for (std::size_t b = 0; b < kBlocks.size(); ++b) {
     for (int i = 0; i < kBlocks[b].convs; ++i)
-      x = g.relu(internal::conv(g, x, fmt::format("vgg_conv{}_{}", b + 1, i + 1), kBlocks[b].channels, 3, 3));
+      x = g.relu(internal::conv(g, x, fmt::format("vgg_conv{}_{}", b + 1, i + 1),
+                                kBlocks[b].channels, 3, 3));
     x = g.poolmax(x, 2, 2, 2, 2, Padding::Valid);
   }
   x = internal::flatten(g, x);  // [1, 25088]
@@ -549,13 +561,16 @@ struct TransformerShape {
 /// Throws `Error` if `layers` < 1 or the heads do not divide d_model.
 [[nodiscard]] inline Graph transformer_encoder(int layers, const TransformerShape& shape = {}) {
   if (layers < 1 || shape.heads < 1 || shape.d_model % shape.heads != 0)
-    throw Error(fmt::format("transformer_encoder: {} layers of width {} with {} heads", layers, shape.d_model, shape.heads));
+    throw Error(fmt::format("transformer_encoder: {} layers of width {} with {} heads", layers,
+                            shape.d_model, shape.heads));
   Graph g;
   Tensor x = g.input("encoder_input", {shape.seq, shape.d_model});
   for (int l = 0; l < layers; ++l) {
     const std::string name = fmt::format("enc{}", l);
-    x = internal::norm(g, g.ewadd(x, internal::attention(g, x, name + "_attn", shape.heads, false)), name + "_ln1");
-    x = internal::norm(g, g.ewadd(x, internal::mlp(g, x, name + "_mlp", shape.d_ff)), name + "_ln2");
+    x = internal::norm(g, g.ewadd(x, internal::attention(g, x, name + "_attn", shape.heads, false)),
+                       name + "_ln1");
+    x = internal::norm(g, g.ewadd(x, internal::mlp(g, x, name + "_mlp", shape.d_ff)),
+                       name + "_ln2");
   }
   g.output(x);
   return g;
@@ -568,13 +583,16 @@ struct TransformerShape {
 /// Throws `Error` if `layers` < 1 or the heads do not divide d_model.
 [[nodiscard]] inline Graph transformer_decoder(int layers, const TransformerShape& shape = {}) {
   if (layers < 1 || shape.heads < 1 || shape.d_model % shape.heads != 0)
-    throw Error(fmt::format("transformer_decoder: {} layers of width {} with {} heads", layers, shape.d_model, shape.heads));
+    throw Error(fmt::format("transformer_decoder: {} layers of width {} with {} heads", layers,
+                            shape.d_model, shape.heads));
   Graph g;
   Tensor x = g.input("decoder_input", {shape.seq, shape.d_model});
   for (int l = 0; l < layers; ++l) {
     const std::string name = fmt::format("dec{}", l);
-    x = g.ewadd(x, internal::attention(g, internal::norm(g, x, name + "_ln1"), name + "_attn", shape.heads, true));
-    x = g.ewadd(x, internal::mlp(g, internal::norm(g, x, name + "_ln2"), name + "_mlp", shape.d_ff));
+    x = g.ewadd(x, internal::attention(g, internal::norm(g, x, name + "_ln1"), name + "_attn",
+                                       shape.heads, true));
+    x = g.ewadd(x,
+                internal::mlp(g, internal::norm(g, x, name + "_ln2"), name + "_mlp", shape.d_ff));
   }
   g.output(internal::norm(g, x, "dec_ln_f"));
   return g;
@@ -588,7 +606,8 @@ struct TransformerShape {
 /// flatten, matmul). Throws `Error` if depth < 35.
 [[nodiscard]] inline Graph resnet(int depth = 50) {
   const int blocks = (depth - 2) / 3;
-  if (blocks < 11) throw Error(fmt::format("resnet: depth {} is below 35 (eleven bottleneck blocks)", depth));
+  if (blocks < 11)
+    throw Error(fmt::format("resnet: depth {} is below 35 (eleven bottleneck blocks)", depth));
   Graph g;
   Tensor x = g.input("resnet_input", {1, 3, 224, 224});
   x = internal::conv_bn(g, x, "stem", 64, 7, 2, true);
@@ -596,7 +615,8 @@ struct TransformerShape {
   const std::array<int, 4> stages{3, 4, blocks - 10, 3};
   for (std::size_t s = 0; s < stages.size(); ++s)
     for (int b = 0; b < stages[s]; ++b)
-      x = internal::bottleneck(g, x, fmt::format("res{}_{}", s + 2, b), std::int64_t{64} << s, b == 0 && s > 0 ? 2 : 1);
+      x = internal::bottleneck(g, x, fmt::format("res{}_{}", s + 2, b), std::int64_t{64} << s,
+                               b == 0 && s > 0 ? 2 : 1);
   x = g.poolavg(x, 7, 7, 7, 7, Padding::Valid);  // [1, 2048, 1, 1]
   g.output(internal::dense(g, internal::flatten(g, x), "resnet_fc", 1000));
   return g;
@@ -604,8 +624,8 @@ struct TransformerShape {
 
 /// The names `build_model` accepts, in the order of TENSAT's evaluation.
 [[nodiscard]] inline const std::vector<std::string_view>& model_names() {
-  static const std::vector<std::string_view> names{"bert",        "nasrnn",     "resnext50", "nasneta",
-                                                   "inceptionv3", "squeezenet", "vgg19"};
+  static const std::vector<std::string_view> names{
+      "bert", "nasrnn", "resnext50", "nasneta", "inceptionv3", "squeezenet", "vgg19"};
   return names;
 }
 
@@ -620,7 +640,8 @@ struct TransformerShape {
 namespace internal {
 [[noreturn]] inline void unknown_model(std::string_view name) {
   std::string valid;
-  for (std::string_view n : model_names()) valid += fmt::format("{}{}", valid.empty() ? "" : ", ", n);
+  for (std::string_view n : model_names())
+    valid += fmt::format("{}{}", valid.empty() ? "" : ", ", n);
   for (const auto& stack : stack_defaults())
     if (stack.first != "bert") valid += fmt::format(", {}", stack.first);
   throw Error(fmt::format("unknown model '{}' (valid names: {})", name, valid));
@@ -639,7 +660,9 @@ namespace internal {
   if (name == "decoder") return transformer_decoder(layers);
   if (name == "resnet") return resnet(layers);
   for (std::string_view fixed : model_names())
-    if (name == fixed) throw Error(fmt::format("model '{}' has a fixed depth (layers apply to bert, encoder, decoder, resnet)", name));
+    if (name == fixed)
+      throw Error(fmt::format(
+          "model '{}' has a fixed depth (layers apply to bert, encoder, decoder, resnet)", name));
   internal::unknown_model(name);
 }
 

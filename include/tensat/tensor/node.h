@@ -31,7 +31,9 @@ class TensorNode {
 
   TensorNode() = default;
   TensorNode(Op op, Span<const Id> children) : op_(op), children_(children) { check_arity(); }
-  TensorNode(Op op, std::initializer_list<Id> children) : op_(op), children_(children) { check_arity(); }
+  TensorNode(Op op, std::initializer_list<Id> children) : op_(op), children_(children) {
+    check_arity();
+  }
 
   [[nodiscard]] static TensorNode num(std::int64_t value) {
     TensorNode n;
@@ -67,11 +69,13 @@ class TensorNode {
   [[nodiscard]] Span<const Id> children() const noexcept { return children_; }
   [[nodiscard]] std::uint32_t op_key() const noexcept { return static_cast<std::uint32_t>(op_); }
   [[nodiscard]] bool matches(const TensorNode& other) const noexcept {
-    return op_ == other.op_ && payload_ == other.payload_ && children_.size() == other.children_.size();
+    return op_ == other.op_ && payload_ == other.payload_ &&
+           children_.size() == other.children_.size();
   }
   [[nodiscard]] std::uint64_t hash() const noexcept {
-    const std::uint64_t h = hash_combine(hash_combine(static_cast<std::uint64_t>(op_), children_.size()),
-                                         static_cast<std::uint64_t>(payload_));
+    const std::uint64_t h =
+        hash_combine(hash_combine(static_cast<std::uint64_t>(op_), children_.size()),
+                     static_cast<std::uint64_t>(payload_));
     return hash_ids(h, children());
   }
   [[nodiscard]] std::string op_name() const {

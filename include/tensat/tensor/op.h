@@ -52,31 +52,35 @@ enum class Op : std::uint8_t {
   // group as 16 products over 4x4 input tiles, 2.25x fewer multiplies.
   WinoWeight,  ///< (wino_weight w): w [C_out, C_in, 3, 3] -> [16, C_out, C_in], G w G^T per filter
   WinoConv2d,  ///< (wino_conv2d pad act x u): conv2d 1 1 pad act x w, with u = (wino_weight w)
-  Noop,       ///< (noop a b ...): joins several outputs into one root; costs nothing
+  Noop,        ///< (noop a b ...): joins several outputs into one root; costs nothing
   // Transformer extension.
-  Softmax,    ///< (softmax axis x)
-  LayerNorm,  ///< (layernorm x gamma beta): over the last axis; gamma, beta [last dim]
-  Broadcast,  ///< (broadcast (ints dims...) x): numpy broadcasting to the given shape
-  ReduceSum,  ///< (reduce_sum axis x): the axis is removed
-  ReduceMax,  ///< (reduce_max axis x)
-  ReduceMean, ///< (reduce_mean axis x)
-  Slice,      ///< (slice axis start end x): entries [start, end) along axis
-  Pad,        ///< (pad axis before after x): zeros before and after along axis
+  Softmax,     ///< (softmax axis x)
+  LayerNorm,   ///< (layernorm x gamma beta): over the last axis; gamma, beta [last dim]
+  Broadcast,   ///< (broadcast (ints dims...) x): numpy broadcasting to the given shape
+  ReduceSum,   ///< (reduce_sum axis x): the axis is removed
+  ReduceMax,   ///< (reduce_max axis x)
+  ReduceMean,  ///< (reduce_mean axis x)
+  Slice,       ///< (slice axis start end x): entries [start, end) along axis
+  Pad,         ///< (pad axis before after x): zeros before and after along axis
   // ONNX extension (the operators ONNX import needs; no rewrite rule names them).
-  EwSub,          ///< (ewsub a b), same shapes: a - b
-  EwDiv,          ///< (ewdiv a b), same shapes: a / b
-  EwPow,          ///< (ewpow a b), same shapes: a ^ b
-  Sqrt,           ///< (sqrt x)
-  Erf,            ///< (erf x): the Gauss error function (ONNX Erf; exact GELU is x/2 (1 + erf(x/sqrt 2)))
-  Clip,           ///< (clip x lo hi): min(max(x, lo), hi); lo and hi one-element tensors
-  Resize,         ///< (resize interp coord nearest (ints dims...) x): ONNX Resize to dims
-  ConvTranspose,  ///< (conv_transpose sh sw pad_t pad_l pad_b pad_r groups x w): w [C_in, C_out/groups, kh, kw]
-  Opaque,         ///< (opaque type dtype (ints dims...) x0 x1 ...): an ONNX operator the dialect does not know
+  EwSub,   ///< (ewsub a b), same shapes: a - b
+  EwDiv,   ///< (ewdiv a b), same shapes: a / b
+  EwPow,   ///< (ewpow a b), same shapes: a ^ b
+  Sqrt,    ///< (sqrt x)
+  Erf,     ///< (erf x): the Gauss error function (ONNX Erf; exact GELU is x/2 (1 + erf(x/sqrt 2)))
+  Clip,    ///< (clip x lo hi): min(max(x, lo), hi); lo and hi one-element tensors
+  Resize,  ///< (resize interp coord nearest (ints dims...) x): ONNX Resize to dims
+  ConvTranspose,  ///< (conv_transpose sh sw pad_t pad_l pad_b pad_r groups x w): w [C_in,
+                  ///< C_out/groups, kh, kw]
+  Opaque,  ///< (opaque type dtype (ints dims...) x0 x1 ...): an ONNX operator the dialect does not
+           ///< know
   // Physical layout.
-  Relayout,  ///< (relayout layout x): the same tensor stored in `layout` (contiguous or channels_last)
+  Relayout,  ///< (relayout layout x): the same tensor stored in `layout` (contiguous or
+             ///< channels_last)
   // Fusion (cost model): a group of ops executed as one kernel.
   Arg,    ///< (arg i dtype (ints dims...) [layout]): the i-th input of a fused kernel's body
-  Fused,  ///< (fused body x0 x1 ...): `body` (a term over `arg`s) computed as one kernel on x0, x1, ...
+  Fused,  ///< (fused body x0 x1 ...): `body` (a term over `arg`s) computed as one kernel on x0, x1,
+          ///< ...
 };
 
 inline constexpr std::size_t kNumOps = static_cast<std::size_t>(Op::Fused) + 1;
@@ -91,24 +95,55 @@ struct OpInfo {
 inline constexpr std::uint8_t kVariadic = 255;
 
 inline constexpr std::array<OpInfo, kNumOps> kOpInfo{{
-    {"num", 0, 0},        {"sym", 0, 0},          {"ints", 0, kVariadic},
-    {"input", 3, 4},      {"weight", 3, 4},       {"ewadd", 2, 2},
-    {"ewmul", 2, 2},      {"smul", 2, 2},         {"relu", 1, 1},
-    {"tanh", 1, 1},       {"sigmoid", 1, 1},      {"gelu", 1, 1},
-    {"exp", 1, 1},        {"matmul", 3, 3},       {"conv2d", 6, 6},
-    {"poolmax", 7, 7},    {"poolavg", 7, 7},      {"concat", 3, kVariadic},
-    {"split", 3, 3},      {"split_0", 1, 1},      {"split_1", 1, 1},
-    {"transpose", 2, 2},  {"reshape", 2, 2},      {"batchnorm", 5, 5},
-    {"enlarge", 2, 2},    {"merge", 3, 3},        {"wino_weight", 1, 1},
-    {"wino_conv2d", 4, 4}, {"noop", 2, kVariadic},
-    {"softmax", 2, 2},    {"layernorm", 3, 3},    {"broadcast", 2, 2},
-    {"reduce_sum", 2, 2}, {"reduce_max", 2, 2},   {"reduce_mean", 2, 2},
-    {"slice", 4, 4},      {"pad", 4, 4},          {"ewsub", 2, 2},
-    {"ewdiv", 2, 2},      {"ewpow", 2, 2},        {"sqrt", 1, 1},
-    {"erf", 1, 1},        {"clip", 3, 3},         {"resize", 5, 5},
+    {"num", 0, 0},
+    {"sym", 0, 0},
+    {"ints", 0, kVariadic},
+    {"input", 3, 4},
+    {"weight", 3, 4},
+    {"ewadd", 2, 2},
+    {"ewmul", 2, 2},
+    {"smul", 2, 2},
+    {"relu", 1, 1},
+    {"tanh", 1, 1},
+    {"sigmoid", 1, 1},
+    {"gelu", 1, 1},
+    {"exp", 1, 1},
+    {"matmul", 3, 3},
+    {"conv2d", 6, 6},
+    {"poolmax", 7, 7},
+    {"poolavg", 7, 7},
+    {"concat", 3, kVariadic},
+    {"split", 3, 3},
+    {"split_0", 1, 1},
+    {"split_1", 1, 1},
+    {"transpose", 2, 2},
+    {"reshape", 2, 2},
+    {"batchnorm", 5, 5},
+    {"enlarge", 2, 2},
+    {"merge", 3, 3},
+    {"wino_weight", 1, 1},
+    {"wino_conv2d", 4, 4},
+    {"noop", 2, kVariadic},
+    {"softmax", 2, 2},
+    {"layernorm", 3, 3},
+    {"broadcast", 2, 2},
+    {"reduce_sum", 2, 2},
+    {"reduce_max", 2, 2},
+    {"reduce_mean", 2, 2},
+    {"slice", 4, 4},
+    {"pad", 4, 4},
+    {"ewsub", 2, 2},
+    {"ewdiv", 2, 2},
+    {"ewpow", 2, 2},
+    {"sqrt", 1, 1},
+    {"erf", 1, 1},
+    {"clip", 3, 3},
+    {"resize", 5, 5},
     {"conv_transpose", 9, 9},
-    {"opaque", 3, kVariadic},                     {"relayout", 2, 2},
-    {"arg", 3, 4},        {"fused", 2, kVariadic},
+    {"opaque", 3, kVariadic},
+    {"relayout", 2, 2},
+    {"arg", 3, 4},
+    {"fused", 2, kVariadic},
 }};
 
 [[nodiscard]] constexpr const OpInfo& op_info(Op op) noexcept {
@@ -134,7 +169,12 @@ enum class ResizeInterp : std::uint8_t { Nearest = 0, Linear = 1 };
 /// x / scale, align_corners x (in - 1) / (out - 1) (0 when out is 1).
 enum class ResizeCoord : std::uint8_t { HalfPixel = 0, Asymmetric = 1, AlignCorners = 2 };
 /// How nearest `resize` rounds an input coordinate (ONNX's `nearest_mode`); linear ignores it.
-enum class ResizeNearest : std::uint8_t { RoundPreferFloor = 0, Floor = 1, RoundPreferCeil = 2, Ceil = 3 };
+enum class ResizeNearest : std::uint8_t {
+  RoundPreferFloor = 0,
+  Floor = 1,
+  RoundPreferCeil = 2,
+  Ceil = 3
+};
 /// Element type. f16 and bf16 are stored as such and computed in f32 by the reference executor.
 enum class DType : std::uint8_t { F32 = 0, F16 = 1, BF16 = 2 };
 
@@ -148,8 +188,8 @@ enum class DType : std::uint8_t { F32 = 0, F16 = 1, BF16 = 2 };
   return std::nullopt;
 }
 /// How a tensor is stored (its physical layout), independent of its logical shape, which every
-/// operator's semantics is written in. `Contiguous`: row-major in the logical order. `ChannelsLast`:
-/// a rank-4 tensor of logical shape [N, C, H, W] stored as N, H, W, C (PyTorch's
+/// operator's semantics is written in. `Contiguous`: row-major in the logical order.
+/// `ChannelsLast`: a rank-4 tensor of logical shape [N, C, H, W] stored as N, H, W, C (PyTorch's
 /// `channels_last` memory format, XLA's minor-to-major {1, 3, 2, 0}), what tensor-core and
 /// oneDNN convolutions read natively.
 enum class Layout : std::uint8_t { Contiguous = 0, ChannelsLast = 1 };
@@ -164,7 +204,9 @@ enum class Layout : std::uint8_t { Contiguous = 0, ChannelsLast = 1 };
 }
 
 /// Bytes per element.
-[[nodiscard]] constexpr std::size_t dtype_bytes(DType t) noexcept { return t == DType::F32 ? 4 : 2; }
+[[nodiscard]] constexpr std::size_t dtype_bytes(DType t) noexcept {
+  return t == DType::F32 ? 4 : 2;
+}
 
 // Operator classes: each list is spelled here once, and layout checks, fusion and the executors'
 // fused loops ask these (a new unary or binary elementwise op joins its class here, and needs
@@ -172,12 +214,13 @@ enum class Layout : std::uint8_t { Contiguous = 0, ChannelsLast = 1 };
 
 /// True for ops applied element by element to one tensor (activations, exp, sqrt and erf).
 [[nodiscard]] constexpr bool is_unary_elementwise(Op op) noexcept {
-  return op == Op::Relu || op == Op::Tanh || op == Op::Sigmoid || op == Op::Gelu || op == Op::Exp || op == Op::Sqrt ||
-         op == Op::Erf;
+  return op == Op::Relu || op == Op::Tanh || op == Op::Sigmoid || op == Op::Gelu || op == Op::Exp ||
+         op == Op::Sqrt || op == Op::Erf;
 }
 /// True for ops combining two tensors of the same shape element by element.
 [[nodiscard]] constexpr bool is_binary_elementwise(Op op) noexcept {
-  return op == Op::EwAdd || op == Op::EwMul || op == Op::EwSub || op == Op::EwDiv || op == Op::EwPow;
+  return op == Op::EwAdd || op == Op::EwMul || op == Op::EwSub || op == Op::EwDiv ||
+         op == Op::EwPow;
 }
 /// True for every op whose output element depends only on the same element of its tensor
 /// operand(s): the unary and binary ones, and `smul` and `clip`, whose scalar operands (one
@@ -188,7 +231,9 @@ enum class Layout : std::uint8_t { Contiguous = 0, ChannelsLast = 1 };
 /// True for the contractions (`matmul`, `conv2d`): library kernels (GEMM, convolution) that read
 /// their operands from memory and write their whole product; fusion allows one per kernel, the
 /// cost model stages its operands and, on one CPU thread, its product.
-[[nodiscard]] constexpr bool is_contraction(Op op) noexcept { return op == Op::MatMul || op == Op::Conv2d; }
+[[nodiscard]] constexpr bool is_contraction(Op op) noexcept {
+  return op == Op::MatMul || op == Op::Conv2d;
+}
 /// True for the attribute leaves and lists (`num`, `sym`, `ints`): not tensors.
 [[nodiscard]] constexpr bool is_attribute(Op op) noexcept {
   return op == Op::Num || op == Op::Sym || op == Op::Ints;

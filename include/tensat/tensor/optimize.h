@@ -49,8 +49,8 @@ enum class LayoutSearch {
 };
 
 /// Whether some conv2d of `program` reads an input stored otherwise than `profile`'s native
-/// convolution layout for its dtype (`DeviceProfile::native_conv_layout`): what `LayoutSearch::Auto`
-/// asks before adding the layout rules.
+/// convolution layout for its dtype (`DeviceProfile::native_conv_layout`): what
+/// `LayoutSearch::Auto` asks before adding the layout rules.
 [[nodiscard]] inline bool has_foreign_layout_convolution(const RecExpr<TensorNode>& program,
                                                          const DeviceProfile& profile) {
   const std::vector<TensorInfo> infos = check_program(program);
@@ -71,7 +71,8 @@ enum class LayoutSearch {
 inline constexpr std::array<std::string_view, 2> kRuntimeFusionFamilies{"fold", "transformer"};
 
 /// The rules of `rules` labelled with a family of `kRuntimeFusionFamilies`.
-[[nodiscard]] inline std::vector<TensorRewrite> runtime_fusion_rules(const std::vector<TensorRewrite>& rules) {
+[[nodiscard]] inline std::vector<TensorRewrite> runtime_fusion_rules(
+    const std::vector<TensorRewrite>& rules) {
   std::vector<TensorRewrite> kept;
   for (const TensorRewrite& rule : rules)
     for (std::string_view family : kRuntimeFusionFamilies)
@@ -159,8 +160,8 @@ struct OptimizeOptions {
 
 /// One segment of a segmented `optimize`.
 struct SegmentReport {
-  std::size_t index = 0, count = 0;  ///< this segment and how many there are
-  std::size_t first_op = 0, ops = 0;  ///< its operators' positions in the program (`Segment`)
+  std::size_t index = 0, count = 0;       ///< this segment and how many there are
+  std::size_t first_op = 0, ops = 0;      ///< its operators' positions in the program (`Segment`)
   std::size_t live_in = 0, live_out = 0;  ///< tensors crossing its cuts
   StopReason stop_reason;
   std::size_t iterations = 0, egraph_nodes = 0;
@@ -204,20 +205,24 @@ struct OptimizeResult {
   /// for the run (`saturation_seconds` the segments' optimization, `extraction_seconds` the
   /// stitching and checks).
   std::vector<SegmentReport> segments;
-  [[nodiscard]] double optimize_seconds() const noexcept { return saturation_seconds + extraction_seconds; }
+  [[nodiscard]] double optimize_seconds() const noexcept {
+    return saturation_seconds + extraction_seconds;
+  }
 };
 
 namespace detail {
 
 /// The cost `optimize` ranks programs by: the predicted time on `options.profile` when set, else
 /// the simple cost. Both check the program's shapes (ShapeError).
-[[nodiscard]] inline double program_cost_for(const OptimizeOptions& options, const RecExpr<TensorNode>& program) {
+[[nodiscard]] inline double program_cost_for(const OptimizeOptions& options,
+                                             const RecExpr<TensorNode>& program) {
   return options.profile ? program_time(program, *options.profile) : simple_program_cost(program);
 }
 
 /// The guard shared by whole and segmented runs: `result.optimized` is kept only if it is not
 /// dearer than `program` and, with do_no_harm, its worst-case gain passes the floor.
-inline void keep_if_better(const RecExpr<TensorNode>& program, const OptimizeOptions& options, OptimizeResult& result) {
+inline void keep_if_better(const RecExpr<TensorNode>& program, const OptimizeOptions& options,
+                           OptimizeResult& result) {
   result.cost_after = program_cost_for(options, result.optimized);
   if (result.cost_after > result.cost_before) {
     // The original program is in the e-graph, so an exact extraction is never dearer; a greedy
@@ -229,7 +234,8 @@ inline void keep_if_better(const RecExpr<TensorNode>& program, const OptimizeOpt
   if (options.profile && !result.kept_original) {
     result.gain = gain_band(program, result.optimized, *options.profile);
     const double floor_us = std::max(0.0, options.min_gain_percent) / 100.0 * result.cost_before;
-    if (options.do_no_harm && options.profile->knows_its_error() && result.gain.worst_case_us <= floor_us) {
+    if (options.do_no_harm && options.profile->knows_its_error() &&
+        result.gain.worst_case_us <= floor_us) {
       result.optimized = program;
       result.cost_after = result.cost_before;
       result.kept_original = true;
@@ -240,14 +246,18 @@ inline void keep_if_better(const RecExpr<TensorNode>& program, const OptimizeOpt
 }
 
 /// `optimize` on the whole program; `options.profile` is already the program's view.
-inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program, const OptimizeOptions& options,
+inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program,
+                                     const OptimizeOptions& options,
                                      const std::vector<TensorRewrite>& rules) {
   using Clock = std::chrono::steady_clock;
   const bool runtime_fuses = options.profile && options.profile->runtime_fusion;
-  const std::vector<TensorRewrite> kept = runtime_fuses ? runtime_fusion_rules(rules) : std::vector<TensorRewrite>{};
+  const std::vector<TensorRewrite> kept =
+      runtime_fuses ? runtime_fusion_rules(rules) : std::vector<TensorRewrite>{};
   const std::vector<TensorRewrite>& active = runtime_fuses ? kept : rules;
   const bool fuse = options.fusion && !runtime_fuses;
-  const auto program_cost_of = [&](const RecExpr<TensorNode>& p) { return program_cost_for(options, p); };
+  const auto program_cost_of = [&](const RecExpr<TensorNode>& p) {
+    return program_cost_for(options, p);
+  };
   OptimizeResult result;
   result.cost_before = program_cost_of(program);
 
@@ -265,12 +275,15 @@ inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program, const O
       if (rule.has_label(kMultiLabel)) scheduler.do_not_ban(rule.name());
     runner.with_scheduler(std::move(scheduler));
   }
-  if (options.filter_cycles) runner.with_hook(cycle_filter_hook<TensorNode, TensorAnalysis>(&result.cycle_nodes_pruned));
+  if (options.filter_cycles)
+    runner.with_hook(cycle_filter_hook<TensorNode, TensorAnalysis>(&result.cycle_nodes_pruned));
   if (options.on_iteration)
-    runner.with_hook([&options](Runner<TensorNode, TensorAnalysis>& r) -> std::optional<std::string> {
-      if (!r.iterations().empty()) options.on_iteration(r.iterations().size() - 1, r.iterations().back());
-      return std::nullopt;
-    });
+    runner.with_hook(
+        [&options](Runner<TensorNode, TensorAnalysis>& r) -> std::optional<std::string> {
+          if (!r.iterations().empty())
+            options.on_iteration(r.iterations().size() - 1, r.iterations().back());
+          return std::nullopt;
+        });
   const bool layouts = options.layouts == LayoutSearch::On ||
                        (options.layouts == LayoutSearch::Auto && options.profile &&
                         has_foreign_layout_convolution(program, *options.profile));
@@ -286,10 +299,12 @@ inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program, const O
   } else {
     runner.run(active);
   }
-  if (options.on_iteration) options.on_iteration(runner.iterations().size() - 1, runner.iterations().back());
+  if (options.on_iteration)
+    options.on_iteration(runner.iterations().size() - 1, runner.iterations().back());
   TensorEGraph& egraph = runner.egraph();
   const Id root = runner.roots().front();
-  if (options.filter_cycles) result.cycle_nodes_pruned += remove_cycles(egraph, Span<const Id>(&root, 1));
+  if (options.filter_cycles)
+    result.cycle_nodes_pruned += remove_cycles(egraph, Span<const Id>(&root, 1));
   egraph.rebuild();
   result.stop_reason = *runner.stop_reason();
   result.report = runner.report();
@@ -304,7 +319,8 @@ inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program, const O
         .with_memory_limit(options.memory_limit)
         .run(fusion_rules());
     egraph = std::move(fusion.egraph());
-    if (options.filter_cycles) result.cycle_nodes_pruned += remove_cycles(egraph, Span<const Id>(&root, 1));
+    if (options.filter_cycles)
+      result.cycle_nodes_pruned += remove_cycles(egraph, Span<const Id>(&root, 1));
     egraph.rebuild();
     result.fusion_nodes_added = egraph.total_size() - before;
   }
@@ -315,8 +331,9 @@ inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program, const O
   const std::vector<Id> roots{root};
   const auto extract = [&](auto&& cost) {
     const ExtractionGraph graph = ExtractionGraph::from_egraph(egraph, roots, cost, &node_ids);
-    const Extraction extraction =
-        options.extractor == TensorExtractor::Ilp ? extract_ilp(graph, options.ilp) : extract_greedy_dag(graph);
+    const Extraction extraction = options.extractor == TensorExtractor::Ilp
+                                      ? extract_ilp(graph, options.ilp)
+                                      : extract_greedy_dag(graph);
     return std::make_pair(to_recexpr(egraph, graph, node_ids, extraction), extraction);
   };
   if (options.profile) {
@@ -362,7 +379,8 @@ inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program, const O
   return result;
 }
 
-inline SegmentReport segment_report(const std::vector<Segment>& segments, std::size_t k, const OptimizeResult& part) {
+inline SegmentReport segment_report(const std::vector<Segment>& segments, std::size_t k,
+                                    const OptimizeResult& part) {
   SegmentReport report;
   report.index = k;
   report.count = segments.size();
@@ -383,8 +401,10 @@ inline SegmentReport segment_report(const std::vector<Segment>& segments, std::s
 
 /// `optimize` segment by segment, on `threads` threads; `options.profile` is the whole
 /// program's view (a segment's weights alone may fit a cache the program's do not).
-inline OptimizeResult optimize_segments(const RecExpr<TensorNode>& program, const std::vector<Segment>& segments,
-                                        const OptimizeOptions& options, const std::vector<TensorRewrite>& rules) {
+inline OptimizeResult optimize_segments(const RecExpr<TensorNode>& program,
+                                        const std::vector<Segment>& segments,
+                                        const OptimizeOptions& options,
+                                        const std::vector<TensorRewrite>& rules) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   OptimizeOptions each = options;
@@ -393,11 +413,14 @@ inline OptimizeResult optimize_segments(const RecExpr<TensorNode>& program, cons
   each.on_segment = nullptr;
   // Decided once for the program, so that every segment searches alike.
   if (each.layouts == LayoutSearch::Auto)
-    each.layouts = options.profile && has_foreign_layout_convolution(program, *options.profile) ? LayoutSearch::On
-                                                                                                 : LayoutSearch::Off;
-  std::size_t threads = options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+    each.layouts = options.profile && has_foreign_layout_convolution(program, *options.profile)
+                       ? LayoutSearch::On
+                       : LayoutSearch::Off;
+  std::size_t threads =
+      options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = std::min(threads, segments.size());
-  if (options.memory_limit != std::numeric_limits<std::size_t>::max()) each.memory_limit = options.memory_limit / threads;
+  if (options.memory_limit != std::numeric_limits<std::size_t>::max())
+    each.memory_limit = options.memory_limit / threads;
 
   std::vector<OptimizeResult> parts(segments.size());
   std::atomic<std::size_t> next{0};
@@ -457,13 +480,15 @@ inline OptimizeResult optimize_segments(const RecExpr<TensorNode>& program, cons
     result.fusion_nodes_added += part.fusion_nodes_added;
     result.layout_rules = result.layout_rules || part.layout_rules;
     result.winograd_rules = result.winograd_rules || part.winograd_rules;
-    if (all_optimal && part.extraction_status != ExtractionStatus::Optimal) result.extraction_status = part.extraction_status;
+    if (all_optimal && part.extraction_status != ExtractionStatus::Optimal)
+      result.extraction_status = part.extraction_status;
     all_optimal = all_optimal && part.extraction_status == ExtractionStatus::Optimal;
   }
   if (all_optimal) result.extraction_status = ExtractionStatus::Optimal;
   if (!stop_set) result.stop_reason = result.segments.front().stop_reason;
   result.report.stop_reason = result.stop_reason;
-  result.optimized = stitch(program, segments, optimized);  // keep_if_better's cost checks its shapes
+  result.optimized =
+      stitch(program, segments, optimized);  // keep_if_better's cost checks its shapes
   result.cost_before = program_cost_for(options, program);
   keep_if_better(program, options, result);
   result.extraction_seconds = std::chrono::duration<double>(Clock::now() - stitch_start).count();
@@ -479,11 +504,14 @@ inline OptimizeResult optimize_segments(const RecExpr<TensorNode>& program, cons
 /// A program of more than `options.segment_ops` operators is optimized segment by segment
 /// (`OptimizeResult::segments`). Throws `Error` if `options.fusion` is set without a profile.
 /// The optimized program is checked (`check_program`) before it is returned.
-inline OptimizeResult optimize(const RecExpr<TensorNode>& program, const OptimizeOptions& given = {},
+inline OptimizeResult optimize(const RecExpr<TensorNode>& program,
+                               const OptimizeOptions& given = {},
                                const std::vector<TensorRewrite>& rules = all_rules()) {
   OptimizeOptions options = given;
-  if (options.profile) options.profile = profile_for(*options.profile, program);  // the program's own view
-  if (options.fusion && !options.profile) throw Error("optimize: fusion needs a device profile (the cost model)");
+  if (options.profile)
+    options.profile = profile_for(*options.profile, program);  // the program's own view
+  if (options.fusion && !options.profile)
+    throw Error("optimize: fusion needs a device profile (the cost model)");
   if (options.segment_ops != 0) {
     const std::vector<Segment> segments = segment_program(program, options.segment_ops);
     if (segments.size() > 1) return detail::optimize_segments(program, segments, options, rules);

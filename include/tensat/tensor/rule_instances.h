@@ -33,7 +33,7 @@ struct RuleInstance {
 };
 
 struct RuleInstanceSearch {
-  std::size_t wanted = 3;        ///< stop after this many applied instances...
+  std::size_t wanted = 3;           ///< stop after this many applied instances...
   std::size_t wanted_rejected = 3;  ///< ...and this many rejected ones (or at max_tries)
   std::size_t max_tries = 5'000;
   std::uint64_t seed = 1;
@@ -94,7 +94,8 @@ inline std::vector<std::string> candidates_for(Op parent, std::size_t child) {
         // with the normalized tensor often enough.
         const char* const role[] = {"", "scale", "bias", "mean", "var"};
         std::vector<std::string> out;
-        for (int c : {4, 4, 4, 8, 32}) out.push_back(fmt::format("(weight bn_{}{} f32 (ints {}))", role[child], c, c));
+        for (int c : {4, 4, 4, 8, 32})
+          out.push_back(fmt::format("(weight bn_{}{} f32 (ints {}))", role[child], c, c));
         return out;
       }
       break;
@@ -102,10 +103,11 @@ inline std::vector<std::string> candidates_for(Op parent, std::size_t child) {
     case Op::Reshape:
     case Op::Broadcast:  // permutations (identities too) and shapes, of the worlds' ranks
       if (child == 0)
-        return {"(ints 1 0)", "(ints 0 2 1)", "(ints 1 0 2)", "(ints 16)",  "(ints 2 8)",
+        return {"(ints 1 0)", "(ints 0 2 1)", "(ints 1 0 2)", "(ints 16)",   "(ints 2 8)",
                 "(ints 4 4)", "(ints 2 4 4)", "(ints 0 1)",   "(ints 0 1 2)"};
       break;
-    default: break;
+    default:
+      break;
   }
   return {};  // a tensor: drawn from the try's world (see `tensor_worlds`)
 }
@@ -115,16 +117,19 @@ inline std::vector<std::string> candidates_for(Op parent, std::size_t child) {
 /// draws all its tensors from one world.
 inline const std::vector<std::vector<std::string>>& tensor_worlds() {
   static const std::vector<std::vector<std::string>> worlds{
-      {"(input a f32 (ints 4 4))", "(input b f32 (ints 4 4))", "(weight c f32 (ints 4 4))", "(input d f32 (ints 4 8))",
-       "(weight e f32 (ints 8 4))", "(weight s f32 (ints 1))", "(input u f32 (ints 4))"},
+      {"(input a f32 (ints 4 4))", "(input b f32 (ints 4 4))", "(weight c f32 (ints 4 4))",
+       "(input d f32 (ints 4 8))", "(weight e f32 (ints 8 4))", "(weight s f32 (ints 1))",
+       "(input u f32 (ints 4))"},
       {"(input f f32 (ints 2 4 4))", "(input g f32 (ints 2 4 4))", "(weight p f32 (ints 2 4 4))",
        "(input q f32 (ints 2 4 8))", "(input r f32 (ints 2 8 4))", "(input t f32 (ints 1))"},
-      {"(input h f32 (ints 1 4 8 8))", "(input i f32 (ints 1 4 8 8))", "(input j f32 (ints 1 8 8 8))",
-       "(weight k f32 (ints 4 4 3 3))", "(weight l f32 (ints 4 4 3 3))", "(weight m f32 (ints 4 4 1 1))",
+      {"(input h f32 (ints 1 4 8 8))", "(input i f32 (ints 1 4 8 8))",
+       "(input j f32 (ints 1 8 8 8))", "(weight k f32 (ints 4 4 3 3))",
+       "(weight l f32 (ints 4 4 3 3))", "(weight m f32 (ints 4 4 1 1))",
        "(weight n f32 (ints 8 4 3 3))", "(weight o f32 (ints 4 2 3 3))", "(weight s f32 (ints 1))",
        "(input z f32 (ints 1 4 8 8) channels_last)", "(input zc f32 (ints 1 8 8 8) channels_last)"},
-      {"(input v f32 (ints 1 32 4 4))", "(weight w f32 (ints 32 1 3 3))", "(weight x f32 (ints 32 2 3 3))",
-       "(input y f32 (ints 1 32 4 4))", "(input yc f32 (ints 1 32 4 4) channels_last)"},
+      {"(input v f32 (ints 1 32 4 4))", "(weight w f32 (ints 32 1 3 3))",
+       "(weight x f32 (ints 32 2 3 3))", "(input y f32 (ints 1 32 4 4))",
+       "(input yc f32 (ints 1 32 4 4) channels_last)"},
   };
   return worlds;
 }
@@ -136,7 +141,9 @@ inline bool well_typed(const RecExpr<TensorNode>& program) {
   for (std::size_t i = 0; i < program.size(); ++i) {
     children.clear();
     for (Id c : program[Id(i)].children()) children.push_back(&infos[c.index()]);
-    if (!infer(program[Id(i)], Span<const TensorInfo* const>(children.data(), children.size()), infos[i])) return false;
+    if (!infer(program[Id(i)], Span<const TensorInfo* const>(children.data(), children.size()),
+               infos[i]))
+      return false;
   }
   return true;
 }
@@ -153,7 +160,8 @@ inline std::vector<PatternAst<TensorNode>> lhs_patterns(const std::string& text)
   return out;
 }
 
-inline std::string print_with(const PatternAst<TensorNode>& ast, Id id, const std::map<std::string, std::string>& bind) {
+inline std::string print_with(const PatternAst<TensorNode>& ast, Id id,
+                              const std::map<std::string, std::string>& bind) {
   const auto& n = ast[id];
   if (n.is_var()) return bind.at(std::string(n.var().name()));
   if (n.children().size() == 0) return n.node().op_name();
@@ -167,8 +175,10 @@ inline std::string print_with(const PatternAst<TensorNode>& ast, Id id, const st
 /// Searches programs matched by `rule`'s left-hand side (a `Pattern` or `MultiPattern`
 /// searcher) by binding its variables to small tensors and attributes at random (seeded), and
 /// applies the rule to each well-typed one. Returns the instances found, applied ones first.
-inline std::vector<RuleInstance> find_rule_instances(const TensorRewrite& rule, const RuleInstanceSearch& search = {}) {
-  const std::vector<PatternAst<TensorNode>> clauses = internal::lhs_patterns(rule.searcher().to_string());
+inline std::vector<RuleInstance> find_rule_instances(const TensorRewrite& rule,
+                                                     const RuleInstanceSearch& search = {}) {
+  const std::vector<PatternAst<TensorNode>> clauses =
+      internal::lhs_patterns(rule.searcher().to_string());
   // Candidate texts per variable, from the first position it appears in.
   std::map<std::string, std::vector<std::string>> pools;
   for (const auto& ast : clauses)
@@ -177,12 +187,15 @@ inline std::vector<RuleInstance> find_rule_instances(const TensorRewrite& rule, 
       const auto children = n.children();
       for (std::size_t i = 0; i < children.size(); ++i) {
         const auto& child = ast[children[i]];
-        if (child.is_var()) pools.emplace(std::string(child.var().name()), internal::candidates_for(n.node().op(), i));
+        if (child.is_var())
+          pools.emplace(std::string(child.var().name()),
+                        internal::candidates_for(n.node().op(), i));
       }
     }
   for (const auto& ast : clauses)  // a bare-variable pattern (never in practice) gets tensors
     for (const auto& n : ast)
-      if (n.is_var()) pools.emplace(std::string(n.var().name()), internal::candidates_for(Op::Noop, 0));
+      if (n.is_var())
+        pools.emplace(std::string(n.var().name()), internal::candidates_for(Op::Noop, 0));
 
   std::mt19937_64 rng(search.seed);
   std::vector<RuleInstance> applied, rejected;
@@ -212,11 +225,12 @@ inline std::vector<RuleInstance> find_rule_instances(const TensorRewrite& rule, 
     egraph.rebuild();
     instance.bindings = std::move(bind);
     auto& bucket = instance.applied ? applied : rejected;
-    const bool duplicate = std::any_of(bucket.begin(), bucket.end(), [&](const RuleInstance& other) {
-      return other.program == instance.program;
-    });
+    const bool duplicate =
+        std::any_of(bucket.begin(), bucket.end(),
+                    [&](const RuleInstance& other) { return other.program == instance.program; });
     if (duplicate) continue;
-    if (bucket.size() < (instance.applied ? search.wanted : search.wanted_rejected)) bucket.push_back(std::move(instance));
+    if (bucket.size() < (instance.applied ? search.wanted : search.wanted_rejected))
+      bucket.push_back(std::move(instance));
   }
   for (auto& r : rejected) applied.push_back(std::move(r));
   return applied;

@@ -29,7 +29,8 @@ namespace internal {
 using Ref = RightHandSide::Ref;
 
 inline std::vector<TensorRewrite>& both(std::vector<TensorRewrite>& out, const std::string& name,
-                                        std::string_view family, std::string_view lhs, std::string_view rhs) {
+                                        std::string_view family, std::string_view lhs,
+                                        std::string_view rhs) {
   out.push_back(tensor_rewrite(name, family, lhs, rhs));
   out.push_back(tensor_rewrite(name + "-rev", family, rhs, lhs));
   return out;
@@ -42,7 +43,8 @@ inline std::int64_t dim(const TensorInfo& info, std::int64_t axis) {
 }
 
 /// The rank of `?var`'s tensor minus `from_end` equals the integer bound to `?axis`.
-inline TensorCondition axis_from_end(std::string_view axis, std::string_view var, std::int64_t from_end) {
+inline TensorCondition axis_from_end(std::string_view axis, std::string_view var,
+                                     std::int64_t from_end) {
   const Var a(axis), v(var);
   return [a, v, from_end](const TensorEGraph& g, const Subst& s) {
     const TensorInfo& t = info_of(g, s, v);
@@ -71,12 +73,15 @@ inline TensorCondition all_of(TensorCondition a, TensorCondition b) {
 }
 
 /// A multi-pattern rule with a C++ right-hand side producing one term per clause variable.
-using MultiRhs = std::function<bool(RightHandSide&, const TensorEGraph&, const Subst&, Ref& first, Ref& second)>;
+using MultiRhs =
+    std::function<bool(RightHandSide&, const TensorEGraph&, const Subst&, Ref& first, Ref& second)>;
 
 /// A rule labelled `family` and `multi` that searches the multi-pattern `lhs` with `applier`.
-inline TensorRewrite multi_rewrite(std::string name, std::string_view family, std::string_view lhs,
-                                   std::shared_ptr<const Applier<TensorNode, TensorAnalysis>> applier) {
-  auto searcher = std::make_shared<MultiPatternSearcher<TensorNode, TensorAnalysis>>(MultiPattern<TensorNode>(lhs));
+inline TensorRewrite multi_rewrite(
+    std::string name, std::string_view family, std::string_view lhs,
+    std::shared_ptr<const Applier<TensorNode, TensorAnalysis>> applier) {
+  auto searcher = std::make_shared<MultiPatternSearcher<TensorNode, TensorAnalysis>>(
+      MultiPattern<TensorNode>(lhs));
   return TensorRewrite(std::move(name), std::move(searcher), std::move(applier))
       .with_label(std::string(family))
       .with_label(std::string(kMultiLabel));
@@ -85,7 +90,8 @@ inline TensorRewrite multi_rewrite(std::string name, std::string_view family, st
 inline TensorRewrite multi_rule(std::string name, std::string_view family, std::string_view lhs,
                                 const char* first_var, const char* second_var, MultiRhs build) {
   const Var v1(first_var), v2(second_var);
-  auto fn = [v1, v2, build = std::move(build)](TensorEGraph& egraph, Id, const Subst& subst) -> std::vector<Id> {
+  auto fn = [v1, v2, build = std::move(build)](TensorEGraph& egraph, Id,
+                                               const Subst& subst) -> std::vector<Id> {
     const Id c1 = egraph.find(subst[v1]);
     const Id c2 = egraph.find(subst[v2]);
     if (!(c1 < c2)) return {};  // each unordered pair of distinct classes once
@@ -95,13 +101,14 @@ inline TensorRewrite multi_rule(std::string name, std::string_view family, std::
     return apply_checked(egraph, rhs, {{c1, first}, {c2, second}});
   };
   return multi_rewrite(std::move(name), family, lhs,
-                       std::make_shared<FnApplier<TensorNode, TensorAnalysis>>(std::move(fn), std::vector<Var>{v1, v2}));
+                       std::make_shared<FnApplier<TensorNode, TensorAnalysis>>(
+                           std::move(fn), std::vector<Var>{v1, v2}));
 }
 
 /// `operand` concatenated with `other` along `axis`, the op on it, then split back at
 /// `operand`'s extent: the shared right-hand side of the two-output rules.
-inline bool merged_pair(RightHandSide& rhs, Ref merged, std::int64_t axis, std::int64_t first_extent, Ref& first,
-                        Ref& second) {
+inline bool merged_pair(RightHandSide& rhs, Ref merged, std::int64_t axis,
+                        std::int64_t first_extent, Ref& first, Ref& second) {
   if (!rhs.ok() || first_extent <= 0) return false;
   const Ref pair = rhs.op(Op::Split, {rhs.num(axis), rhs.num(first_extent), merged});
   first = rhs.op(Op::Split0, {pair});
@@ -112,14 +119,16 @@ inline bool merged_pair(RightHandSide& rhs, Ref merged, std::int64_t axis, std::
 /// `parts` concatenated along `axis`, right-nested: (concat axis p0 (concat axis p1 (... pn))).
 inline Ref concat_chain(RightHandSide& rhs, std::int64_t axis, const std::vector<Ref>& parts) {
   Ref cat = parts.back();
-  for (std::size_t i = parts.size() - 1; i-- > 0;) cat = rhs.op(Op::Concat, {rhs.num(axis), parts[i], cat});
+  for (std::size_t i = parts.size() - 1; i-- > 0;)
+    cat = rhs.op(Op::Concat, {rhs.num(axis), parts[i], cat});
   return cat;
 }
 
 /// `merged` split back along `axis` into parts of `extents` (in order): part i is split_0 of the
 /// i-th split of the rest, the last part the rest. Pairs each part with its class in `targets`;
 /// empty when a term is invalid.
-inline std::vector<std::pair<Id, Ref>> split_chain(RightHandSide& rhs, Ref merged, std::int64_t axis,
+inline std::vector<std::pair<Id, Ref>> split_chain(RightHandSide& rhs, Ref merged,
+                                                   std::int64_t axis,
                                                    const std::vector<std::int64_t>& extents,
                                                    const std::vector<Id>& targets) {
   std::vector<std::pair<Id, Ref>> out;
@@ -160,7 +169,8 @@ class GroupedMerge : public Applier<TensorNode, TensorAnalysis> {
     bool operator<(const Member& other) const { return term < other.term; }
   };
 
-  std::vector<Id> apply_one(TensorEGraph& egraph, Id eclass, const Subst& subst, std::string_view name) const override {
+  std::vector<Id> apply_one(TensorEGraph& egraph, Id eclass, const Subst& subst,
+                            std::string_view name) const override {
     return apply_matches(egraph, {SearchMatches{eclass, {subst}}}, name);
   }
 
@@ -190,7 +200,8 @@ class GroupedMerge : public Applier<TensorNode, TensorAnalysis> {
       RightHandSide rhs(egraph);
       const std::vector<std::pair<Id, Ref>> targets = merge(rhs, egraph, key, group);
       if (!rhs.ok() || targets.size() != group.size()) continue;
-      for (Id id : apply_checked(egraph, rhs, Span<const std::pair<Id, Ref>>(targets))) changed.push_back(id);
+      for (Id id : apply_checked(egraph, rhs, Span<const std::pair<Id, Ref>>(targets)))
+        changed.push_back(id);
     }
     return changed;
   }
@@ -205,7 +216,9 @@ class GroupedMerge : public Applier<TensorNode, TensorAnalysis> {
 
  protected:
   GroupedMerge(std::vector<Var> key, std::vector<Var> first_parts, std::vector<Var> second_parts)
-      : key_(std::move(key)), first_parts_(std::move(first_parts)), second_parts_(std::move(second_parts)) {}
+      : key_(std::move(key)),
+        first_parts_(std::move(first_parts)),
+        second_parts_(std::move(second_parts)) {}
 
   /// The merged term and its split, one (term class, part) per member; empty to skip the group.
   virtual std::vector<std::pair<Id, Ref>> merge(RightHandSide& rhs, const TensorEGraph& egraph,
@@ -226,10 +239,13 @@ class GroupedMerge : public Applier<TensorNode, TensorAnalysis> {
 class SharedLhsMatMulMerge final : public GroupedMerge {
  public:
   SharedLhsMatMulMerge() : GroupedMerge({Var("?a"), Var("?x")}, {Var("?y")}, {Var("?z")}) {}
-  [[nodiscard]] std::string to_string() const override { return "<merge every product of the shared operand>"; }
+  [[nodiscard]] std::string to_string() const override {
+    return "<merge every product of the shared operand>";
+  }
 
  private:
-  std::vector<std::pair<Id, Ref>> merge(RightHandSide& rhs, const TensorEGraph& egraph, const std::vector<Id>& key,
+  std::vector<std::pair<Id, Ref>> merge(RightHandSide& rhs, const TensorEGraph& egraph,
+                                        const std::vector<Id>& key,
                                         const std::vector<Member>& group) const override {
     const auto axis = static_cast<std::int64_t>(egraph[group.front().parts[0]].data.rank()) - 1;
     std::vector<Ref> operands;
@@ -240,7 +256,8 @@ class SharedLhsMatMulMerge final : public GroupedMerge {
       extents.push_back(dim(egraph[m.parts[0]].data, axis));
       terms.push_back(m.term);
     }
-    const Ref product = rhs.op(Op::MatMul, {rhs.cls(key[0]), rhs.cls(key[1]), concat_chain(rhs, axis, operands)});
+    const Ref product =
+        rhs.op(Op::MatMul, {rhs.cls(key[0]), rhs.cls(key[1]), concat_chain(rhs, axis, operands)});
     return split_chain(rhs, product, axis, extents, terms);
   }
 };
@@ -253,11 +270,15 @@ class SharedLhsMatMulMerge final : public GroupedMerge {
 /// on x and on h, then a sum of two splits that no rule turns into one product.
 class SharedOperandsSumMerge final : public GroupedMerge {
  public:
-  SharedOperandsSumMerge() : GroupedMerge({Var("?x"), Var("?h")}, {Var("?w1"), Var("?u1")}, {Var("?w2"), Var("?u2")}) {}
-  [[nodiscard]] std::string to_string() const override { return "<merge every sum of products of the two operands>"; }
+  SharedOperandsSumMerge()
+      : GroupedMerge({Var("?x"), Var("?h")}, {Var("?w1"), Var("?u1")}, {Var("?w2"), Var("?u2")}) {}
+  [[nodiscard]] std::string to_string() const override {
+    return "<merge every sum of products of the two operands>";
+  }
 
  private:
-  std::vector<std::pair<Id, Ref>> merge(RightHandSide& rhs, const TensorEGraph& egraph, const std::vector<Id>& key,
+  std::vector<std::pair<Id, Ref>> merge(RightHandSide& rhs, const TensorEGraph& egraph,
+                                        const std::vector<Id>& key,
                                         const std::vector<Member>& group) const override {
     const TensorInfo& x = egraph[key[0]].data;
     if (x.rank() < 2 || x.rank() != egraph[key[1]].data.rank()) return {};
@@ -272,15 +293,18 @@ class SharedOperandsSumMerge final : public GroupedMerge {
       terms.push_back(m.term);
     }
     const Ref lhs = rhs.op(Op::Concat, {rhs.num(cols), rhs.cls(key[0]), rhs.cls(key[1])});
-    const Ref weights = rhs.op(Op::Concat, {rhs.num(cols - 1), concat_chain(rhs, cols, ws), concat_chain(rhs, cols, us)});
+    const Ref weights = rhs.op(
+        Op::Concat, {rhs.num(cols - 1), concat_chain(rhs, cols, ws), concat_chain(rhs, cols, us)});
     return split_chain(rhs, rhs.op(Op::MatMul, {rhs.num(0), lhs, weights}), cols, extents, terms);
   }
 };
 
 /// Whether every class bound to `vars` is weight-only (known before the run, so that what a
 /// rule computes from them alone is precomputed and costs nothing).
-inline bool all_weight_only(const TensorEGraph& g, const Subst& s, std::initializer_list<const char*> vars) {
-  return std::all_of(vars.begin(), vars.end(), [&](const char* v) { return info_of(g, s, Var(v)).weight_only; });
+inline bool all_weight_only(const TensorEGraph& g, const Subst& s,
+                            std::initializer_list<const char*> vars) {
+  return std::all_of(vars.begin(), vars.end(),
+                     [&](const char* v) { return info_of(g, s, Var(v)).weight_only; });
 }
 
 /// Inference-mode batchnorm parameters `?s ?b ?m ?v` (scale, bias, mean, var), to fold into
@@ -291,11 +315,16 @@ struct FoldedBatchNorm {
   Ref s, b, m, v, zeros;
 
   FoldedBatchNorm(RightHandSide& rhs, const Subst& subst)
-      : s(rhs.cls(subst[Var("?s")])), b(rhs.cls(subst[Var("?b")])), m(rhs.cls(subst[Var("?m")])),
-        v(rhs.cls(subst[Var("?v")])), zeros(rhs.op(Op::EwSub, {m, m})) {}
+      : s(rhs.cls(subst[Var("?s")])),
+        b(rhs.cls(subst[Var("?b")])),
+        m(rhs.cls(subst[Var("?m")])),
+        v(rhs.cls(subst[Var("?v")])),
+        zeros(rhs.op(Op::EwSub, {m, m})) {}
 
   /// `t` (channels on axis 1) times k per channel.
-  Ref scaled(RightHandSide& rhs, Ref t) const { return rhs.op(Op::BatchNorm, {t, s, zeros, zeros, v}); }
+  Ref scaled(RightHandSide& rhs, Ref t) const {
+    return rhs.op(Op::BatchNorm, {t, s, zeros, zeros, v});
+  }
 
   /// `y` (channels on axis 1) plus the shift b − m·k, broadcast from [1, C, 1, ...] (a `y`
   /// of rank < 2 has no channel axis: the batchnorm of the shift is then ill-typed).
@@ -304,7 +333,8 @@ struct FoldedBatchNorm {
     const Dims out = rhs.info(y).dims;
     Dims one(out.size(), 1);
     if (out.size() >= 2) one[1] = out[1];
-    const Ref shift = rhs.op(Op::BatchNorm, {rhs.op(Op::Reshape, {rhs.ints(one), zeros}), s, b, m, v});
+    const Ref shift =
+        rhs.op(Op::BatchNorm, {rhs.op(Op::Reshape, {rhs.ints(one), zeros}), s, b, m, v});
     return rhs.op(Op::EwAdd, {y, rhs.op(Op::Broadcast, {rhs.ints(out), shift})});
   }
 };
@@ -325,7 +355,8 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
   r.push_back(tensor_rewrite("ewmul-comm", "ewise-algebra", "(ewmul ?x ?y)", "(ewmul ?y ?x)"));
   both(r, "ewadd-assoc", "ewise-algebra", "(ewadd ?x (ewadd ?y ?z))", "(ewadd (ewadd ?x ?y) ?z)");
   both(r, "ewmul-assoc", "ewise-algebra", "(ewmul ?x (ewmul ?y ?z))", "(ewmul (ewmul ?x ?y) ?z)");
-  both(r, "ewmul-distrib", "ewise-algebra", "(ewmul (ewadd ?x ?y) ?z)", "(ewadd (ewmul ?x ?z) (ewmul ?y ?z))");
+  both(r, "ewmul-distrib", "ewise-algebra", "(ewmul (ewadd ?x ?y) ?z)",
+       "(ewadd (ewmul ?x ?z) (ewmul ?y ?z))");
 
   // Scalar multiplication.
   both(r, "smul-assoc", "scalar", "(smul (smul ?x ?y) ?w)", "(smul ?x (smul ?y ?w))");
@@ -333,7 +364,8 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
   both(r, "smul-ewmul", "scalar", "(smul (ewmul ?x ?y) ?w)", "(ewmul ?x (smul ?y ?w))");
   both(r, "smul-matmul-rhs", "scalar", "(smul (matmul 0 ?x ?y) ?w)", "(matmul 0 ?x (smul ?y ?w))");
   both(r, "smul-matmul-lhs", "scalar", "(smul (matmul 0 ?x ?y) ?w)", "(matmul 0 (smul ?x ?w) ?y)");
-  both(r, "smul-conv", "scalar", "(conv2d ?sh ?sw ?p 0 (smul ?x ?w) ?k)", "(conv2d ?sh ?sw ?p 0 ?x (smul ?k ?w))");
+  both(r, "smul-conv", "scalar", "(conv2d ?sh ?sw ?p 0 (smul ?x ?w) ?k)",
+       "(conv2d ?sh ?sw ?p 0 ?x (smul ?k ?w))");
   both(r, "smul-transpose", "scalar", "(smul (transpose ?p ?x) ?w)", "(transpose ?p (smul ?x ?w))");
 
   // Transposes.
@@ -342,8 +374,8 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
   both(r, "transpose-ewmul", "transpose", "(transpose ?p (ewmul ?x ?y))",
        "(ewmul (transpose ?p ?x) (transpose ?p ?y))");
   for (const char* act : {"relu", "tanh", "sigmoid"})
-    both(r, fmt::format("transpose-{}", act), "transpose", fmt::format("(transpose ?p ({} ?x))", act),
-         fmt::format("({} (transpose ?p ?x))", act));
+    both(r, fmt::format("transpose-{}", act), "transpose",
+         fmt::format("(transpose ?p ({} ?x))", act), fmt::format("({} (transpose ?p ?x))", act));
   r.push_back(tensor_rewrite("transpose-identity", "transpose", "(transpose ?p ?x)", "?x",
                              [p = Var("?p")](const TensorEGraph& g, const Subst& s) {
                                const Dims& perm = info_of(g, s, p).dims;
@@ -355,27 +387,30 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
        "(matmul 0 (transpose (ints 1 0) ?y) (transpose (ints 1 0) ?x))");
   both(r, "transpose-batch-matmul", "transpose", "(transpose (ints 0 2 1) (matmul 0 ?x ?y))",
        "(matmul 0 (transpose (ints 0 2 1) ?y) (transpose (ints 0 2 1) ?x))");
-  r.push_back(tensor_rewrite(
-      "transpose-compose", "transpose", "(transpose ?p (transpose ?q ?x))",
-      [p = Var("?p"), q = Var("?q"), x = Var("?x")](RightHandSide& rhs, const TensorEGraph& g,
-                                                     const Subst& s) -> std::optional<internal::Ref> {
-        const Dims& outer = info_of(g, s, p).dims;
-        const Dims& inner = info_of(g, s, q).dims;
-        if (outer.size() != inner.size()) return std::nullopt;
-        Dims composed;
-        bool identity = true;
-        for (std::size_t i = 0; i < outer.size(); ++i) {
-          if (outer[i] < 0 || outer[i] >= static_cast<std::int64_t>(inner.size())) return std::nullopt;
-          composed.push_back(inner[static_cast<std::size_t>(outer[i])]);
-          identity = identity && composed.back() == static_cast<std::int64_t>(i);
-        }
-        if (identity) return rhs.cls(s[x]);
-        return rhs.op(Op::Transpose, {rhs.ints(composed), rhs.cls(s[x])});
-      },
-      {Var("?p"), Var("?q"), Var("?x")}));
+  r.push_back(
+      tensor_rewrite("transpose-compose", "transpose", "(transpose ?p (transpose ?q ?x))",
+                     [p = Var("?p"), q = Var("?q"), x = Var("?x")](
+                         RightHandSide& rhs, const TensorEGraph& g,
+                         const Subst& s) -> std::optional<internal::Ref> {
+                       const Dims& outer = info_of(g, s, p).dims;
+                       const Dims& inner = info_of(g, s, q).dims;
+                       if (outer.size() != inner.size()) return std::nullopt;
+                       Dims composed;
+                       bool identity = true;
+                       for (std::size_t i = 0; i < outer.size(); ++i) {
+                         if (outer[i] < 0 || outer[i] >= static_cast<std::int64_t>(inner.size()))
+                           return std::nullopt;
+                         composed.push_back(inner[static_cast<std::size_t>(outer[i])]);
+                         identity = identity && composed.back() == static_cast<std::int64_t>(i);
+                       }
+                       if (identity) return rhs.cls(s[x]);
+                       return rhs.op(Op::Transpose, {rhs.ints(composed), rhs.cls(s[x])});
+                     },
+                     {Var("?p"), Var("?q"), Var("?x")}));
 
   // Matmul algebra.
-  both(r, "matmul-assoc", "matmul", "(matmul 0 ?x (matmul 0 ?y ?z))", "(matmul 0 (matmul 0 ?x ?y) ?z)");
+  both(r, "matmul-assoc", "matmul", "(matmul 0 ?x (matmul 0 ?y ?z))",
+       "(matmul 0 (matmul 0 ?x ?y) ?z)");
   both(r, "matmul-distrib-rhs", "matmul", "(matmul 0 ?x (ewadd ?y ?z))",
        "(ewadd (matmul 0 ?x ?y) (matmul 0 ?x ?z))");
   both(r, "matmul-distrib-lhs", "matmul", "(matmul 0 (ewadd ?x ?y) ?z)",
@@ -383,14 +418,16 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
 
   // Activation fusion (TASO's activation modes: 1 sigmoid, 2 relu, 3 tanh).
   for (auto [act, code] : {std::pair{"sigmoid", 1}, std::pair{"relu", 2}, std::pair{"tanh", 3}}) {
-    both(r, fmt::format("fuse-{}-matmul", act), "activation-fusion", fmt::format("({} (matmul 0 ?x ?y))", act),
-         fmt::format("(matmul {} ?x ?y)", code));
+    both(r, fmt::format("fuse-{}-matmul", act), "activation-fusion",
+         fmt::format("({} (matmul 0 ?x ?y))", act), fmt::format("(matmul {} ?x ?y)", code));
     both(r, fmt::format("fuse-{}-conv", act), "activation-fusion",
-         fmt::format("({} (conv2d ?sh ?sw ?p 0 ?x ?w))", act), fmt::format("(conv2d ?sh ?sw ?p {} ?x ?w)", code));
+         fmt::format("({} (conv2d ?sh ?sw ?p 0 ?x ?w))", act),
+         fmt::format("(conv2d ?sh ?sw ?p {} ?x ?w)", code));
   }
   for (const char* pool : {"poolmax", "poolavg"})
     both(r, fmt::format("fuse-relu-{}", pool), "activation-fusion",
-         fmt::format("(relu ({} ?kh ?kw ?sh ?sw ?p 0 ?x))", pool), fmt::format("({} ?kh ?kw ?sh ?sw ?p 2 ?x)", pool));
+         fmt::format("(relu ({} ?kh ?kw ?sh ?sw ?p 0 ?x))", pool),
+         fmt::format("({} ?kh ?kw ?sh ?sw ?p 2 ?x)", pool));
 
   // Relu algebra: idempotent, and commutes with max pooling (relu is monotone).
   r.push_back(tensor_rewrite("relu-idempotent", "relu-algebra", "(relu (relu ?x))", "(relu ?x)"));
@@ -398,12 +435,15 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
        "(relu (poolmax ?kh ?kw ?sh ?sw ?p 0 ?x))");
 
   // Concat and split.
-  r.push_back(tensor_rewrite("split0-concat", "concat", "(split_0 (split ?ax ?n (concat ?ax ?x ?y)))", "?x",
+  r.push_back(tensor_rewrite("split0-concat", "concat",
+                             "(split_0 (split ?ax ?n (concat ?ax ?x ?y)))", "?x",
                              internal::extent_is("?x", "?ax", "?n")));
-  r.push_back(tensor_rewrite("split1-concat", "concat", "(split_1 (split ?ax ?n (concat ?ax ?x ?y)))", "?y",
+  r.push_back(tensor_rewrite("split1-concat", "concat",
+                             "(split_1 (split ?ax ?n (concat ?ax ?x ?y)))", "?y",
                              internal::extent_is("?x", "?ax", "?n")));
   r.push_back(tensor_rewrite("concat-splits", "concat",
-                             "(concat ?ax (split_0 (split ?ax ?n ?x)) (split_1 (split ?ax ?n ?x)))", "?x"));
+                             "(concat ?ax (split_0 (split ?ax ?n ?x)) (split_1 (split ?ax ?n ?x)))",
+                             "?x"));
   both(r, "concat-ewadd", "concat", "(ewadd (concat ?ax ?x ?y) (concat ?ax ?z ?w))",
        "(concat ?ax (ewadd ?x ?z) (ewadd ?y ?w))");
   both(r, "concat-ewmul", "concat", "(ewmul (concat ?ax ?x ?y) (concat ?ax ?z ?w))",
@@ -411,20 +451,27 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
   for (const char* act : {"relu", "tanh", "sigmoid", "gelu", "exp"})
     both(r, fmt::format("concat-{}", act), "concat", fmt::format("({} (concat ?ax ?x ?y))", act),
          fmt::format("(concat ?ax ({} ?x) ({} ?y))", act, act));
-  both(r, "concat-smul", "concat", "(smul (concat ?ax ?x ?y) ?w)", "(concat ?ax (smul ?x ?w) (smul ?y ?w))");
-  both(r, "concat-flatten-left", "concat", "(concat ?ax (concat ?ax ?x ?y) ?z)", "(concat ?ax ?x ?y ?z)");
-  both(r, "concat-flatten-right", "concat", "(concat ?ax ?x (concat ?ax ?y ?z))", "(concat ?ax ?x ?y ?z)");
+  both(r, "concat-smul", "concat", "(smul (concat ?ax ?x ?y) ?w)",
+       "(concat ?ax (smul ?x ?w) (smul ?y ?w))");
+  both(r, "concat-flatten-left", "concat", "(concat ?ax (concat ?ax ?x ?y) ?z)",
+       "(concat ?ax ?x ?y ?z)");
+  both(r, "concat-flatten-right", "concat", "(concat ?ax ?x (concat ?ax ?y ?z))",
+       "(concat ?ax ?x ?y ?z)");
   {
     // A 2x2 block matrix concatenated by rows then columns, or by columns then rows.
-    const TensorCondition distinct = [a = Var("?a"), b = Var("?b")](const TensorEGraph& g, const Subst& s) {
+    const TensorCondition distinct = [a = Var("?a"), b = Var("?b")](const TensorEGraph& g,
+                                                                    const Subst& s) {
       return info_of(g, s, a).value != info_of(g, s, b).value;
     };
-    r.push_back(tensor_rewrite("concat-blocks", "concat", "(concat ?a (concat ?b ?x ?y) (concat ?b ?z ?w))",
+    r.push_back(tensor_rewrite("concat-blocks", "concat",
+                               "(concat ?a (concat ?b ?x ?y) (concat ?b ?z ?w))",
                                "(concat ?b (concat ?a ?x ?z) (concat ?a ?y ?w))", distinct));
   }
   for (const char* pool : {"poolmax", "poolavg"})
-    both(r, fmt::format("concat-{}", pool), "concat", fmt::format("({} ?kh ?kw ?sh ?sw ?p ?a (concat 1 ?x ?y))", pool),
-         fmt::format("(concat 1 ({0} ?kh ?kw ?sh ?sw ?p ?a ?x) ({0} ?kh ?kw ?sh ?sw ?p ?a ?y))", pool));
+    both(r, fmt::format("concat-{}", pool), "concat",
+         fmt::format("({} ?kh ?kw ?sh ?sw ?p ?a (concat 1 ?x ?y))", pool),
+         fmt::format("(concat 1 ({0} ?kh ?kw ?sh ?sw ?p ?a ?x) ({0} ?kh ?kw ?sh ?sw ?p ?a ?y))",
+                     pool));
   both(r, "concat-conv-batch", "concat", "(conv2d ?sh ?sw ?p ?a (concat 0 ?x ?y) ?w)",
        "(concat 0 (conv2d ?sh ?sw ?p ?a ?x ?w) (conv2d ?sh ?sw ?p ?a ?y ?w))");
 
@@ -432,21 +479,28 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
   {
     const auto last = internal::axis_from_end("?ax", "?y", 1);
     const auto rows = internal::axis_from_end("?ax", "?x", 2);
-    r.push_back(tensor_rewrite("matmul-concat-rhs", "matmul-concat", "(concat ?ax (matmul ?a ?x ?y) (matmul ?a ?x ?z))",
+    r.push_back(tensor_rewrite("matmul-concat-rhs", "matmul-concat",
+                               "(concat ?ax (matmul ?a ?x ?y) (matmul ?a ?x ?z))",
                                "(matmul ?a ?x (concat ?ax ?y ?z))", last));
-    r.push_back(tensor_rewrite("matmul-concat-rhs-rev", "matmul-concat", "(matmul ?a ?x (concat ?ax ?y ?z))",
+    r.push_back(tensor_rewrite("matmul-concat-rhs-rev", "matmul-concat",
+                               "(matmul ?a ?x (concat ?ax ?y ?z))",
                                "(concat ?ax (matmul ?a ?x ?y) (matmul ?a ?x ?z))", last));
-    r.push_back(tensor_rewrite("matmul-concat-lhs", "matmul-concat", "(concat ?ax (matmul ?a ?x ?z) (matmul ?a ?y ?z))",
+    r.push_back(tensor_rewrite("matmul-concat-lhs", "matmul-concat",
+                               "(concat ?ax (matmul ?a ?x ?z) (matmul ?a ?y ?z))",
                                "(matmul ?a (concat ?ax ?x ?y) ?z)", rows));
-    r.push_back(tensor_rewrite("matmul-concat-lhs-rev", "matmul-concat", "(matmul ?a (concat ?ax ?x ?y) ?z)",
+    r.push_back(tensor_rewrite("matmul-concat-lhs-rev", "matmul-concat",
+                               "(matmul ?a (concat ?ax ?x ?y) ?z)",
                                "(concat ?ax (matmul ?a ?x ?z) (matmul ?a ?y ?z))", rows));
-    const auto inner = internal::all_of(internal::axis_from_end("?k", "?x", 1), internal::axis_from_end("?j", "?y", 2));
-    r.push_back(tensor_rewrite("matmul-concat-inner", "matmul-concat", "(matmul 0 (concat ?k ?x ?z) (concat ?j ?y ?w))",
+    const auto inner = internal::all_of(internal::axis_from_end("?k", "?x", 1),
+                                        internal::axis_from_end("?j", "?y", 2));
+    r.push_back(tensor_rewrite("matmul-concat-inner", "matmul-concat",
+                               "(matmul 0 (concat ?k ?x ?z) (concat ?j ?y ?w))",
                                "(ewadd (matmul 0 ?x ?y) (matmul 0 ?z ?w))", inner));
     r.push_back(tensor_rewrite(
         "matmul-concat-inner-rev", "matmul-concat", "(ewadd (matmul 0 ?x ?y) (matmul 0 ?z ?w))",
         [x = Var("?x"), y = Var("?y"), z = Var("?z"), w = Var("?w")](
-            RightHandSide& rhs, const TensorEGraph& g, const Subst& s) -> std::optional<internal::Ref> {
+            RightHandSide& rhs, const TensorEGraph& g,
+            const Subst& s) -> std::optional<internal::Ref> {
           const auto rank = static_cast<std::int64_t>(info_of(g, s, x).rank());
           const Ref lhs = rhs.op(Op::Concat, {rhs.num(rank - 1), rhs.cls(s[x]), rhs.cls(s[z])});
           const Ref right = rhs.op(Op::Concat, {rhs.num(rank - 2), rhs.cls(s[y]), rhs.cls(s[w])});
@@ -456,11 +510,14 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
   }
 
   // Convolution: concatenated weights, linearity.
-  both(r, "conv-concat-weights", "conv-concat", "(concat 1 (conv2d ?sh ?sw ?p ?a ?x ?w1) (conv2d ?sh ?sw ?p ?a ?x ?w2))",
+  both(r, "conv-concat-weights", "conv-concat",
+       "(concat 1 (conv2d ?sh ?sw ?p ?a ?x ?w1) (conv2d ?sh ?sw ?p ?a ?x ?w2))",
        "(conv2d ?sh ?sw ?p ?a ?x (concat 0 ?w1 ?w2))");
-  r.back() = r.back().when([c = internal::one_group("?x", "?w1")](TensorEGraph& g, Id, const Subst& s) { return c(g, s); });
+  r.back() = r.back().when([c = internal::one_group("?x", "?w1")](
+                               TensorEGraph& g, Id, const Subst& s) { return c(g, s); });
   r[r.size() - 2] =
-      r[r.size() - 2].when([c = internal::one_group("?x", "?w1")](TensorEGraph& g, Id, const Subst& s) { return c(g, s); });
+      r[r.size() - 2].when([c = internal::one_group("?x", "?w1")](
+                               TensorEGraph& g, Id, const Subst& s) { return c(g, s); });
   both(r, "conv-linear-weight", "conv-concat", "(conv2d ?sh ?sw ?p 0 ?x (ewadd ?w1 ?w2))",
        "(ewadd (conv2d ?sh ?sw ?p 0 ?x ?w1) (conv2d ?sh ?sw ?p 0 ?x ?w2))");
   both(r, "conv-linear-input", "conv-concat", "(conv2d ?sh ?sw ?p 0 (ewadd ?x ?y) ?w)",
@@ -482,20 +539,25 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
     };
     const char* conv_of_pool = "(conv2d 1 1 ?p ?a (poolavg ?kh ?kw ?sh ?sw ?q 0 ?x) ?w)";
     const char* pool_of_conv = "(poolavg ?kh ?kw ?sh ?sw ?q ?a (conv2d 1 1 ?p 0 ?x ?w))";
-    r.push_back(tensor_rewrite("conv1x1-poolavg", "conv-pool", conv_of_pool, pool_of_conv, pointwise));
-    r.push_back(tensor_rewrite("conv1x1-poolavg-rev", "conv-pool", pool_of_conv, conv_of_pool, pointwise));
+    r.push_back(
+        tensor_rewrite("conv1x1-poolavg", "conv-pool", conv_of_pool, pool_of_conv, pointwise));
+    r.push_back(
+        tensor_rewrite("conv1x1-poolavg-rev", "conv-pool", pool_of_conv, conv_of_pool, pointwise));
   }
 
   // Grouped convolutions: merge groups `count` at a time (TASO's merge_gconv).
   for (std::int64_t count : {2, 4, 8, 16, 32})
     r.push_back(tensor_rewrite(
         fmt::format("gconv-merge-{}", count), "gconv", "(conv2d ?sh ?sw ?p ?a ?x ?w)",
-        [count, sh = Var("?sh"), sw = Var("?sw"), p = Var("?p"), a = Var("?a"), x = Var("?x"), w = Var("?w")](
-            RightHandSide& rhs, const TensorEGraph& g, const Subst& s) -> std::optional<internal::Ref> {
-          const std::int64_t groups = internal::dim(info_of(g, s, x), 1) / internal::dim(info_of(g, s, w), 1);
+        [count, sh = Var("?sh"), sw = Var("?sw"), p = Var("?p"), a = Var("?a"), x = Var("?x"),
+         w = Var("?w")](RightHandSide& rhs, const TensorEGraph& g,
+                        const Subst& s) -> std::optional<internal::Ref> {
+          const std::int64_t groups =
+              internal::dim(info_of(g, s, x), 1) / internal::dim(info_of(g, s, w), 1);
           if (groups < count || groups % count != 0) return std::nullopt;
           const Ref merged = rhs.op(Op::Merge, {rhs.num(groups), rhs.num(count), rhs.cls(s[w])});
-          return rhs.op(Op::Conv2d, {rhs.cls(s[sh]), rhs.cls(s[sw]), rhs.cls(s[p]), rhs.cls(s[a]), rhs.cls(s[x]), merged});
+          return rhs.op(Op::Conv2d, {rhs.cls(s[sh]), rhs.cls(s[sw]), rhs.cls(s[p]), rhs.cls(s[a]),
+                                     rhs.cls(s[x]), merged});
         },
         {Var("?sh"), Var("?sw"), Var("?p"), Var("?a"), Var("?x"), Var("?w")}));
 
@@ -513,49 +575,59 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
           if (w.size() != 4) return std::nullopt;
           const internal::FoldedBatchNorm bn(rhs, s);
           // The kernel as [1, C_out, C_in/g·kh·kw]: its output channels on axis 1.
-          const Ref rows = rhs.op(Op::Reshape, {rhs.ints({1, w[0], w[1] * w[2] * w[3]}), rhs.cls(s[Var("?w")])});
+          const Ref rows =
+              rhs.op(Op::Reshape, {rhs.ints({1, w[0], w[1] * w[2] * w[3]}), rhs.cls(s[Var("?w")])});
           const Ref kernel = rhs.op(Op::Reshape, {rhs.ints(w), bn.scaled(rhs, rows)});
-          const Ref conv = rhs.op(Op::Conv2d, {rhs.cls(s[Var("?sh")]), rhs.cls(s[Var("?sw")]), rhs.cls(s[Var("?p")]),
-                                               rhs.num(0), rhs.cls(s[Var("?x")]), kernel});
+          const Ref conv = rhs.op(
+              Op::Conv2d, {rhs.cls(s[Var("?sh")]), rhs.cls(s[Var("?sw")]), rhs.cls(s[Var("?p")]),
+                           rhs.num(0), rhs.cls(s[Var("?x")]), kernel});
           return bn.shifted(rhs, conv);
         },
-        {Var("?sh"), Var("?sw"), Var("?p"), Var("?x"), Var("?w"), Var("?s"), Var("?b"), Var("?m"), Var("?v")}));
+        {Var("?sh"), Var("?sw"), Var("?p"), Var("?x"), Var("?w"), Var("?s"), Var("?b"), Var("?m"),
+         Var("?v")}));
     // A product [M, K] x [K, N]: the batchnorm's channels are the N output features, the
     // weight's columns (axis 1 of both).
     r.push_back(tensor_rewrite(
         "fold-batchnorm-matmul", "fold", "(batchnorm (matmul 0 ?x ?w) ?s ?b ?m ?v)",
         [](RightHandSide& rhs, const TensorEGraph& g, const Subst& s) -> std::optional<Ref> {
           if (!internal::all_weight_only(g, s, {"?w", "?s", "?b", "?m", "?v"})) return std::nullopt;
-          if (info_of(g, s, Var("?x")).rank() != 2 || info_of(g, s, Var("?w")).rank() != 2) return std::nullopt;
+          if (info_of(g, s, Var("?x")).rank() != 2 || info_of(g, s, Var("?w")).rank() != 2)
+            return std::nullopt;
           const internal::FoldedBatchNorm bn(rhs, s);
-          const Ref product =
-              rhs.op(Op::MatMul, {rhs.num(0), rhs.cls(s[Var("?x")]), bn.scaled(rhs, rhs.cls(s[Var("?w")]))});
+          const Ref product = rhs.op(Op::MatMul, {rhs.num(0), rhs.cls(s[Var("?x")]),
+                                                  bn.scaled(rhs, rhs.cls(s[Var("?w")]))});
           return bn.shifted(rhs, product);
         },
         {Var("?x"), Var("?w"), Var("?s"), Var("?b"), Var("?m"), Var("?v")}));
-    r.push_back(tensor_rewrite("fold-batchnorm-ewadd", "fold", "(batchnorm (ewadd ?y ?z) ?s ?b ?m ?v)",
-                               "(ewadd (batchnorm ?y ?s ?b ?m ?v) (batchnorm ?z ?s (ewsub ?m ?m) (ewsub ?m ?m) ?v))",
-                               [](const TensorEGraph& g, const Subst& s) {
-                                 return internal::all_weight_only(g, s, {"?z", "?s", "?b", "?m", "?v"});
-                               }));
+    r.push_back(tensor_rewrite(
+        "fold-batchnorm-ewadd", "fold", "(batchnorm (ewadd ?y ?z) ?s ?b ?m ?v)",
+        "(ewadd (batchnorm ?y ?s ?b ?m ?v) (batchnorm ?z ?s (ewsub ?m ?m) (ewsub ?m ?m) ?v))",
+        [](const TensorEGraph& g, const Subst& s) {
+          return internal::all_weight_only(g, s, {"?z", "?s", "?b", "?m", "?v"});
+        }));
   }
 
   // Transformer extension.
-  r.push_back(tensor_rewrite("reshape-reshape", "transformer", "(reshape ?s (reshape ?t ?x))", "(reshape ?s ?x)"));
-  r.push_back(tensor_rewrite("reshape-identity", "transformer", "(reshape ?s ?x)", "?x",
-                             [s_ = Var("?s"), x = Var("?x")](const TensorEGraph& g, const Subst& s) {
-                               return info_of(g, s, s_).dims == info_of(g, s, x).dims;
-                             }));
-  r.push_back(tensor_rewrite("broadcast-broadcast", "transformer", "(broadcast ?s (broadcast ?t ?x))", "(broadcast ?s ?x)"));
-  r.push_back(tensor_rewrite("broadcast-identity", "transformer", "(broadcast ?s ?x)", "?x",
-                             [s_ = Var("?s"), x = Var("?x")](const TensorEGraph& g, const Subst& s) {
-                               return info_of(g, s, s_).dims == info_of(g, s, x).dims;
-                             }));
+  r.push_back(tensor_rewrite("reshape-reshape", "transformer", "(reshape ?s (reshape ?t ?x))",
+                             "(reshape ?s ?x)"));
+  r.push_back(
+      tensor_rewrite("reshape-identity", "transformer", "(reshape ?s ?x)", "?x",
+                     [s_ = Var("?s"), x = Var("?x")](const TensorEGraph& g, const Subst& s) {
+                       return info_of(g, s, s_).dims == info_of(g, s, x).dims;
+                     }));
+  r.push_back(tensor_rewrite("broadcast-broadcast", "transformer",
+                             "(broadcast ?s (broadcast ?t ?x))", "(broadcast ?s ?x)"));
+  r.push_back(
+      tensor_rewrite("broadcast-identity", "transformer", "(broadcast ?s ?x)", "?x",
+                     [s_ = Var("?s"), x = Var("?x")](const TensorEGraph& g, const Subst& s) {
+                       return info_of(g, s, s_).dims == info_of(g, s, x).dims;
+                     }));
   both(r, "reduce-sum-ewadd", "transformer", "(reduce_sum ?ax (ewadd ?x ?y))",
        "(ewadd (reduce_sum ?ax ?x) (reduce_sum ?ax ?y))");
-  both(r, "reduce-sum-smul", "transformer", "(reduce_sum ?ax (smul ?x ?w))", "(smul (reduce_sum ?ax ?x) ?w)");
-  r.push_back(tensor_rewrite("slice-concat", "transformer", "(slice ?ax 0 ?n (concat ?ax ?x ?y))", "?x",
-                             internal::extent_is("?x", "?ax", "?n")));
+  both(r, "reduce-sum-smul", "transformer", "(reduce_sum ?ax (smul ?x ?w))",
+       "(smul (reduce_sum ?ax ?x) ?w)");
+  r.push_back(tensor_rewrite("slice-concat", "transformer", "(slice ?ax 0 ?n (concat ?ax ?x ?y))",
+                             "?x", internal::extent_is("?x", "?ax", "?n")));
   return r;
 }
 
@@ -568,8 +640,8 @@ inline std::vector<TensorRewrite> multi_pattern_rules() {
   constexpr std::string_view shared_lhs = "?m1 = (matmul ?a ?x ?y), ?m2 = (matmul ?a ?x ?z)";
   r.push_back(internal::multi_rule(
       "matmul-share-lhs", "multi-matmul", shared_lhs, "?m1", "?m2",
-      [a = Var("?a"), x = Var("?x"), y = Var("?y"), z = Var("?z")](RightHandSide& rhs, const TensorEGraph& g,
-                                                                   const Subst& s, Ref& first, Ref& second) {
+      [a = Var("?a"), x = Var("?x"), y = Var("?y"), z = Var("?z")](
+          RightHandSide& rhs, const TensorEGraph& g, const Subst& s, Ref& first, Ref& second) {
         const TensorInfo& yi = info_of(g, s, y);
         const auto axis = static_cast<std::int64_t>(yi.rank()) - 1;
         const Ref cat = rhs.op(Op::Concat, {rhs.num(axis), rhs.cls(s[y]), rhs.cls(s[z])});
@@ -581,15 +653,16 @@ inline std::vector<TensorRewrite> multi_pattern_rules() {
                                       std::make_shared<internal::SharedLhsMatMulMerge>()));
   // Every sum x @ w_i + h @ u_i of the same x and h at once: [x h] @ [w_1 ... w_n; u_1 ... u_n],
   // split by columns (see SharedOperandsSumMerge).
-  r.push_back(internal::multi_rewrite(
-      "matmul-sum-share-all", "multi-matmul",
-      "?m1 = (ewadd (matmul 0 ?x ?w1) (matmul 0 ?h ?u1)), ?m2 = (ewadd (matmul 0 ?x ?w2) (matmul 0 ?h ?u2))",
-      std::make_shared<internal::SharedOperandsSumMerge>()));
+  r.push_back(internal::multi_rewrite("matmul-sum-share-all", "multi-matmul",
+                                      "?m1 = (ewadd (matmul 0 ?x ?w1) (matmul 0 ?h ?u1)), ?m2 = "
+                                      "(ewadd (matmul 0 ?x ?w2) (matmul 0 ?h ?u2))",
+                                      std::make_shared<internal::SharedOperandsSumMerge>()));
   // x @ w and y @ w: [x; y] @ w, split by rows.
   r.push_back(internal::multi_rule(
-      "matmul-share-rhs", "multi-matmul", "?m1 = (matmul ?a ?x ?w), ?m2 = (matmul ?a ?y ?w)", "?m1", "?m2",
-      [a = Var("?a"), x = Var("?x"), y = Var("?y"), w = Var("?w")](RightHandSide& rhs, const TensorEGraph& g,
-                                                                   const Subst& s, Ref& first, Ref& second) {
+      "matmul-share-rhs", "multi-matmul", "?m1 = (matmul ?a ?x ?w), ?m2 = (matmul ?a ?y ?w)", "?m1",
+      "?m2",
+      [a = Var("?a"), x = Var("?x"), y = Var("?y"), w = Var("?w")](
+          RightHandSide& rhs, const TensorEGraph& g, const Subst& s, Ref& first, Ref& second) {
         const TensorInfo& xi = info_of(g, s, x);
         const auto axis = static_cast<std::int64_t>(xi.rank()) - 2;
         const Ref cat = rhs.op(Op::Concat, {rhs.num(axis), rhs.cls(s[x]), rhs.cls(s[y])});
@@ -603,35 +676,42 @@ inline std::vector<TensorRewrite> multi_pattern_rules() {
   r.push_back(internal::multi_rule(
       "conv-share-input", "multi-conv",
       "?c1 = (conv2d ?sh ?sw ?p ?a ?x ?w1), ?c2 = (conv2d ?sh ?sw ?p ?a ?x ?w2)", "?c1", "?c2",
-      [sh = Var("?sh"), sw = Var("?sw"), p = Var("?p"), a = Var("?a"), x = Var("?x"), w1 = Var("?w1"),
-       w2 = Var("?w2")](RightHandSide& rhs, const TensorEGraph& g, const Subst& s, Ref& first, Ref& second) {
+      [sh = Var("?sh"), sw = Var("?sw"), p = Var("?p"), a = Var("?a"), x = Var("?x"),
+       w1 = Var("?w1"), w2 = Var("?w2")](RightHandSide& rhs, const TensorEGraph& g, const Subst& s,
+                                         Ref& first, Ref& second) {
         const TensorInfo& xi = info_of(g, s, x);
         const TensorInfo& a1 = info_of(g, s, w1);
         const TensorInfo& a2 = info_of(g, s, w2);
-        if (a1.rank() != 4 || a2.rank() != 4 || a1.dims[1] != xi.dims[1] || a2.dims[1] != xi.dims[1]) return false;
+        if (a1.rank() != 4 || a2.rank() != 4 || a1.dims[1] != xi.dims[1] ||
+            a2.dims[1] != xi.dims[1])
+          return false;
         Ref k1 = rhs.cls(s[w1]);
         Ref k2 = rhs.cls(s[w2]);
         if (a1.dims[2] != a2.dims[2] || a1.dims[3] != a2.dims[3]) {
           const bool stride_one = info_of(g, s, sh).value == 1 && info_of(g, s, sw).value == 1;
-          if (!stride_one || info_of(g, s, p).value != static_cast<std::int64_t>(Padding::Same)) return false;
+          if (!stride_one || info_of(g, s, p).value != static_cast<std::int64_t>(Padding::Same))
+            return false;
           for (std::size_t i = 2; i < 4; ++i)
             if (a1.dims[i] % 2 == 0 || a2.dims[i] % 2 == 0) return false;
           const bool first_smaller = a1.dims[2] <= a2.dims[2] && a1.dims[3] <= a2.dims[3];
           const bool second_smaller = a2.dims[2] <= a1.dims[2] && a2.dims[3] <= a1.dims[3];
-          if (first_smaller) k1 = rhs.op(Op::Enlarge, {k1, k2});
-          else if (second_smaller) k2 = rhs.op(Op::Enlarge, {k2, k1});
-          else return false;
+          if (first_smaller)
+            k1 = rhs.op(Op::Enlarge, {k1, k2});
+          else if (second_smaller)
+            k2 = rhs.op(Op::Enlarge, {k2, k1});
+          else
+            return false;
         }
         const Ref cat = rhs.op(Op::Concat, {rhs.num(0), k1, k2});
-        const Ref conv = rhs.op(Op::Conv2d, {rhs.cls(s[sh]), rhs.cls(s[sw]), rhs.cls(s[p]), rhs.cls(s[a]),
-                                             rhs.cls(s[x]), cat});
+        const Ref conv = rhs.op(Op::Conv2d, {rhs.cls(s[sh]), rhs.cls(s[sw]), rhs.cls(s[p]),
+                                             rhs.cls(s[a]), rhs.cls(s[x]), cat});
         return internal::merged_pair(rhs, conv, 1, a1.dims[0], first, second);
       }));
   // Two relus of tensors of one shape: one relu of their concatenation.
   r.push_back(internal::multi_rule(
       "relu-pair", "multi-relu", "?r1 = (relu ?x), ?r2 = (relu ?y)", "?r1", "?r2",
-      [x = Var("?x"), y = Var("?y")](RightHandSide& rhs, const TensorEGraph& g, const Subst& s, Ref& first,
-                                     Ref& second) {
+      [x = Var("?x"), y = Var("?y")](RightHandSide& rhs, const TensorEGraph& g, const Subst& s,
+                                     Ref& first, Ref& second) {
         const TensorInfo& xi = info_of(g, s, x);
         if (xi.rank() == 0 || xi.dims != info_of(g, s, y).dims) return false;
         const Ref cat = rhs.op(Op::Concat, {rhs.num(0), rhs.cls(s[x]), rhs.cls(s[y])});
@@ -657,8 +737,9 @@ inline std::vector<TensorRewrite> layout_rules() {
   using internal::both;
   std::vector<TensorRewrite> r;
   const std::string family(kLayoutLabel);
-  r.push_back(tensor_rewrite("conv-channels-last", family, "(conv2d ?sh ?sw ?p ?a ?x ?w)",
-                             "(relayout contiguous (conv2d ?sh ?sw ?p ?a (relayout channels_last ?x) ?w))"));
+  r.push_back(tensor_rewrite(
+      "conv-channels-last", family, "(conv2d ?sh ?sw ?p ?a ?x ?w)",
+      "(relayout contiguous (conv2d ?sh ?sw ?p ?a (relayout channels_last ?x) ?w))"));
   r.push_back(tensor_rewrite("relayout-roundtrip", family, "(relayout ?l (relayout ?m ?x))", "?x"));
   r.push_back(tensor_rewrite("relayout-identity", family, "(relayout ?l ?x)", "?x"));
   for (const char* op : {"relu", "tanh", "sigmoid"})
@@ -670,7 +751,8 @@ inline std::vector<TensorRewrite> layout_rules() {
   both(r, "relayout-conv2d", family, "(relayout ?l (conv2d ?sh ?sw ?p ?a ?x ?w))",
        "(conv2d ?sh ?sw ?p ?a (relayout ?l ?x) ?w)");
   for (const char* op : {"poolmax", "poolavg"})
-    both(r, fmt::format("relayout-{}", op), family, fmt::format("(relayout ?l ({} ?kh ?kw ?sh ?sw ?p ?a ?x))", op),
+    both(r, fmt::format("relayout-{}", op), family,
+         fmt::format("(relayout ?l ({} ?kh ?kw ?sh ?sw ?p ?a ?x))", op),
          fmt::format("({} ?kh ?kw ?sh ?sw ?p ?a (relayout ?l ?x))", op));
   both(r, "relayout-batchnorm", family, "(relayout ?l (batchnorm ?x ?s ?b ?m ?v))",
        "(batchnorm (relayout ?l ?x) ?s ?b ?m ?v)");
@@ -681,8 +763,8 @@ inline std::vector<TensorRewrite> layout_rules() {
       plain += fmt::format(" {}", operands[i]);
       moved += fmt::format(" (relayout ?l {})", operands[i]);
     }
-    both(r, fmt::format("relayout-concat{}", n), family, fmt::format("(relayout ?l (concat ?ax{}))", plain),
-         fmt::format("(concat ?ax{})", moved));
+    both(r, fmt::format("relayout-concat{}", n), family,
+         fmt::format("(relayout ?l (concat ?ax{}))", plain), fmt::format("(concat ?ax{})", moved));
   }
   return r;
 }
@@ -706,10 +788,12 @@ inline std::vector<TensorRewrite> winograd_rules() {
   // At least two tiles a row and a column: with one (an output of 2x2 or less) the transforms
   // run a tile at a time and the 16 products are matrix-vector products over u, 16/9 of the
   // filter's bytes (measured 3x the direct convolution's time on 2x2 planes of 128 channels).
-  const TensorCondition several_tiles = [x = Var("?x"), p = Var("?p")](const TensorEGraph& g, const Subst& s) {
+  const TensorCondition several_tiles = [x = Var("?x"), p = Var("?p")](const TensorEGraph& g,
+                                                                       const Subst& s) {
     const TensorInfo& in = info_of(g, s, x);
     if (in.rank() != 4) return false;
-    const std::int64_t shrink = info_of(g, s, p).value == static_cast<std::int64_t>(Padding::Same) ? 0 : 2;
+    const std::int64_t shrink =
+        info_of(g, s, p).value == static_cast<std::int64_t>(Padding::Same) ? 0 : 2;
     return in.dims[2] - shrink >= 3 && in.dims[3] - shrink >= 3;
   };
   std::vector<TensorRewrite> r;

@@ -50,13 +50,16 @@ namespace internal {
     case Op::Sym:
     case Op::Ints:
     case Op::Input:
-    case Op::Weight: return true;
-    default: return info.weight_only;
+    case Op::Weight:
+      return true;
+    default:
+      return info.weight_only;
   }
 }
 
 /// Copies node `id` of `from` (and what it needs) into `to`, through `memo` (old id -> new id).
-inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>& to, std::vector<Id>& memo) {
+inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>& to,
+                    std::vector<Id>& memo) {
   if (memo[id.index()] != kInvalidId) return memo[id.index()];
   TensorNode node = from[id];
   for (Id& c : node.children()) c = copy_node(from, c, to, memo);
@@ -102,12 +105,14 @@ inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>&
 /// segment. A program of at most `max_ops` operators, one with fused kernels, or `max_ops` 0
 /// gives one segment: the program. Throws `ShapeError` for an ill-typed program, `Error` for an
 /// empty one.
-[[nodiscard]] inline std::vector<Segment> segment_program(const RecExpr<TensorNode>& program, std::size_t max_ops) {
+[[nodiscard]] inline std::vector<Segment> segment_program(const RecExpr<TensorNode>& program,
+                                                          std::size_t max_ops) {
   if (program.empty()) throw Error("segment_program: an empty program");
   const std::vector<TensorInfo> infos = check_program(program);
   const std::size_t n = program.size();
   const Id root = program.root();
-  const std::vector<bool> needed = reachable_nodes(program, root);  // the others belong to no segment
+  const std::vector<bool> needed =
+      reachable_nodes(program, root);  // the others belong to no segment
   const bool noop_root = program[root].op() == Op::Noop;
   // Operators in order; pos[i]: position of node i among them (or npos).
   constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
@@ -158,7 +163,8 @@ inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>&
     // Crosses the cuts q in (p, last].
     const std::int64_t weight = internal::barrier_op(program[ops[p]].op()) ? 1 : 2;
     delta[p + 1] += weight, delta[std::min(last, m - 1) + 1] -= weight;
-    if (infos[ops[p].index()].kind == Kind::Pair) ++pair_delta[p + 1], --pair_delta[std::min(last, m - 1) + 1];
+    if (infos[ops[p].index()].kind == Kind::Pair)
+      ++pair_delta[p + 1], --pair_delta[std::min(last, m - 1) + 1];
     // Read on both sides of the cuts q in (first_use, last].
     if (first_use[p] != npos && first_use[p] < last)
       split_delta[first_use[p] + 1] += 2, split_delta[std::min(last, m - 1) + 1] -= 2;
@@ -204,11 +210,14 @@ inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>&
       for (std::int64_t d : info.dims) dims.push_back(seg.program.add(TensorNode::num(d)));
       const Id name_id = seg.program.add(TensorNode::sym(name));
       const Id dtype_id = seg.program.add(TensorNode::sym(dtype_name(info.dtype)));
-      const Id dims_id = seg.program.add(TensorNode(Op::Ints, Span<const Id>(dims.data(), dims.size())));
-      const Id input = info.layout == Layout::Contiguous
-                           ? seg.program.add(TensorNode(Op::Input, {name_id, dtype_id, dims_id}))
-                           : seg.program.add(TensorNode(
-                                 Op::Input, {name_id, dtype_id, dims_id, seg.program.add(TensorNode::sym(layout_name(info.layout)))}));
+      const Id dims_id =
+          seg.program.add(TensorNode(Op::Ints, Span<const Id>(dims.data(), dims.size())));
+      const Id input =
+          info.layout == Layout::Contiguous
+              ? seg.program.add(TensorNode(Op::Input, {name_id, dtype_id, dims_id}))
+              : seg.program.add(TensorNode(
+                    Op::Input, {name_id, dtype_id, dims_id,
+                                seg.program.add(TensorNode::sym(layout_name(info.layout)))}));
       seg.live_in.push_back(id);
       seg.input_names.push_back(std::move(name));
       return memo[id.index()] = input;
@@ -217,19 +226,26 @@ inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>&
       TensorNode node = program[ops[p]];
       for (Id& c : node.children()) {
         const std::size_t cp = pos[c.index()];
-        if (cp == npos) c = internal::copy_node(program, c, seg.program, memo);
-        else if (cp < cuts[k]) c = live_in(c);
-        else c = memo[c.index()];
+        if (cp == npos)
+          c = internal::copy_node(program, c, seg.program, memo);
+        else if (cp < cuts[k])
+          c = live_in(c);
+        else
+          c = memo[c.index()];
       }
       memo[ops[p].index()] = seg.program.add(std::move(node));
       const bool read_later = is_output[p] || (last_use[p] >= cuts[k + 1] && first_use[p] != npos);
       if (read_later) seg.live_out.push_back(ops[p]);
     }
-    // Every operator reaches the root, so the segment's last one is read later: outs is never empty.
+    // Every operator reaches the root, so the segment's last one is read later: outs is never
+    // empty.
     std::vector<Id> outs;
     for (Id id : seg.live_out) outs.push_back(memo[id.index()]);
     if (outs.empty()) throw Error("segment_program: a segment with no output (internal)");
-    const Id seg_root = outs.size() == 1 ? outs[0] : seg.program.add(TensorNode(Op::Noop, Span<const Id>(outs.data(), outs.size())));
+    const Id seg_root =
+        outs.size() == 1
+            ? outs[0]
+            : seg.program.add(TensorNode(Op::Noop, Span<const Id>(outs.data(), outs.size())));
     seg.program = internal::compact(seg.program, seg_root);
     segments.push_back(std::move(seg));
   }
@@ -241,7 +257,8 @@ inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>&
 /// each segment's inputs are wired to the tensors they stand for, the original root (or its
 /// `noop` of outputs) is rebuilt over the segments' outputs, and equal nodes are shared.
 /// Throws `Error` if an optimized segment lost its root's shape (a `noop` with another count).
-[[nodiscard]] inline RecExpr<TensorNode> stitch(const RecExpr<TensorNode>& program, const std::vector<Segment>& segments,
+[[nodiscard]] inline RecExpr<TensorNode> stitch(const RecExpr<TensorNode>& program,
+                                                const std::vector<Segment>& segments,
                                                 const std::vector<RecExpr<TensorNode>>& optimized) {
   if (segments.size() != optimized.size()) throw Error("stitch: one optimized program per segment");
   if (segments.size() == 1 && segments[0].live_in.empty() && segments[0].live_out.size() == 1 &&
@@ -253,14 +270,16 @@ inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>&
     const Segment& seg = segments[k];
     const RecExpr<TensorNode>& p = optimized[k];
     std::unordered_map<std::string, Id> inputs;
-    for (std::size_t j = 0; j < seg.live_in.size(); ++j) inputs.emplace(seg.input_names[j], value[seg.live_in[j].index()]);
+    for (std::size_t j = 0; j < seg.live_in.size(); ++j)
+      inputs.emplace(seg.input_names[j], value[seg.live_in[j].index()]);
     std::vector<Id> local(p.size(), kInvalidId);
     for (std::size_t i = 0; i < p.size(); ++i) {
       const TensorNode& node = p[Id(i)];
       if (node.op() == Op::Input) {
         const TensorNode& name = p[node.children()[0]];
         if (auto it = inputs.find(std::string(name.symbol().str())); it != inputs.end()) {
-          if (it->second == kInvalidId) throw Error(fmt::format("stitch: segment {} reads a tensor not yet computed", k));
+          if (it->second == kInvalidId)
+            throw Error(fmt::format("stitch: segment {} reads a tensor not yet computed", k));
           local[i] = it->second;
           continue;
         }
@@ -275,12 +294,17 @@ inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>&
     } else {
       const TensorNode& r = p[seg_root];
       if (r.op() != Op::Noop || r.children().size() != seg.live_out.size())
-        throw Error(fmt::format("stitch: segment {}'s root is not a noop of its {} outputs", k, seg.live_out.size()));
-      for (std::size_t j = 0; j < seg.live_out.size(); ++j) value[seg.live_out[j].index()] = local[r.children()[j].index()];
+        throw Error(fmt::format("stitch: segment {}'s root is not a noop of its {} outputs", k,
+                                seg.live_out.size()));
+      for (std::size_t j = 0; j < seg.live_out.size(); ++j)
+        value[seg.live_out[j].index()] = local[r.children()[j].index()];
     }
   }
   std::vector<Id> memo(program.size(), kInvalidId);
-  const auto resolve = [&](Id id) { return value[id.index()] != kInvalidId ? value[id.index()] : internal::copy_node(program, id, out, memo); };
+  const auto resolve = [&](Id id) {
+    return value[id.index()] != kInvalidId ? value[id.index()]
+                                           : internal::copy_node(program, id, out, memo);
+  };
   const Id root = program.root();
   Id new_root;
   if (value[root.index()] != kInvalidId) {

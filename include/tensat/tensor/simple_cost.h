@@ -27,12 +27,26 @@ namespace tensor {
                                        Span<const TensorInfo* const> children) {
   const double n = static_cast<double>(out.elements());
   switch (node.op()) {
-    case Op::EwAdd: case Op::EwMul: case Op::SMul: case Op::Relu: return n;
-    case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::Exp: return 4 * n;
-    case Op::BatchNorm: return 2 * n;
-    case Op::Softmax: return 5 * n;
-    case Op::LayerNorm: return 8 * n;
-    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMean: return static_cast<double>(children[1]->elements());
+    case Op::EwAdd:
+    case Op::EwMul:
+    case Op::SMul:
+    case Op::Relu:
+      return n;
+    case Op::Tanh:
+    case Op::Sigmoid:
+    case Op::Gelu:
+    case Op::Exp:
+      return 4 * n;
+    case Op::BatchNorm:
+      return 2 * n;
+    case Op::Softmax:
+      return 5 * n;
+    case Op::LayerNorm:
+      return 8 * n;
+    case Op::ReduceSum:
+    case Op::ReduceMax:
+    case Op::ReduceMean:
+      return static_cast<double>(children[1]->elements());
     case Op::MatMul: {
       const double k = static_cast<double>(children[1]->dims.back());
       return 2 * n * k + (children[0]->value != 0 ? n : 0);
@@ -43,21 +57,32 @@ namespace tensor {
     }
     case Op::WinoConv2d: {
       const Dims& u = children[3]->dims;
-      const double tiles = static_cast<double>(out.dims[0] * ((out.dims[2] + 1) / 2) * ((out.dims[3] + 1) / 2));
-      return 2 * 16 * tiles * static_cast<double>(u[1] * u[2]) + tiles * static_cast<double>(32 * u[2] + 24 * u[1]) +
-             (children[1]->value != 0 ? n : 0);
+      const double tiles =
+          static_cast<double>(out.dims[0] * ((out.dims[2] + 1) / 2) * ((out.dims[3] + 1) / 2));
+      return 2 * 16 * tiles * static_cast<double>(u[1] * u[2]) +
+             tiles * static_cast<double>(32 * u[2] + 24 * u[1]) + (children[1]->value != 0 ? n : 0);
     }
-    case Op::PoolMax: case Op::PoolAvg:
+    case Op::PoolMax:
+    case Op::PoolAvg:
       return n * static_cast<double>(children[0]->value * children[1]->value);
-    case Op::EwSub: case Op::EwDiv: return n;
-    case Op::EwPow: case Op::Sqrt: case Op::Erf: return 4 * n;
-    case Op::Clip: return 2 * n;
-    case Op::Resize: return children[0]->value == static_cast<std::int64_t>(ResizeInterp::Linear) ? 3 * n : 0;
+    case Op::EwSub:
+    case Op::EwDiv:
+      return n;
+    case Op::EwPow:
+    case Op::Sqrt:
+    case Op::Erf:
+      return 4 * n;
+    case Op::Clip:
+      return 2 * n;
+    case Op::Resize:
+      return children[0]->value == static_cast<std::int64_t>(ResizeInterp::Linear) ? 3 * n : 0;
     case Op::ConvTranspose: {
       const Dims& w = children[8]->dims;
-      return 2 * static_cast<double>(children[7]->elements()) * static_cast<double>(w[1] * w[2] * w[3]);
+      return 2 * static_cast<double>(children[7]->elements()) *
+             static_cast<double>(w[1] * w[2] * w[3]);
     }
-    default: return 0;
+    default:
+      return 0;
   }
 }
 
@@ -66,9 +91,21 @@ namespace tensor {
 /// stride-0 view: its consumers read the source, see `simple_node_cost`).
 [[nodiscard]] constexpr bool is_free_op(Op op) noexcept {
   switch (op) {
-    case Op::Num: case Op::Sym: case Op::Ints: case Op::Input: case Op::Weight: case Op::Noop:
-    case Op::Split: case Op::Split0: case Op::Split1: case Op::Reshape: case Op::Broadcast: case Op::Arg: return true;
-    default: return false;
+    case Op::Num:
+    case Op::Sym:
+    case Op::Ints:
+    case Op::Input:
+    case Op::Weight:
+    case Op::Noop:
+    case Op::Split:
+    case Op::Split0:
+    case Op::Split1:
+    case Op::Reshape:
+    case Op::Broadcast:
+    case Op::Arg:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -78,8 +115,10 @@ namespace tensor {
 /// into bodies (the roofline model, cost_model.h, does). `read_bytes`, when not empty, gives per
 /// child the bytes reading it costs (a broadcast child: its source's), as in `op_work`.
 [[nodiscard]] inline double simple_node_cost(const TensorNode& node, const TensorInfo& out,
-                                             Span<const TensorInfo* const> children, Span<const double> read_bytes = {}) {
-  if (is_free_op(node.op()) || out.weight_only || out.symbolic || out.kind != Kind::Tensor) return 0;
+                                             Span<const TensorInfo* const> children,
+                                             Span<const double> read_bytes = {}) {
+  if (is_free_op(node.op()) || out.weight_only || out.symbolic || out.kind != Kind::Tensor)
+    return 0;
   double bytes = static_cast<double>(out.bytes());
   for (std::size_t i = 0; i < children.size(); ++i)
     if (children[i]->kind == Kind::Tensor && !children[i]->symbolic)
@@ -89,12 +128,14 @@ namespace tensor {
 
 /// Bytes a consumer reads for e-class `cls`: its size, or the smallest source of a `broadcast`
 /// in it (a stride-0 view reads its source).
-[[nodiscard]] inline double class_read_bytes(const TensorEGraph& egraph, const TensorEGraph::EClass& cls) {
+[[nodiscard]] inline double class_read_bytes(const TensorEGraph& egraph,
+                                             const TensorEGraph::EClass& cls) {
   double bytes = static_cast<double>(cls.data.bytes());
   if (cls.data.kind != Kind::Tensor) return bytes;
   for (Id nid : cls.nodes) {
     const TensorNode& n = egraph.node(nid);
-    if (n.op() == Op::Broadcast) bytes = std::min(bytes, static_cast<double>(egraph[n.children()[1]].data.bytes()));
+    if (n.op() == Op::Broadcast)
+      bytes = std::min(bytes, static_cast<double>(egraph[n.children()[1]].data.bytes()));
   }
   return bytes;
 }
@@ -136,8 +177,9 @@ template <class NodeCost>
     const TensorNode node = map_children(original, [&](Id c) { return canonical[c.index()]; });
     auto [it, inserted] = seen.emplace(node, Id(i));
     canonical[i] = it->second;
-    read_cost[i] = original.op() == Op::Broadcast ? read_cost[canonical[original.children()[1].index()].index()]
-                                                  : static_cast<double>(infos[i].bytes());
+    read_cost[i] = original.op() == Op::Broadcast
+                       ? read_cost[canonical[original.children()[1].index()].index()]
+                       : static_cast<double>(infos[i].bytes());
     if (!inserted) continue;
     children.clear();
     reads.clear();
@@ -146,8 +188,8 @@ template <class NodeCost>
       reads.push_back(read_cost[c.index()]);
     }
     const Span<const TensorInfo* const> kids(children.data(), children.size());
-    if constexpr (std::is_invocable_v<NodeCost&, const TensorNode&, const TensorInfo&, Span<const TensorInfo* const>,
-                                      Span<const double>>)
+    if constexpr (std::is_invocable_v<NodeCost&, const TensorNode&, const TensorInfo&,
+                                      Span<const TensorInfo* const>, Span<const double>>)
       total += node_cost(original, infos[i], kids, Span<const double>(reads.data(), reads.size()));
     else
       total += node_cost(original, infos[i], kids);

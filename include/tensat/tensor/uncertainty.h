@@ -90,7 +90,8 @@ struct GainBand {
 
 /// `GainBand` of replacing `original` by `optimized` on `profile`. Throws `ShapeError` for an
 /// ill-typed program and `ProfileError` for an invalid profile. O(nodes).
-[[nodiscard]] inline GainBand gain_band(const RecExpr<TensorNode>& original, const RecExpr<TensorNode>& optimized,
+[[nodiscard]] inline GainBand gain_band(const RecExpr<TensorNode>& original,
+                                        const RecExpr<TensorNode>& optimized,
                                         const DeviceProfile& profile) {
   struct Kernel {
     double us = 0;
@@ -99,17 +100,20 @@ struct GainBand {
     double bytes = 0;
     double kind = 0;  // kernel_kind: the op, or which depthwise / fused kind
   };
-  std::unordered_map<TensorNode, std::size_t, NodeHash> shared;  // a node over shared ids -> its shared id
+  std::unordered_map<TensorNode, std::size_t, NodeHash>
+      shared;  // a node over shared ids -> its shared id
   const auto kernels_of = [&](const RecExpr<TensorNode>& program) {
     std::vector<std::size_t> ids(program.size());
     for (std::size_t i = 0; i < program.size(); ++i) {
-      const TensorNode node = map_children(program[Id(i)], [&](Id c) { return Id(ids[c.index()]); });
+      const TensorNode node =
+          map_children(program[Id(i)], [&](Id c) { return Id(ids[c.index()]); });
       ids[i] = shared.emplace(node, shared.size()).first->second;
     }
-    std::unordered_map<std::size_t, Kernel> kernels;  // shared id -> the kernel (each distinct one once)
+    std::unordered_map<std::size_t, Kernel>
+        kernels;  // shared id -> the kernel (each distinct one once)
     for (const KernelReport& k : program_breakdown(program, profile).kernels)
-      kernels.emplace(ids[k.node], Kernel{k.time.total_us, cost_class(k.op, k.work), k.work.flops, k.work.bytes_moved(),
-                                          static_cast<double>(k.kind)});
+      kernels.emplace(ids[k.node], Kernel{k.time.total_us, cost_class(k.op, k.work), k.work.flops,
+                                          k.work.bytes_moved(), static_cast<double>(k.kind)});
     return kernels;
   };
   const auto before = kernels_of(original);
@@ -120,7 +124,9 @@ struct GainBand {
   // weights a batchnorm was folded into) are one kernel for the error: they pair up and cancel.
   using Signature = std::tuple<CostClass, double, double, double, double>;
   std::map<Signature, std::ptrdiff_t> unpaired;  // removed minus added, by signature
-  const auto signature = [](const Kernel& k) { return Signature{k.cls, k.flops, k.bytes, k.us, k.kind}; };
+  const auto signature = [](const Kernel& k) {
+    return Signature{k.cls, k.flops, k.bytes, k.us, k.kind};
+  };
   for (const auto& [id, k] : before) {
     band.predicted_us += k.us;
     if (after.count(id)) continue;
@@ -137,7 +143,8 @@ struct GainBand {
   // What is left of the change: a removed time at least t / k, an added one at most t · k.
   const auto charge = [&](const Signature& sig, double removed_us, double added_us) {
     const auto c = static_cast<std::size_t>(std::get<0>(sig));
-    const double k = profile.scatter_of(std::get<0>(sig), static_cast<std::size_t>(std::get<4>(sig)));
+    const double k =
+        profile.scatter_of(std::get<0>(sig), static_cast<std::size_t>(std::get<4>(sig)));
     const double d = removed_us - added_us;
     net[c] += d;
     band.worst_case_us -= d > 0 ? d * (1 - 1 / k) : -d * (k - 1);
@@ -148,7 +155,8 @@ struct GainBand {
   constexpr double kSameWork = 1.25;
   std::vector<std::pair<Signature, bool>> left;  // one entry a kernel; true: removed
   for (const auto& [sig, count] : unpaired)
-    for (std::ptrdiff_t i = 0; i < (count > 0 ? count : -count); ++i) left.emplace_back(sig, count > 0);
+    for (std::ptrdiff_t i = 0; i < (count > 0 ? count : -count); ++i)
+      left.emplace_back(sig, count > 0);
   std::vector<bool> used(left.size(), false);
   for (std::size_t a = 0; a < left.size(); ++a) {
     if (left[a].second) continue;  // each added kernel looks for its removed twin
@@ -158,7 +166,8 @@ struct GainBand {
     for (std::size_t r = 0; r < left.size(); ++r) {
       if (used[r] || !left[r].second) continue;
       const Signature& removed = left[r].first;
-      if (std::get<0>(removed) != std::get<0>(added) || std::get<4>(removed) != std::get<4>(added)) continue;
+      if (std::get<0>(removed) != std::get<0>(added) || std::get<4>(removed) != std::get<4>(added))
+        continue;
       const double fa = std::get<1>(added), fr = std::get<1>(removed);
       if (!(fa > 0 && fr > 0)) continue;
       const double ratio = std::max(fa, fr) / std::min(fa, fr);
@@ -172,8 +181,9 @@ struct GainBand {
     charge(added, std::get<3>(left[best].first), std::get<3>(added));
   }
   for (std::size_t i = 0; i < left.size(); ++i)
-    if (!used[i]) charge(left[i].first, left[i].second ? std::get<3>(left[i].first) : 0.0,
-                         left[i].second ? 0.0 : std::get<3>(left[i].first));
+    if (!used[i])
+      charge(left[i].first, left[i].second ? std::get<3>(left[i].first) : 0.0,
+             left[i].second ? 0.0 : std::get<3>(left[i].first));
   for (std::size_t c = 0; c < kNumCostClasses; ++c) {
     const double s = profile.systematic_error[c];
     band.worst_case_us += net[c] > 0 ? net[c] / s : net[c] * s;
@@ -183,15 +193,17 @@ struct GainBand {
 
 /// A cautious extraction cost: a node of the original program (the same op on the same
 /// e-classes) at its predicted time t divided by its class's error factor f (both factors,
-/// `DeviceProfile::uncertainty_of`), any other node at t · f. Kernels the extracted program shares with the original cancel, and the program of
-/// least cost is the one whose gain is largest when each changed kernel's error is its own (no
-/// netting within a class, unlike `gain_band`): it keeps the changes that win by a margin, a
-/// subset of the predicted optimum's. With every factor 1 it is `RooflineCost`.
+/// `DeviceProfile::uncertainty_of`), any other node at t · f. Kernels the extracted program shares
+/// with the original cancel, and the program of least cost is the one whose gain is largest when
+/// each changed kernel's error is its own (no netting within a class, unlike `gain_band`): it keeps
+/// the changes that win by a margin, a subset of the predicted optimum's. With every factor 1 it is
+/// `RooflineCost`.
 class RobustCost {
  public:
   /// `original` must have been added to `egraph` (as `Runner::with_expr` does); its nodes are
   /// looked up in the rebuilt e-graph. Throws `ProfileError` if the profile is not valid.
-  RobustCost(const TensorEGraph& egraph, const DeviceProfile& profile, const RecExpr<TensorNode>& original)
+  RobustCost(const TensorEGraph& egraph, const DeviceProfile& profile,
+             const RecExpr<TensorNode>& original)
       : egraph_(&egraph), roofline_(egraph, profile) {
     std::vector<Id> ids(original.size(), kInvalidId);
     for (std::size_t i = 0; i < original.size(); ++i) {
@@ -207,13 +219,16 @@ class RobustCost {
   }
 
   /// Whether `node` is a node of the original program.
-  [[nodiscard]] bool in_original(const TensorNode& node) const { return original_.count(canonical(node)) > 0; }
+  [[nodiscard]] bool in_original(const TensorNode& node) const {
+    return original_.count(canonical(node)) > 0;
+  }
 
   double operator()(const TensorNode& node, const TensorEGraph::EClass& cls) const {
     const KernelTime t = roofline_.time(node, cls);
     if (t.total_us <= 0) return t.total_us;
     const DeviceProfile& p = roofline_.profile();
-    const OpWork work = node.op() == Op::Conv2d || node.op() == Op::MatMul ? roofline_.work(node, cls) : OpWork{};
+    const OpWork work =
+        node.op() == Op::Conv2d || node.op() == Op::MatMul ? roofline_.work(node, cls) : OpWork{};
     std::size_t kind = kernel_kind(node.op(), work.own_form(), false);
     if (node.op() == Op::Fused) {
       const FusedGroup g = roofline_.group(node, cls);

@@ -19,8 +19,8 @@ int main() {
   tensat::TreeExtractor extractor(runner.egraph(), tensat::AstSize{});
   const auto [cost, best] = extractor.find_best(*root);
   if (best.to_string() != "(+ a b)") {
-    std::fprintf(stderr, "FAIL: extracted %s (cost %zu), expected (+ a b)\n", best.to_string().c_str(),
-                 static_cast<std::size_t>(cost));
+    std::fprintf(stderr, "FAIL: extracted %s (cost %zu), expected (+ a b)\n",
+                 best.to_string().c_str(), static_cast<std::size_t>(cost));
     return 1;
   }
   std::printf("ok: (* (+ a b) 1) -> %s\n", best.to_string().c_str());
