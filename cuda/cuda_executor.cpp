@@ -666,6 +666,11 @@ class Executor {
         out.t = upload(name, info);
         return out;
       }
+      case Op::Scalar: {
+        HostTensor h(Dims{1});
+        h.data[0] = TensorNode::scalar_of_atom(p_[ch[0]]).value_or(0.0f);
+        return result(from_host(h, info.dtype));
+      }
       case Op::Arg: {
         const auto k = static_cast<std::size_t>(num(0));
         if (!args || k >= args->size())
@@ -689,6 +694,7 @@ class Executor {
       case Op::Tanh:
       case Op::Sigmoid:
       case Op::Gelu:
+      case Op::GeluErf:
       case Op::Exp:
       case Op::Erf: {
         auto y = make(info.dims, info.dtype);
@@ -697,6 +703,7 @@ class Executor {
                             : node.op() == Op::Sigmoid ? k::Unary::Sigmoid
                             : node.op() == Op::Gelu    ? k::Unary::Gelu
                             : node.op() == Op::Erf     ? k::Unary::Erf
+                            : node.op() == Op::GeluErf ? k::Unary::GeluErf
                                                        : k::Unary::Exp;
         unary(ten(0), *y, op);
         return result(std::move(y));
@@ -783,8 +790,9 @@ class Executor {
         const DeviceTensor& x = ten(0);
         const std::int64_t n = x.dims.back(), rows = n ? x.elements() / n : 0;
         auto y = make(info.dims, info.dtype);
-        TENSAT_CUDA_CHECK(k::layernorm(x.ptr(), ten(1).ptr(), ten(2).ptr(), y->ptr(), rows, n,
-                                       internal::kNormEps, stream_));
+        const float eps = ch.size() == 4 ? to_host(ten(3)).data.at(0) : internal::kNormEps;
+        TENSAT_CUDA_CHECK(
+            k::layernorm(x.ptr(), ten(1).ptr(), ten(2).ptr(), y->ptr(), rows, n, eps, stream_));
         return result(std::move(y));
       }
       case Op::Softmax: {
@@ -1008,6 +1016,9 @@ class Executor {
         break;
       case Op::Erf:
         ok = operand(0) && emit(r, k::FusedOp::Erf, 1, 1);
+        break;
+      case Op::GeluErf:
+        ok = operand(0) && emit(r, k::FusedOp::GeluErf, 1, 1);
         break;
       default:
         return false;

@@ -51,6 +51,9 @@ __global__ void unary_kernel(const float* x, float* y, std::int64_t n, Unary op)
       case Unary::Erf:
         y[i] = erff(v);
         break;
+      case Unary::GeluErf:
+        y[i] = v * (erff(v * 0.70710678118654752f) + 1.0f) * 0.5f;
+        break;
     }
   }
 }
@@ -121,6 +124,11 @@ __global__ void fused_kernel(const FusedCode code, float* out, std::int64_t n) {
         case FusedOp::Erf:
           TENSAT_STACK(top) = erff(TENSAT_STACK(top));
           break;
+        case FusedOp::GeluErf: {
+          const float v = TENSAT_STACK(top);
+          TENSAT_STACK(top) = v * (erff(v * 0.70710678118654752f) + 1.0f) * 0.5f;
+          break;
+        }
         case FusedOp::Clip: {  // min(max(x, lo), hi), as std::min/std::max order their operands
           top -= 2;
           const float x = TENSAT_STACK(top), lo = TENSAT_STACK(top + 1), hi = TENSAT_STACK(top + 2);

@@ -10,7 +10,7 @@
 
 namespace tensat::cuda_kernels {
 
-enum class Unary : int { Relu, Tanh, Sigmoid, Gelu, Exp, Erf };
+enum class Unary : int { Relu, Tanh, Sigmoid, Gelu, Exp, Erf, GeluErf };
 enum class Reduce : int { Sum, Max, Mean };
 
 inline constexpr int kMaxRank = 8;
@@ -46,6 +46,7 @@ enum class FusedOp : unsigned char {
   Exp,
   Sqrt,
   Erf,
+  GeluErf,
   Clip,
   RoundBf16,
   RoundF16

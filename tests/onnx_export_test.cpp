@@ -204,8 +204,9 @@ TEST_CASE("onnx export: an opaque node keeps its attributes, domain and integer 
 
 TEST_CASE(
     "onnx export: every operator of the dialect is written and read back to the same values") {
-  // Operators the importer never produces (gelu, merge, enlarge, split, smul of a scalar,
-  // activations fused into matmul/conv/pool, layernorm, reductions, pad) included.
+  // Operators the importer never produces (gelu, gelu_erf, merge, enlarge, split, smul of a
+  // scalar, activations fused into matmul/conv/pool, layernorm with its own eps, reductions,
+  // pad) included, and a `scalar`.
   Graph g;
   const Tensor img = g.input("img", {1, 4, 7, 7});
   const Tensor w = g.weight("w", {8, 2, 3, 3});
@@ -223,15 +224,16 @@ TEST_CASE(
                              2, Padding::Same);
   const auto [s0, s1] = g.split(c2, 1, 3);
   const Tensor x = g.input("x", {6, 16});
-  const Tensor h = g.gelu(g.matmul(x, g.weight("m", {16, 16}), Activation::Relu));
-  const Tensor ln = g.layernorm(h, g.weight("gamma", {16}), g.weight("beta", {16}));
+  const Tensor h = g.gelu(g.gelu_erf(g.matmul(x, g.weight("m", {16, 16}), Activation::Relu)));
+  const Tensor ln =
+      g.layernorm(h, g.weight("gamma", {16}), g.weight("beta", {16}), g.scalar(1e-3f));
   const Tensor sm = g.softmax(g.smul(ln, g.weight("scale", {})), 1);
   const Tensor red = g.reduce_sum(g.reduce_max(g.reshape(sm, {2, 3, 16}), 1), 1);
   const Tensor mean = g.reduce_mean(g.transpose(g.reshape(sm, {2, 3, 16}), {2, 0, 1}), 2);
   const Tensor mixed = g.ewpow(g.exp(g.slice(g.pad(mean, 0, 1, 2), 0, 2, 18)),
                                g.broadcast(g.weight("e", {1}), {16, 2}));
   const Tensor cl = g.clip(g.ewdiv(g.sqrt(mixed), g.add(mixed, g.weight("one", {1}))),
-                           g.weight("lo", {1}), g.weight("hi", {1}));
+                           g.scalar(0.25f), g.weight("hi", {1}));
   const Tensor up = g.resize(p, {1, 8, 5, 3}, ResizeInterp::Linear, ResizeCoord::AlignCorners);
   const Tensor down = g.resize(e, {1, 4, 3, 9}, ResizeInterp::Nearest, ResizeCoord::HalfPixel,
                                ResizeNearest::RoundPreferCeil);
@@ -431,6 +433,27 @@ TEST_CASE("onnx export: layernorm is written as onnxruntime fuses it") {
   CHECK(count_of(at13, "Pow") == 1);
   CHECK(count_of(at13, "Mul") == 1);  // gamma only
   CHECK(count_of(at13, "LayerNormalization") == 0);
+}
+
+TEST_CASE("onnx export: a layernorm's own eps is written, and read back as a scalar") {
+  Graph g;
+  const Tensor x = g.input("x", {4, 16});
+  g.output(g.layernorm(x, g.weight("gamma", {16}), g.weight("beta", {16}), g.scalar(0.25f)));
+  const RecExpr<TensorNode> program = g.program();
+  const Bindings b = random_bindings(program, 3);
+  // export_checked compares the read-back program's values with the original's: an eps of
+  // 0.25 against the default 1e-5 moves every output.
+  const ::onnx::ModelProto at17 = export_checked(program, b, {"x"}, 17);
+  REQUIRE(op_types(at17) == std::vector<std::string>{"LayerNormalization"});
+  float eps = 0;
+  for (const auto& a : at17.graph().node(0).attribute())
+    if (a.name() == "epsilon") eps = a.f();
+  CHECK(eps == 0.25f);
+  const tonnx::ImportedModel again = reimport(at17);
+  CHECK(again.program.to_string().find("(scalar 0.25))") != std::string::npos);
+  // Before opset 17, spelled out with the same eps.
+  const ::onnx::ModelProto at13 = export_checked(program, b, {"x"}, 13);
+  CHECK(count_of(op_types(at13), "Pow") == 1);
 }
 
 TEST_CASE(

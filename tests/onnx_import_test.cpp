@@ -121,6 +121,27 @@ TEST_CASE("onnx import: the transformer block (LayerNorm written out) equals num
   }
   CHECK(histogram[static_cast<std::size_t>(Op::MatMul)] == 6);
   CHECK(m.opaque_ops.empty());
+  // Its one-element Constants (the Pow's 2, the eps, the 1/sqrt(d) scale) are scalars written in
+  // the term, not weights: the LayerNorm it spells is recognized by the optimizer.
+  const std::string text = m.program.to_string();
+  CHECK(text.find("(scalar 2)") != std::string::npos);
+  CHECK(text.find("(scalar 1e-05)") != std::string::npos);
+  for (const auto& [name, value] : m.weights) {
+    INFO("weight " << name);
+    CHECK(value.elements() > 1);
+  }
+  OptimizeOptions opt;
+  opt.node_limit = 20000;
+  const OptimizeResult r = optimize(m.program, opt);
+  const auto after = op_histogram(r.optimized);
+  CHECK(after[static_cast<std::size_t>(Op::LayerNorm)] ==
+        histogram[static_cast<std::size_t>(Op::Sqrt)]);
+  CHECK(after[static_cast<std::size_t>(Op::EwPow)] == 0);
+  Bindings b = m.weights;
+  for (auto& [name, t] : random_bindings(m.program, 3)) b.emplace(name, std::move(t));
+  const VerifyResult v = verify(m.program, r.optimized, b);
+  INFO(v.message);
+  CHECK(v.ok);
 }
 
 TEST_CASE(

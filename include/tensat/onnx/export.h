@@ -165,8 +165,8 @@ class Exporter {
     for (std::size_t k = 0; k < outputs_.size(); ++k) {
       const std::size_t o = outputs_[k];
       const Op op = p_[Id(o)].op();
-      const bool computed = op != Op::Input && op != Op::Weight && !frontier_[o] &&
-                            op != Op::Split0 && op != Op::Split1;
+      const bool computed =
+          !tensor::is_source(op) && !frontier_[o] && op != Op::Split0 && op != Op::Split1;
       if (computed && !direct.count(o)) direct.emplace(o, k);
     }
     for (std::size_t i = 0; i < p_.size(); ++i) {
@@ -174,7 +174,7 @@ class Exporter {
       const TensorInfo& info = infos_[i];
       if (info.kind != tensor::Kind::Tensor && info.kind != tensor::Kind::Pair) continue;
       if (info.symbolic) continue;  // a fused body's term: written with its fused node
-      if (frontier_[i] || p_[Id(i)].op() == Op::Weight) {
+      if (frontier_[i] || p_[Id(i)].op() == Op::Weight || p_[Id(i)].op() == Op::Scalar) {
         names_[i] = {initializer(i)};
         continue;
       }
@@ -373,7 +373,8 @@ class Exporter {
   /// `c` is, if it is one and its value is finite and not 0 (so that 1/k is too).
   [[nodiscard]] std::optional<std::size_t> one_element_constant(std::size_t c) const {
     if (p_[Id(c)].op() == Op::Broadcast && !frontier_[c]) c = p_[Id(c)].children()[1].index();
-    const bool constant = p_[Id(c)].op() == Op::Weight || frontier_[c];
+    const bool constant =
+        p_[Id(c)].op() == Op::Weight || p_[Id(c)].op() == Op::Scalar || frontier_[c];
     if (!constant || infos_[c].symbolic || infos_[c].elements() != 1) return std::nullopt;
     const std::optional<float> k = constant_value(c);
     if (!k || *k == 0 || !std::isfinite(*k) || !std::isfinite(1.0f / *k)) return std::nullopt;
@@ -390,6 +391,8 @@ class Exporter {
   /// The value of one-element weight or precomputed node `c`; none when it has none (the
   /// initializer's own checks then say why).
   [[nodiscard]] std::optional<float> constant_value(std::size_t c) const {
+    if (p_[Id(c)].op() == Op::Scalar)
+      return tensor::TensorNode::scalar_of_atom(p_[p_[Id(c)].children()[0]]);
     if (p_[Id(c)].op() == Op::Weight) {
       const auto it = weights_.find(symbol_of(c));
       if (it == weights_.end() || it->second.data.size() != 1) return std::nullopt;
@@ -410,7 +413,7 @@ class Exporter {
     std::vector<std::int64_t> out(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
       if (!infos_[i].weight_only || infos_[i].symbolic) continue;
-      if (p_[Id(i)].op() == Op::Weight) {
+      if (p_[Id(i)].op() == Op::Weight || p_[Id(i)].op() == Op::Scalar) {
         leaves[i] = {i};
       } else {
         for (Id c : p_[Id(i)].children()) {
@@ -554,6 +557,11 @@ class Exporter {
                                                 symbol, tensor::dims_to_string(infos_[i].dims),
                                                 tensor::dims_to_string(it->second.dims)));
       return float_initializer(symbol, it->second);
+    }
+    if (p_[Id(i)].op() == Op::Scalar) {
+      tensor::HostTensor t(Dims{1});
+      t.data[0] = constant_value(i).value_or(0.0f);
+      return float_initializer(fmt::format("scalar_{}", i), t);
     }
     const auto& value = evaluator_->value(i).t;
     if (!value) throw ExportError(where(i), "the precomputed value is missing");
@@ -714,6 +722,12 @@ class Exporter {
         const std::string t = op("Tanh", {op("Mul", {inner, scalar(0.7978845608028654f)})});
         return {op("Mul", {op("Mul", {x, op("Add", {t, scalar(1.0f)})}), scalar(0.5f)}, name)};
       }
+      case Op::GeluErf: {
+        // x·(1 + erf(x / √2))·0.5, as PyTorch exports F.gelu (what GeluFusion matches).
+        const std::string x = in(0);
+        const std::string e = op("Erf", {op("Div", {x, scalar(1.41421356237309505f)})});
+        return {op("Mul", {op("Mul", {x, op("Add", {e, scalar(1.0f)})}), scalar(0.5f)}, name)};
+      }
       case Op::MatMul:
         return {
             activation(num(0), op("MatMul", {in(1), in(2)}, num(0) ? std::string() : name), name)};
@@ -860,11 +874,17 @@ class Exporter {
       }
       case Op::LayerNorm: {
         const std::string x = in(0);
+        float eps = tensor::internal::kNormEps;
+        if (n.children().size() == 4) {
+          const std::optional<float> value = constant_value(n.children()[3].index());
+          if (!value) throw ExportError(where(i), "layernorm: eps has no known value");
+          eps = *value;
+        }
         if (options_.opset >= 17) {
           // One operator (opset 17): onnxruntime runs it as one kernel.
           const std::string y = op("LayerNormalization", {x, in(1), in(2)}, name, &created);
           attr(created, "axis", std::int64_t{-1});
-          attr(created, "epsilon", tensor::internal::kNormEps);
+          attr(created, "epsilon", eps);
           return {y};
         }
         // Spelled out as onnxruntime's LayerNormFusion matches it (the variance from Pow 2).
@@ -877,8 +897,7 @@ class Exporter {
         };
         const std::string centred = op("Sub", {x, mean(x)});
         const std::string var = mean(op("Pow", {centred, scalar(2.0f)}));
-        const std::string norm = op(
-            "Div", {centred, op("Sqrt", {op("Add", {var, scalar(tensor::internal::kNormEps)})})});
+        const std::string norm = op("Div", {centred, op("Sqrt", {op("Add", {var, scalar(eps)})})});
         return {op("Add", {op("Mul", {norm, in(1)}), in(2)}, name)};
       }
       case Op::Broadcast:
@@ -960,6 +979,7 @@ class Exporter {
       case Op::Ints:
       case Op::Input:
       case Op::Weight:
+      case Op::Scalar:  // an initializer (`plan`)
         break;
     }
     throw ExportError(where(i), "cannot be written as an ONNX operator here");

@@ -526,10 +526,16 @@ class Importer {
     return it->second;
   }
 
-  /// A float constant as a weight of the program (named after its ONNX value, made unique).
+  /// A float constant as a weight of the program (named after its ONNX value, made unique); a
+  /// one-element one as a `scalar`, its value in the term (a Pow's exponent, an epsilon), so
+  /// that rules can read it (reshaped to its ONNX shape when that is not [1] or []).
   Tensor weight_of(const Value& v, const std::string& onnx_name) {
     if (v.tensor) return *v.tensor;
     if (auto it = weight_tensors_.find(onnx_name); it != weight_tensors_.end()) return it->second;
+    if (v.data.size() == 1) {
+      const Tensor s = g_.scalar(static_cast<float>(v.data[0]));
+      return v.dims.empty() || v.dims == Dims{1} ? s : g_.reshape(s, v.dims);
+    }
     std::string name = symbol_name(onnx_name);
     while (weights_.count(name) || used_names_.count(name)) name += "_";
     used_names_.insert(name);
@@ -1827,7 +1833,7 @@ class Importer {
   }
 
   /// Normalization over the trailing axes from `axis`: the dialect's layernorm when it is the
-  /// last axis with eps 1e-5, else written out (mean, variance, sqrt, divide).
+  /// last axis (its eps a `scalar` unless 1e-5), else written out (mean, variance, sqrt, divide).
   void layer_normalization(const NodeContext& c) {
     for (int k = 1; k < c.node.output_size(); ++k)
       if (!c.node.output(k).empty())
@@ -1842,9 +1848,11 @@ class Importer {
     const Tensor scale = c.tensor(1);
     const bool has_bias = c.has_input(2);
     const Tensor bias = has_bias ? c.tensor(2) : scalar_zeros(normalized, c.derived("bias"));
-    if (axis == static_cast<std::int64_t>(d.size()) - 1 && std::fabs(eps - 1e-5) < 1e-12 &&
-        g_.shape(scale) == normalized && g_.shape(bias) == normalized)
-      return set_tensor(c, g_.layernorm(x, scale, bias));
+    if (axis == static_cast<std::int64_t>(d.size()) - 1 && g_.shape(scale) == normalized &&
+        g_.shape(bias) == normalized)
+      return set_tensor(c, static_cast<float>(eps) == tensor::internal::kNormEps
+                               ? g_.layernorm(x, scale, bias)
+                               : g_.layernorm(x, scale, bias, g_.scalar(static_cast<float>(eps))));
     const std::int64_t outer =
         std::accumulate(d.begin(), d.begin() + axis, std::int64_t{1}, std::multiplies<>());
     const Tensor flat = reshaped(x, {outer, inner});

@@ -689,6 +689,8 @@ struct Residual {
     unary(Op::Sigmoid, [](Graph& h, Tensor x) { return h.sigmoid(x); });
     unary(Op::Tanh, [](Graph& h, Tensor x) { return h.tanh(x); });
     unary(Op::Erf, [](Graph& h, Tensor x) { return h.erf(x); });
+    unary(Op::Gelu, [](Graph& h, Tensor x) { return h.gelu(x); });
+    unary(Op::GeluErf, [](Graph& h, Tensor x) { return h.gelu_erf(x); });
     unary(Op::Sqrt, [](Graph& h, Tensor x) { return h.sqrt(h.relu(x)); });
     const auto binary = [&](Op op, auto&& f) {
       Graph g;

@@ -53,6 +53,7 @@ namespace tensor {
     case Op::Ints:
     case Op::Input:
     case Op::Weight:
+    case Op::Scalar:
     case Op::Noop:
     case Op::Split:
     case Op::Split0:
@@ -299,6 +300,9 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       break;
     case Op::Gelu:
       work.flops = n * w.gelu;
+      break;
+    case Op::GeluErf:
+      work.flops = n * (w.tanh + 3 * w.mul + w.add);  // erf priced as tanh (see Erf)
       break;
     case Op::MatMul: {
       const double k = static_cast<double>(children[1]->dims.back());

@@ -188,6 +188,13 @@ inline void erf_inplace(float* p, std::int64_t n) {
   ArrayMap a(p, n);
   a = a.erf();
 }
+/// The exact GELU, x·(1 + erf(x·(1/√2)))·0.5, in the order PyTorch's export spells it (with the
+/// importer's product by 1/√2 for its division by √2).
+inline void gelu_erf(float* out, const float* x, std::int64_t n) {
+  const float r = 0.70710678118654752f;
+  ConstArrayMap a(x, n);
+  ArrayMap(out, n) = a * ((a * r).erf() + 1.0f) * 0.5f;
+}
 
 /// SAME padding before the first element along one axis (TensorFlow's convention).
 inline std::int64_t pad_before(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t pad,
@@ -919,7 +926,8 @@ inline HostTensor softmax(const HostTensor& x, std::int64_t axis) {
   return out;
 }
 
-inline HostTensor layernorm(const HostTensor& x, const HostTensor& gamma, const HostTensor& beta) {
+inline HostTensor layernorm(const HostTensor& x, const HostTensor& gamma, const HostTensor& beta,
+                            float eps = kNormEps) {
   const std::int64_t n = x.dims.back(), rows = x.elements() / n;
   HostTensor out = x;
   for (std::int64_t r = 0; r < rows; ++r) {
@@ -927,7 +935,7 @@ inline HostTensor layernorm(const HostTensor& x, const HostTensor& gamma, const 
     const float mean = v.mean();
     v -= mean;
     const float var = v.square().mean();
-    v = v / std::sqrt(var + kNormEps) * ConstArrayMap(gamma.data.data(), n) +
+    v = v / std::sqrt(var + eps) * ConstArrayMap(gamma.data.data(), n) +
         ConstArrayMap(beta.data.data(), n);
   }
   return out;
@@ -1564,6 +1572,9 @@ class FusedLoop {
         o = a;
         gelu(out, n);
         break;
+      case Op::GeluErf:
+        gelu_erf(out, a.data(), n);
+        break;
       case Op::EwSub:
         o = a - ConstArrayMap(eval(term.operands[1], ix), n);
         break;
@@ -1844,6 +1855,11 @@ class Evaluator {
         }
         return tensor_result(it->second);
       }
+      case Op::Scalar: {
+        HostTensor t(Dims{1});
+        t.data[0] = TensorNode::scalar_of_atom(p_[ch[0]]).value_or(0.0f);
+        return tensor_result(std::move(t));
+      }
       case Op::Arg: {
         const auto k = static_cast<std::size_t>(num(0));
         if (!args || k >= args->size())
@@ -1886,6 +1902,7 @@ class Evaluator {
       case Op::Tanh:
       case Op::Sigmoid:
       case Op::Gelu:
+      case Op::GeluErf:
       case Op::Exp:
       case Op::Sqrt:
       case Op::Erf: {
@@ -1899,6 +1916,8 @@ class Evaluator {
           activate(r.data.data(), r.elements(), 1);
         else if (node.op() == Op::Gelu)
           gelu(r.data.data(), r.elements());
+        else if (node.op() == Op::GeluErf)
+          gelu_erf(r.data.data(), r.data.data(), r.elements());
         else if (node.op() == Op::Sqrt)
           sqrt_inplace(r.data.data(), r.elements());
         else if (node.op() == Op::Erf)
@@ -1965,7 +1984,8 @@ class Evaluator {
       case Op::Softmax:
         return tensor_result(softmax(ten(1), num(0)));
       case Op::LayerNorm:
-        return tensor_result(layernorm(ten(0), ten(1), ten(2)));
+        return tensor_result(
+            layernorm(ten(0), ten(1), ten(2), ch.size() == 4 ? ten(3).data.at(0) : kNormEps));
       case Op::Broadcast:
         return tensor_result(broadcast(ten(1), val(0).ints));
       case Op::ReduceSum:
@@ -2276,8 +2296,7 @@ struct PrecomputedProgram {
   const std::size_t n = program.size();
   auto computed = [&](std::size_t i) {
     const Op op = program[Id(i)].op();
-    return infos[i].is_tensor() && infos[i].weight_only && !infos[i].symbolic && op != Op::Weight &&
-           op != Op::Input;
+    return infos[i].is_tensor() && infos[i].weight_only && !infos[i].symbolic && !is_source(op);
   };
   std::vector<bool> frontier(n, false);
   for (std::size_t i = 0; i < n; ++i) {

@@ -102,7 +102,7 @@ inline void check_fused_args(const RecExpr<TensorNode>& program,
   }
   for (std::size_t i = 0; i < program.size(); ++i)
     if (!in_body[i]) counts[static_cast<std::size_t>(program[Id(i)].op())]++;
-  for (Op op : {Op::Num, Op::Sym, Op::Ints, Op::Input, Op::Weight, Op::Noop})
+  for (Op op : {Op::Num, Op::Sym, Op::Ints, Op::Input, Op::Weight, Op::Scalar, Op::Noop})
     counts[static_cast<std::size_t>(op)] = 0;
   return counts;
 }
@@ -147,6 +147,9 @@ class Graph {
                 Layout layout = Layout::Contiguous) {
     return source(Op::Weight, name, dims, dtype, layout);
   }
+  /// A one-element f32 tensor [1] holding `v`, its value in the term (`(scalar v)`): what
+  /// exporters' scalar constants (a Pow's exponent, LayerNorm's eps) become, so rules read them.
+  Tensor scalar(float v) { return add_op(Op::Scalar, {append(TensorNode::scalar_atom(v))}); }
   /// `x` stored in `layout`: the same logical tensor (a copy that reorders it in memory).
   Tensor relayout(Tensor x, Layout layout) {
     return add_op(Op::Relayout, {append(TensorNode::sym(layout_name(layout))), x.id});
@@ -171,6 +174,7 @@ class Graph {
   Tensor tanh(Tensor x) { return add_op(Op::Tanh, {x.id}); }
   Tensor sigmoid(Tensor x) { return add_op(Op::Sigmoid, {x.id}); }
   Tensor gelu(Tensor x) { return add_op(Op::Gelu, {x.id}); }
+  Tensor gelu_erf(Tensor x) { return add_op(Op::GeluErf, {x.id}); }
   Tensor exp(Tensor x) { return add_op(Op::Exp, {x.id}); }
 
   // Contractions and windows.
@@ -230,6 +234,10 @@ class Graph {
   Tensor softmax(Tensor x, std::int64_t axis) { return add_op(Op::Softmax, {num(axis), x.id}); }
   Tensor layernorm(Tensor x, Tensor gamma, Tensor beta) {
     return add_op(Op::LayerNorm, {x.id, gamma.id, beta.id});
+  }
+  /// LayerNorm with its own epsilon, a one-element tensor (`scalar(1e-12f)`).
+  Tensor layernorm(Tensor x, Tensor gamma, Tensor beta, Tensor eps) {
+    return add_op(Op::LayerNorm, {x.id, gamma.id, beta.id, eps.id});
   }
   Tensor broadcast(Tensor x, const Dims& dims) { return add_op(Op::Broadcast, {ints(dims), x.id}); }
   Tensor reduce_sum(Tensor x, std::int64_t axis) {

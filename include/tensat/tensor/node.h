@@ -3,8 +3,10 @@
 #define TENSAT_TENSOR_NODE_H
 
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -46,6 +48,27 @@ class TensorNode {
     n.op_ = Op::Sym;
     n.payload_ = Symbol(name).index();
     return n;
+  }
+
+  /// The value leaf of `(scalar v)`: `num` for an integral float of magnitude below 2^53 (-0
+  /// is written 0, as the text form reads it), else a `sym` of the float's shortest round-trip
+  /// text ("0.5", "1e-05", "inf", "nan"), so that equal values are one node.
+  [[nodiscard]] static TensorNode scalar_atom(float v) {
+    if (std::isfinite(v) && std::trunc(v) == v && std::fabs(v) < 9007199254740992.0f)
+      return num(static_cast<std::int64_t>(v));
+    return sym(fmt::format("{}", v));
+  }
+  /// The float a `num` or `sym` leaf spells (`scalar_atom`'s inverse); nullopt for other nodes
+  /// and for names that are not numbers.
+  [[nodiscard]] static std::optional<float> scalar_of_atom(const TensorNode& atom) {
+    if (atom.op() == Op::Num) return static_cast<float>(atom.value());
+    if (atom.op() != Op::Sym) return std::nullopt;
+    const std::string_view text = atom.symbol().str();
+    float v = 0;
+    const char* end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, v);
+    if (text.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+    return v;
   }
 
   /// Reads an operator from text (see the class comment); throws `LanguageError`.

@@ -23,6 +23,8 @@ enum class Op : std::uint8_t {
   // Sources.
   Input,   ///< (input name dtype (ints dims...) [layout])
   Weight,  ///< (weight name dtype (ints dims...) [layout]): known before the run, so precomputable
+  Scalar,  ///< (scalar v): a one-element f32 tensor [1] holding v, written in the term (`num` for
+           ///< an integral value, else a `sym` of its shortest decimal text), so rules can read it
   // Elementwise.
   EwAdd,    ///< (ewadd a b), same shapes
   EwMul,    ///< (ewmul a b), same shapes
@@ -30,7 +32,8 @@ enum class Op : std::uint8_t {
   Relu,     ///< (relu x)
   Tanh,     ///< (tanh x)
   Sigmoid,  ///< (sigmoid x)
-  Gelu,     ///< (gelu x)
+  Gelu,     ///< (gelu x): the tanh approximation 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
+  GeluErf,  ///< (gelu_erf x): the exact GELU x/2·(1 + erf(x/√2)) (PyTorch's default)
   Exp,      ///< (exp x)
   // Contractions and windows.
   MatMul,   ///< (matmul act a b): a [..., M, K] x b [..., K, N]; batched when rank > 2
@@ -55,7 +58,8 @@ enum class Op : std::uint8_t {
   Noop,        ///< (noop a b ...): joins several outputs into one root; costs nothing
   // Transformer extension.
   Softmax,     ///< (softmax axis x)
-  LayerNorm,   ///< (layernorm x gamma beta): over the last axis; gamma, beta [last dim]
+  LayerNorm,   ///< (layernorm x gamma beta [eps]): over the last axis; gamma, beta [last dim];
+               ///< eps a one-element tensor (1e-5 when absent)
   Broadcast,   ///< (broadcast (ints dims...) x): numpy broadcasting to the given shape
   ReduceSum,   ///< (reduce_sum axis x): the axis is removed
   ReduceMax,   ///< (reduce_max axis x)
@@ -100,6 +104,7 @@ inline constexpr std::array<OpInfo, kNumOps> kOpInfo{{
     {"ints", 0, kVariadic},
     {"input", 3, 4},
     {"weight", 3, 4},
+    {"scalar", 1, 1},
     {"ewadd", 2, 2},
     {"ewmul", 2, 2},
     {"smul", 2, 2},
@@ -107,6 +112,7 @@ inline constexpr std::array<OpInfo, kNumOps> kOpInfo{{
     {"tanh", 1, 1},
     {"sigmoid", 1, 1},
     {"gelu", 1, 1},
+    {"gelu_erf", 1, 1},
     {"exp", 1, 1},
     {"matmul", 3, 3},
     {"conv2d", 6, 6},
@@ -125,7 +131,7 @@ inline constexpr std::array<OpInfo, kNumOps> kOpInfo{{
     {"wino_conv2d", 4, 4},
     {"noop", 2, kVariadic},
     {"softmax", 2, 2},
-    {"layernorm", 3, 3},
+    {"layernorm", 3, 4},
     {"broadcast", 2, 2},
     {"reduce_sum", 2, 2},
     {"reduce_max", 2, 2},
@@ -214,8 +220,8 @@ enum class Layout : std::uint8_t { Contiguous = 0, ChannelsLast = 1 };
 
 /// True for ops applied element by element to one tensor (activations, exp, sqrt and erf).
 [[nodiscard]] constexpr bool is_unary_elementwise(Op op) noexcept {
-  return op == Op::Relu || op == Op::Tanh || op == Op::Sigmoid || op == Op::Gelu || op == Op::Exp ||
-         op == Op::Sqrt || op == Op::Erf;
+  return op == Op::Relu || op == Op::Tanh || op == Op::Sigmoid || op == Op::Gelu ||
+         op == Op::GeluErf || op == Op::Exp || op == Op::Sqrt || op == Op::Erf;
 }
 /// True for ops combining two tensors of the same shape element by element.
 [[nodiscard]] constexpr bool is_binary_elementwise(Op op) noexcept {
@@ -233,6 +239,10 @@ enum class Layout : std::uint8_t { Contiguous = 0, ChannelsLast = 1 };
 /// cost model stages its operands and, on one CPU thread, its product.
 [[nodiscard]] constexpr bool is_contraction(Op op) noexcept {
   return op == Op::MatMul || op == Op::Conv2d;
+}
+/// True for the tensor leaves, which no node computes: `input`, `weight` and `scalar`.
+[[nodiscard]] constexpr bool is_source(Op op) noexcept {
+  return op == Op::Input || op == Op::Weight || op == Op::Scalar;
 }
 /// True for the attribute leaves and lists (`num`, `sym`, `ints`): not tensors.
 [[nodiscard]] constexpr bool is_attribute(Op op) noexcept {

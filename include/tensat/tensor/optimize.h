@@ -150,6 +150,9 @@ struct OptimizeOptions {
   /// leaves TENSAT's seven graphs (at most 365 operators) whole; docs/headers/tensor/segment.md
   /// has the measurements behind it.
   std::size_t segment_ops = 1000;
+  /// Saturation also runs `recognition_rules()`: LayerNorm and GELU found again where an
+  /// exporter spelled them out as chains of small ops.
+  bool recognize = true;
   /// Threads optimizing segments at once (0: `std::thread::hardware_concurrency()`). The
   /// optimized program does not depend on it.
   std::size_t threads = 0;
@@ -289,12 +292,14 @@ inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program,
                         has_foreign_layout_convolution(program, *options.profile));
   result.layout_rules = layouts;
   result.winograd_rules = options.profile && options.profile->winograd;
-  if (layouts || result.winograd_rules) {
+  if (layouts || result.winograd_rules || options.recognize) {
     std::vector<TensorRewrite> with_extra = active;
     if (layouts)
       for (auto& rule : layout_rules()) with_extra.push_back(std::move(rule));
     if (result.winograd_rules)
       for (auto& rule : winograd_rules()) with_extra.push_back(std::move(rule));
+    if (options.recognize)
+      for (auto& rule : recognition_rules()) with_extra.push_back(std::move(rule));
     runner.run(with_extra);
   } else {
     runner.run(active);

@@ -51,6 +51,7 @@ namespace internal {
     case Op::Ints:
     case Op::Input:
     case Op::Weight:
+    case Op::Scalar:
       return true;
     default:
       return info.weight_only;

@@ -119,6 +119,14 @@ inline std::int64_t wino_block_rows(std::int64_t C, std::int64_t O, std::int64_t
   return "?";
 }
 
+/// The float a `num` or `sym` child of `(scalar v)` spells (see `TensorNode::scalar_atom`).
+[[nodiscard]] inline std::optional<float> scalar_of_info(const TensorInfo& atom) {
+  if (atom.kind == Kind::Int) return TensorNode::scalar_of_atom(TensorNode::num(atom.value));
+  if (atom.kind != Kind::Name) return std::nullopt;
+  return TensorNode::scalar_of_atom(
+      TensorNode::sym(Symbol::from_index(static_cast<std::uint32_t>(atom.value)).str()));
+}
+
 namespace internal {
 
 /// Shape inference for one operator; `fail` records the reason (formatted only if wanted).
@@ -178,6 +186,13 @@ class Inferrer {
       case Op::Input:
       case Op::Weight:
         return source(op == Op::Weight);
+      case Op::Scalar:
+        if (!scalar_of_info(*c_[0]))
+          return fail(fmt::format("scalar: {} is not a number", describe(*c_[0])));
+        out_.kind = Kind::Tensor;
+        out_.dims = Dims{1};
+        out_.weight_only = true;
+        return true;
       case Op::EwAdd:
       case Op::EwMul:
       case Op::EwSub:
@@ -196,6 +211,7 @@ class Inferrer {
       case Op::Tanh:
       case Op::Sigmoid:
       case Op::Gelu:
+      case Op::GeluErf:
       case Op::Exp:
       case Op::Sqrt:
       case Op::Erf:
@@ -251,6 +267,13 @@ class Inferrer {
       case Op::LayerNorm: {
         if (!tensor(0) || !tensor(1) || !tensor(2) || !same_dtype(0, 1) || !same_dtype(0, 2))
           return false;
+        if (c_.size() == 4) {
+          if (!tensor(3)) return false;
+          if (c_[3]->elements() != 1)
+            return fail(fmt::format("layernorm: eps has shape {}, want one element",
+                                    dims_to_string(c_[3]->dims)));
+          if (!c_[3]->weight_only) return fail("layernorm: eps must be known before the run");
+        }
         if (c_[0]->rank() == 0) return fail("layernorm: a scalar has no last axis");
         const Dims want{c_[0]->dims.back()};
         if (c_[1]->dims != want || c_[2]->dims != want)

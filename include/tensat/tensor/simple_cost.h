@@ -35,6 +35,7 @@ namespace tensor {
     case Op::Tanh:
     case Op::Sigmoid:
     case Op::Gelu:
+    case Op::GeluErf:
     case Op::Exp:
       return 4 * n;
     case Op::BatchNorm:
@@ -96,6 +97,7 @@ namespace tensor {
     case Op::Ints:
     case Op::Input:
     case Op::Weight:
+    case Op::Scalar:
     case Op::Noop:
     case Op::Split:
     case Op::Split0:
