@@ -713,7 +713,9 @@ struct Residual {
                                               {1, c, size, size}));
               }));
   }
-  for (auto [c, size] : {std::pair<std::int64_t, std::int64_t>{32, 56}, {64, 14}}) {
+  // Winograd from a large map to the small late-stage ones (two tiles a row: 4x4), where the
+  // transforms and the cache traffic weigh most.
+  for (auto [c, size] : {std::pair<std::int64_t, std::int64_t>{32, 56}, {64, 14}, {64, 4}}) {
     Graph g;
     add(fmt::format("wino_conv2d 3x3 [1, {}, {}, {}]", c, size, size), CostClass::Contraction,
         index(Op::WinoConv2d),

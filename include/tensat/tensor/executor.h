@@ -174,12 +174,12 @@ inline void exp_to(float* out, const float* x, std::int64_t n) {
   ArrayMap(out, n) = ConstArrayMap(x, n).exp();
 }
 
+/// GELU's tanh form with Eigen's vectorized tanh (a scalar std::tanh per element ran 25x the
+/// roofline's price).
 inline void gelu(float* p, std::int64_t n) {
   const float c = 0.7978845608028654f;  // sqrt(2 / pi)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float x = p[i];
-    p[i] = 0.5f * x * (1.0f + std::tanh(c * (x + 0.044715f * x * x * x)));
-  }
+  ArrayMap a(p, n);
+  a = 0.5f * a * (1.0f + (c * (a + 0.044715f * a.cube())).tanh());
 }
 
 /// Eigen's vectorized erf (within 4.3e-7 of std::erf in double over [-6, 6]): vectorized like
