@@ -42,31 +42,6 @@ namespace tensor {
          op == Op::Broadcast;
 }
 
-/// True for ops that launch no kernel and move no data: attributes (`num`, `sym`, `ints`),
-/// sources (`input`, `weight`), `noop`, the views `split`, `split_0`, `split_1`, `reshape`
-/// (of a contiguous tensor) and `broadcast` (a stride-0 view; its consumers read the small
-/// source tensor, not the broadcast shape).
-[[nodiscard]] constexpr bool is_view_op(Op op) noexcept {
-  switch (op) {
-    case Op::Num:
-    case Op::Sym:
-    case Op::Ints:
-    case Op::Input:
-    case Op::Weight:
-    case Op::Scalar:
-    case Op::Noop:
-    case Op::Split:
-    case Op::Split0:
-    case Op::Split1:
-    case Op::Reshape:
-    case Op::Broadcast:
-    case Op::Arg:
-      return true;
-    default:
-      return false;
-  }
-}
-
 /// The work of one kernel: flops, bytes read and written, and the unit and dtype it runs on.
 struct OpWork {
   /// False for free nodes (views, sources, attributes, weight-only results): no launch, no time.

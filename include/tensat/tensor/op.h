@@ -244,6 +244,30 @@ enum class Layout : std::uint8_t { Contiguous = 0, ChannelsLast = 1 };
 [[nodiscard]] constexpr bool is_source(Op op) noexcept {
   return op == Op::Input || op == Op::Weight || op == Op::Scalar;
 }
+/// True for ops that launch no kernel and move no data: attributes (`num`, `sym`, `ints`),
+/// sources (`input`, `weight`, `scalar`), `noop`, the views `split`, `split_0`, `split_1`,
+/// `reshape` (of a contiguous tensor) and `broadcast` (a stride-0 view; its consumers read the
+/// small source tensor, not the broadcast shape).
+[[nodiscard]] constexpr bool is_view_op(Op op) noexcept {
+  switch (op) {
+    case Op::Num:
+    case Op::Sym:
+    case Op::Ints:
+    case Op::Input:
+    case Op::Weight:
+    case Op::Scalar:
+    case Op::Noop:
+    case Op::Split:
+    case Op::Split0:
+    case Op::Split1:
+    case Op::Reshape:
+    case Op::Broadcast:
+    case Op::Arg:
+      return true;
+    default:
+      return false;
+  }
+}
 /// True for the attribute leaves and lists (`num`, `sym`, `ints`): not tensors.
 [[nodiscard]] constexpr bool is_attribute(Op op) noexcept {
   return op == Op::Num || op == Op::Sym || op == Op::Ints;

@@ -87,29 +87,9 @@ namespace tensor {
   }
 }
 
-/// True for ops that move no data at run time: attributes, sources, `noop`, `split` and its
-/// outputs (views of the input), `reshape` (a view of a contiguous tensor), `broadcast` (a
-/// stride-0 view: its consumers read the source, see `simple_node_cost`).
-[[nodiscard]] constexpr bool is_free_op(Op op) noexcept {
-  switch (op) {
-    case Op::Num:
-    case Op::Sym:
-    case Op::Ints:
-    case Op::Input:
-    case Op::Weight:
-    case Op::Scalar:
-    case Op::Noop:
-    case Op::Split:
-    case Op::Split0:
-    case Op::Split1:
-    case Op::Reshape:
-    case Op::Broadcast:
-    case Op::Arg:
-      return true;
-    default:
-      return false;
-  }
-}
+/// True for ops that move no data at run time: `is_view_op` (op.h), the one list of them that
+/// both cost models read.
+[[nodiscard]] constexpr bool is_free_op(Op op) noexcept { return is_view_op(op); }
 
 /// Cost of one node: flops + bytes read and written, in millions; zero for free ops, for
 /// weight-only nodes (precomputed once, as TASO does) and for the terms of fused bodies. A
