@@ -472,3 +472,27 @@ TEST_CASE("onnx import: elementwise operators with constants and folding") {
   REQUIRE(y.data.size() == want.size());
   for (std::size_t i = 0; i < want.size(); ++i) CHECK(y.data[i] == Approx(want[i]));
 }
+
+TEST_CASE("onnx import: the converters, registered by family, cover the operators the docs list") {
+  const std::vector<std::string> ops = tonnx::supported_operators();
+  CHECK(std::is_sorted(ops.begin(), ops.end()));
+  CHECK(std::adjacent_find(ops.begin(), ops.end()) == ops.end());
+  // One per family, and the ones real exports depend on.
+  for (const char* op : {"Constant", "Shape", "Gather", "Reshape", "Resize", "Add", "Erf",
+                         "HardSwish", "Gemm", "Conv", "ConvTranspose", "GlobalAveragePool",
+                         "BatchNormalization", "LayerNormalization", "ReduceMean", "Softmax"}) {
+    INFO(op);
+    CHECK(std::binary_search(ops.begin(), ops.end(), std::string(op)));
+  }
+  CHECK_FALSE(std::binary_search(ops.begin(), ops.end(), std::string("Sin")));  // kept opaque
+  // docs/onnx.md's operator table names each of them.
+  std::ifstream doc(std::string(TENSAT_SOURCE_DIR) + "/docs/onnx.md");
+  REQUIRE(doc);
+  std::stringstream text;
+  text << doc.rdbuf();
+  for (const std::string& op : ops) {
+    INFO(op);
+    const bool listed = text.str().find(op) != std::string::npos;
+    CHECK(listed);
+  }
+}

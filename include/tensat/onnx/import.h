@@ -13,6 +13,7 @@
 #include <exception>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -21,6 +22,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -843,69 +845,122 @@ class Importer {
     }
   }
 
-  /// Maps one node; false for an operator the importer does not know.
-  bool dispatch(const NodeContext& c) {
-    const std::string& op = c.node.op_type();
-    if (op == "Constant") return constant(c), true;
-    if (op == "Identity" || op == "Dropout") {
-      if (op == "Dropout" && c.node.output_size() > 1 && !c.node.output(1).empty())
+  /// A converter: maps one node of its operator type (`c.node.op_type()`) into the program.
+  using Converter = void (*)(Importer&, const NodeContext&);
+  using ConverterTable = std::unordered_map<std::string_view, Converter>;
+
+  /// `fn` for each operator type of `types`.
+  static void add(ConverterTable& t, std::initializer_list<std::string_view> types, Converter fn) {
+    for (std::string_view type : types) t.emplace(type, fn);
+  }
+
+  /// Import-time values: constants, and the shape computations exporters write (folded).
+  static void add_values(ConverterTable& t) {
+    add(t, {"Constant"}, [](Importer& i, const NodeContext& c) { i.constant(c); });
+    add(t, {"Identity", "Dropout"}, [](Importer& i, const NodeContext& c) {
+      if (c.node.op_type() == "Dropout" && c.node.output_size() > 1 && !c.node.output(1).empty())
         c.unsupported("Dropout's mask output is not supported");
-      return set(c, c.in(0)), true;
-    }
-    if (op == "Shape") return shape(c), true;
-    if (op == "Size") {
+      i.set(c, c.in(0));
+    });
+    add(t, {"Shape"}, [](Importer& i, const NodeContext& c) { i.shape(c); });
+    add(t, {"Size"}, [](Importer& i, const NodeContext& c) {
       Value v;
       v.integer = true;
       v.elem_type = ::onnx::TensorProto::INT64;
       v.data = {
-          static_cast<double>(checked_elements(c.in(0).dims, max_tensor_, c.where, "the input"))};
-      return set(c, std::move(v)), true;
-    }
-    if (op == "ConstantOfShape") return constant_of_shape(c), true;
-    if (op == "Range") return range(c), true;
-    if (op == "Cast") return cast(c), true;
-    if (op == "Gather") return gather(c), true;
-    if (op == "Unsqueeze" || op == "Squeeze") return squeeze(c, op == "Unsqueeze"), true;
-    if (op == "Concat") return concat(c), true;
-    if (op == "Reshape") return reshape(c, c.ints_input(1), c.int_attr("allowzero", 0) != 0), true;
-    if (op == "Flatten") return flatten(c), true;
-    if (op == "Expand") return expand(c), true;
-    if (op == "Slice") return slice(c), true;
-    if (op == "Split") return split(c), true;
-    if (op == "Pad") return pad(c), true;
-    if (op == "Tile") return tile(c), true;
-    if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div" || op == "Pow")
-      return binary(c, op), true;
-    if (op == "Sum" || op == "Mean") return sum(c, op == "Mean"), true;
-    if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
-        op == "GreaterOrEqual" || op == "And" || op == "Or" || op == "Min" || op == "Max" ||
-        op == "Mod")
-      return constant_binary(c, op), true;
-    if (op == "Not" || op == "Abs" || op == "Floor" || op == "Ceil")
-      return constant_unary(c, op), true;
-    if (op == "Where") return where(c), true;
-    if (op == "Neg" || op == "Reciprocal") return neg_reciprocal(c, op == "Neg"), true;
-    if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Exp" || op == "Sqrt" ||
-        op == "Erf")
-      return unary(c, op), true;
-    if (op == "Clip") return clip(c), true;
-    if (op == "HardSigmoid" || op == "HardSwish") return hard_sigmoid(c, op == "HardSwish"), true;
-    if (op == "LeakyRelu") return leaky_relu(c), true;
-    if (op == "MatMul") return matmul(c), true;
-    if (op == "Gemm") return gemm(c), true;
-    if (op == "Conv") return conv(c), true;
-    if (op == "ConvTranspose") return conv_transpose(c), true;
-    if (op == "MaxPool" || op == "AveragePool") return pool(c, op == "MaxPool"), true;
-    if (op == "GlobalAveragePool" || op == "GlobalMaxPool")
-      return global_pool(c, op == "GlobalMaxPool"), true;
-    if (op == "BatchNormalization") return batchnorm(c), true;
-    if (op == "LayerNormalization") return layer_normalization(c), true;
-    if (op == "Softmax") return softmax(c), true;
-    if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceProd")
-      return reduce(c, op), true;
-    if (op == "Transpose") return transpose(c), true;
-    if (op == "Resize" || op == "Upsample") return resize(c, op == "Upsample"), true;
-    return false;
+          static_cast<double>(checked_elements(c.in(0).dims, i.max_tensor_, c.where, "the input"))};
+      i.set(c, std::move(v));
+    });
+    add(t, {"ConstantOfShape"}, [](Importer& i, const NodeContext& c) { i.constant_of_shape(c); });
+    add(t, {"Range"}, [](Importer& i, const NodeContext& c) { i.range(c); });
+    add(t, {"Cast"}, [](Importer& i, const NodeContext& c) { i.cast(c); });
+    add(t,
+        {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Min", "Max",
+         "Mod"},
+        [](Importer& i, const NodeContext& c) { i.constant_binary(c, c.node.op_type()); });
+    add(t, {"Not", "Abs", "Floor", "Ceil"},
+        [](Importer& i, const NodeContext& c) { i.constant_unary(c, c.node.op_type()); });
+    add(t, {"Where"}, [](Importer& i, const NodeContext& c) { i.where(c); });
+  }
+  /// Data movement: gathers, views, concatenation, padding, transposes, resizing.
+  static void add_movement(ConverterTable& t) {
+    add(t, {"Gather"}, [](Importer& i, const NodeContext& c) { i.gather(c); });
+    add(t, {"Unsqueeze", "Squeeze"},
+        [](Importer& i, const NodeContext& c) { i.squeeze(c, c.node.op_type() == "Unsqueeze"); });
+    add(t, {"Concat"}, [](Importer& i, const NodeContext& c) { i.concat(c); });
+    add(t, {"Reshape"}, [](Importer& i, const NodeContext& c) {
+      i.reshape(c, c.ints_input(1), c.int_attr("allowzero", 0) != 0);
+    });
+    add(t, {"Flatten"}, [](Importer& i, const NodeContext& c) { i.flatten(c); });
+    add(t, {"Expand"}, [](Importer& i, const NodeContext& c) { i.expand(c); });
+    add(t, {"Slice"}, [](Importer& i, const NodeContext& c) { i.slice(c); });
+    add(t, {"Split"}, [](Importer& i, const NodeContext& c) { i.split(c); });
+    add(t, {"Pad"}, [](Importer& i, const NodeContext& c) { i.pad(c); });
+    add(t, {"Tile"}, [](Importer& i, const NodeContext& c) { i.tile(c); });
+    add(t, {"Transpose"}, [](Importer& i, const NodeContext& c) { i.transpose(c); });
+    add(t, {"Resize", "Upsample"},
+        [](Importer& i, const NodeContext& c) { i.resize(c, c.node.op_type() == "Upsample"); });
+  }
+  /// Elementwise arithmetic and activations.
+  static void add_elementwise(ConverterTable& t) {
+    add(t, {"Add", "Mul", "Sub", "Div", "Pow"},
+        [](Importer& i, const NodeContext& c) { i.binary(c, c.node.op_type()); });
+    add(t, {"Sum", "Mean"},
+        [](Importer& i, const NodeContext& c) { i.sum(c, c.node.op_type() == "Mean"); });
+    add(t, {"Neg", "Reciprocal"},
+        [](Importer& i, const NodeContext& c) { i.neg_reciprocal(c, c.node.op_type() == "Neg"); });
+    add(t, {"Relu", "Sigmoid", "Tanh", "Exp", "Sqrt", "Erf"},
+        [](Importer& i, const NodeContext& c) { i.unary(c, c.node.op_type()); });
+    add(t, {"Clip"}, [](Importer& i, const NodeContext& c) { i.clip(c); });
+    add(t, {"HardSigmoid", "HardSwish"}, [](Importer& i, const NodeContext& c) {
+      i.hard_sigmoid(c, c.node.op_type() == "HardSwish");
+    });
+    add(t, {"LeakyRelu"}, [](Importer& i, const NodeContext& c) { i.leaky_relu(c); });
+  }
+  /// Contractions and windows: products, convolutions, pooling.
+  static void add_contractions(ConverterTable& t) {
+    add(t, {"MatMul"}, [](Importer& i, const NodeContext& c) { i.matmul(c); });
+    add(t, {"Gemm"}, [](Importer& i, const NodeContext& c) { i.gemm(c); });
+    add(t, {"Conv"}, [](Importer& i, const NodeContext& c) { i.conv(c); });
+    add(t, {"ConvTranspose"}, [](Importer& i, const NodeContext& c) { i.conv_transpose(c); });
+    add(t, {"MaxPool", "AveragePool"},
+        [](Importer& i, const NodeContext& c) { i.pool(c, c.node.op_type() == "MaxPool"); });
+    add(t, {"GlobalAveragePool", "GlobalMaxPool"}, [](Importer& i, const NodeContext& c) {
+      i.global_pool(c, c.node.op_type() == "GlobalMaxPool");
+    });
+  }
+  /// Normalizations and reductions.
+  static void add_normalization(ConverterTable& t) {
+    add(t, {"BatchNormalization"}, [](Importer& i, const NodeContext& c) { i.batchnorm(c); });
+    add(t, {"LayerNormalization"},
+        [](Importer& i, const NodeContext& c) { i.layer_normalization(c); });
+    add(t, {"Softmax"}, [](Importer& i, const NodeContext& c) { i.softmax(c); });
+    add(t, {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceProd"},
+        [](Importer& i, const NodeContext& c) { i.reduce(c, c.node.op_type()); });
+  }
+
+ public:
+  /// Every converter, by ONNX operator type (default domain), registered by family.
+  static const ConverterTable& converters() {
+    static const ConverterTable table = [] {
+      ConverterTable t;
+      add_values(t);
+      add_movement(t);
+      add_elementwise(t);
+      add_contractions(t);
+      add_normalization(t);
+      return t;
+    }();
+    return table;
+  }
+
+ private:
+  /// Maps one node; false for an operator the importer does not know.
+  bool dispatch(const NodeContext& c) {
+    const auto it = converters().find(c.node.op_type());
+    if (it == converters().end()) return false;
+    it->second(*this, c);
+    return true;
   }
 
   // ------------------------------------------------------------------- import-time values
@@ -2253,6 +2308,15 @@ class Importer {
 };
 
 }  // namespace internal
+
+/// The ONNX operator types (default domain) the importer converts, sorted; any other operator
+/// is kept as an `opaque` node.
+[[nodiscard]] inline std::vector<std::string> supported_operators() {
+  std::vector<std::string> out;
+  for (const auto& [type, converter] : internal::Importer::converters()) out.emplace_back(type);
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 /// Imports a parsed model. Throws `ImportError` (with the node or part of the model) for what
 /// the importer cannot import or finds inconsistent (an inconsistent shape names the node).
