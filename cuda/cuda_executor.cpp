@@ -695,16 +695,20 @@ class Executor {
       case Op::Sigmoid:
       case Op::Gelu:
       case Op::GeluErf:
+      case Op::Silu:
+      case Op::HardSwish:
       case Op::Exp:
       case Op::Erf: {
         auto y = make(info.dims, info.dtype);
-        const k::Unary op = node.op() == Op::Relu      ? k::Unary::Relu
-                            : node.op() == Op::Tanh    ? k::Unary::Tanh
-                            : node.op() == Op::Sigmoid ? k::Unary::Sigmoid
-                            : node.op() == Op::Gelu    ? k::Unary::Gelu
-                            : node.op() == Op::Erf     ? k::Unary::Erf
-                            : node.op() == Op::GeluErf ? k::Unary::GeluErf
-                                                       : k::Unary::Exp;
+        const k::Unary op = node.op() == Op::Relu        ? k::Unary::Relu
+                            : node.op() == Op::Tanh      ? k::Unary::Tanh
+                            : node.op() == Op::Sigmoid   ? k::Unary::Sigmoid
+                            : node.op() == Op::Gelu      ? k::Unary::Gelu
+                            : node.op() == Op::Erf       ? k::Unary::Erf
+                            : node.op() == Op::GeluErf   ? k::Unary::GeluErf
+                            : node.op() == Op::Silu      ? k::Unary::Silu
+                            : node.op() == Op::HardSwish ? k::Unary::HardSwish
+                                                         : k::Unary::Exp;
         unary(ten(0), *y, op);
         return result(std::move(y));
       }
@@ -1019,6 +1023,12 @@ class Executor {
         break;
       case Op::GeluErf:
         ok = operand(0) && emit(r, k::FusedOp::GeluErf, 1, 1);
+        break;
+      case Op::Silu:
+        ok = operand(0) && emit(r, k::FusedOp::Silu, 1, 1);
+        break;
+      case Op::HardSwish:
+        ok = operand(0) && emit(r, k::FusedOp::HardSwish, 1, 1);
         break;
       default:
         return false;

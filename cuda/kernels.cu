@@ -54,6 +54,12 @@ __global__ void unary_kernel(const float* x, float* y, std::int64_t n, Unary op)
       case Unary::GeluErf:
         y[i] = v * (erff(v * 0.70710678118654752f) + 1.0f) * 0.5f;
         break;
+      case Unary::Silu:
+        y[i] = v / (1.0f + expf(-v));
+        break;
+      case Unary::HardSwish:
+        y[i] = v * fminf(fmaxf(v * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f);
+        break;
     }
   }
 }
@@ -127,6 +133,16 @@ __global__ void fused_kernel(const FusedCode code, float* out, std::int64_t n) {
         case FusedOp::GeluErf: {
           const float v = TENSAT_STACK(top);
           TENSAT_STACK(top) = v * (erff(v * 0.70710678118654752f) + 1.0f) * 0.5f;
+          break;
+        }
+        case FusedOp::Silu: {
+          const float v = TENSAT_STACK(top);
+          TENSAT_STACK(top) = v / (1.0f + expf(-v));
+          break;
+        }
+        case FusedOp::HardSwish: {
+          const float v = TENSAT_STACK(top);
+          TENSAT_STACK(top) = v * fminf(fmaxf(v * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f);
           break;
         }
         case FusedOp::Clip: {  // min(max(x, lo), hi), as std::min/std::max order their operands

@@ -10,7 +10,7 @@
 
 namespace tensat::cuda_kernels {
 
-enum class Unary : int { Relu, Tanh, Sigmoid, Gelu, Exp, Erf, GeluErf };
+enum class Unary : int { Relu, Tanh, Sigmoid, Gelu, Exp, Erf, GeluErf, Silu, HardSwish };
 enum class Reduce : int { Sum, Max, Mean };
 
 inline constexpr int kMaxRank = 8;
@@ -47,6 +47,8 @@ enum class FusedOp : unsigned char {
   Sqrt,
   Erf,
   GeluErf,
+  Silu,
+  HardSwish,
   Clip,
   RoundBf16,
   RoundF16

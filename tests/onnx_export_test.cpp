@@ -204,9 +204,9 @@ TEST_CASE("onnx export: an opaque node keeps its attributes, domain and integer 
 
 TEST_CASE(
     "onnx export: every operator of the dialect is written and read back to the same values") {
-  // Operators the importer never produces (gelu, gelu_erf, merge, enlarge, split, smul of a
-  // scalar, activations fused into matmul/conv/pool, layernorm with its own eps, reductions,
-  // pad) included, and a `scalar`.
+  // Operators the importer never produces (gelu, gelu_erf, silu, hard_swish, merge, enlarge, split,
+  // smul of a scalar, activations fused into matmul/conv/pool, layernorm with its own eps,
+  // reductions, pad) included, and a `scalar`.
   Graph g;
   const Tensor img = g.input("img", {1, 4, 7, 7});
   const Tensor w = g.weight("w", {8, 2, 3, 3});
@@ -224,7 +224,8 @@ TEST_CASE(
                              2, Padding::Same);
   const auto [s0, s1] = g.split(c2, 1, 3);
   const Tensor x = g.input("x", {6, 16});
-  const Tensor h = g.gelu(g.gelu_erf(g.matmul(x, g.weight("m", {16, 16}), Activation::Relu)));
+  const Tensor h = g.gelu(
+      g.gelu_erf(g.silu(g.hard_swish(g.matmul(x, g.weight("m", {16, 16}), Activation::Relu)))));
   const Tensor ln =
       g.layernorm(h, g.weight("gamma", {16}), g.weight("beta", {16}), g.scalar(1e-3f));
   const Tensor sm = g.softmax(g.smul(ln, g.weight("scale", {})), 1);

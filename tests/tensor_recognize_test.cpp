@@ -257,6 +257,46 @@ TEST_CASE("recognize: PyTorch's exact GELU becomes gelu_erf, the half last or fi
   CHECK(rt::count(rt::recognized(g.program()), Op::GeluErf) == 0);
 }
 
+TEST_CASE("recognize: Swish and both spellings of hard-swish become one operator") {
+  const auto check = [](const char* what, auto&& build, Op want) {
+    INFO(what);
+    Graph g;
+    const Tensor x = g.matmul(g.input("x", {6, 32}), g.weight("w", {32, 32}));
+    g.output(build(g, x));
+    const RecExpr<TensorNode> spelled = g.program();
+    const RecExpr<TensorNode> found = rt::recognized(spelled);
+    INFO(found.to_string());
+    CHECK(rt::count(found, want) == 1);
+    CHECK(count_ops(found) == 2);  // matmul and the activation
+    rt::require_same_values(spelled, found);
+  };
+  check(
+      "x·sigmoid(x)", [](Graph& g, Tensor x) { return g.ewmul(x, g.sigmoid(x)); }, Op::Silu);
+  // PyTorch: HardSigmoid(alpha 1/6, beta 1/2) as the importer writes it, times x.
+  check(
+      "x·HardSigmoid(x)",
+      [](Graph& g, Tensor x) {
+        const Tensor h = g.clip(g.add(g.smul(x, g.scalar(1.0f / 6.0f)), g.scalar(0.5f)),
+                                g.scalar(0.0f), g.scalar(1.0f));
+        return g.ewmul(x, h);
+      },
+      Op::HardSwish);
+  // Paddle: x·Clip(x + 3, 0, 6)/6, the division a product by 1/6.
+  check(
+      "x·Clip(x + 3, 0, 6)/6",
+      [](Graph& g, Tensor x) {
+        const Tensor c = g.clip(g.add(x, g.scalar(3.0f)), g.scalar(0.0f), g.scalar(6.0f));
+        return g.mul(g.ewmul(x, c), g.scalar(1.0f / 6.0f));
+      },
+      Op::HardSwish);
+  // HardSigmoid with ONNX's default alpha (0.2) is not hard-swish's gate.
+  Graph g;
+  const Tensor x = g.input("x", {6, 32});
+  g.output(g.ewmul(
+      x, g.clip(g.add(g.smul(x, g.scalar(0.2f)), g.scalar(0.5f)), g.scalar(0.0f), g.scalar(1.0f))));
+  CHECK(rt::count(rt::recognized(g.program()), Op::HardSwish) == 0);
+}
+
 TEST_CASE("recognize: optimize finds them among the other rules, and can be told not to") {
   Graph g;
   const Tensor x = g.input("x", {16, 64});

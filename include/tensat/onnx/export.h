@@ -728,6 +728,19 @@ class Exporter {
         const std::string e = op("Erf", {op("Div", {x, scalar(1.41421356237309505f)})});
         return {op("Mul", {op("Mul", {x, op("Add", {e, scalar(1.0f)})}), scalar(0.5f)}, name)};
       }
+      case Op::Silu: {
+        const std::string x = in(0);
+        return {op("Mul", {x, op("Sigmoid", {x})}, name)};
+      }
+      case Op::HardSwish: {
+        if (options_.opset >= 14) return {op("HardSwish", {in(0)}, name)};
+        const std::string x = in(0);
+        ::onnx::NodeProto* h = nullptr;
+        const std::string gate = op("HardSigmoid", {x}, {}, &h);
+        attr(h, "alpha", 1.0f / 6.0f);
+        attr(h, "beta", 0.5f);
+        return {op("Mul", {x, gate}, name)};
+      }
       case Op::MatMul:
         return {
             activation(num(0), op("MatMul", {in(1), in(2)}, num(0) ? std::string() : name), name)};

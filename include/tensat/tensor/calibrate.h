@@ -691,6 +691,8 @@ struct Residual {
     unary(Op::Erf, [](Graph& h, Tensor x) { return h.erf(x); });
     unary(Op::Gelu, [](Graph& h, Tensor x) { return h.gelu(x); });
     unary(Op::GeluErf, [](Graph& h, Tensor x) { return h.gelu_erf(x); });
+    unary(Op::Silu, [](Graph& h, Tensor x) { return h.silu(x); });
+    unary(Op::HardSwish, [](Graph& h, Tensor x) { return h.hard_swish(x); });
     unary(Op::Sqrt, [](Graph& h, Tensor x) { return h.sqrt(h.relu(x)); });
     const auto binary = [&](Op op, auto&& f) {
       Graph g;

@@ -279,6 +279,12 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
     case Op::GeluErf:
       work.flops = n * (w.tanh + 3 * w.mul + w.add);  // erf priced as tanh (see Erf)
       break;
+    case Op::Silu:
+      work.flops = n * (w.sigmoid + w.mul);
+      break;
+    case Op::HardSwish:
+      work.flops = n * (2 * w.mul + w.add + 2 * w.max);
+      break;
     case Op::MatMul: {
       const double k = static_cast<double>(children[1]->dims.back());
       work.flops = 2 * n * k + n * detail::activation_weight(children[0]->value, w);

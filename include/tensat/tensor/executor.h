@@ -188,6 +188,16 @@ inline void erf_inplace(float* p, std::int64_t n) {
   ArrayMap a(p, n);
   a = a.erf();
 }
+/// Swish, x·sigmoid(x), as x / (1 + exp(−x)).
+inline void silu(float* out, const float* x, std::int64_t n) {
+  ConstArrayMap a(x, n);
+  ArrayMap(out, n) = a / (1.0f + (-a).exp());
+}
+/// ONNX HardSwish, x·clip(x/6 + 1/2, 0, 1).
+inline void hard_swish(float* out, const float* x, std::int64_t n) {
+  ConstArrayMap a(x, n);
+  ArrayMap(out, n) = a * (a * (1.0f / 6.0f) + 0.5f).max(0.0f).min(1.0f);
+}
 /// The exact GELU, x·(1 + erf(x·(1/√2)))·0.5, in the order PyTorch's export spells it (with the
 /// importer's product by 1/√2 for its division by √2).
 inline void gelu_erf(float* out, const float* x, std::int64_t n) {
@@ -1575,6 +1585,12 @@ class FusedLoop {
       case Op::GeluErf:
         gelu_erf(out, a.data(), n);
         break;
+      case Op::Silu:
+        silu(out, a.data(), n);
+        break;
+      case Op::HardSwish:
+        hard_swish(out, a.data(), n);
+        break;
       case Op::EwSub:
         o = a - ConstArrayMap(eval(term.operands[1], ix), n);
         break;
@@ -1903,6 +1919,8 @@ class Evaluator {
       case Op::Sigmoid:
       case Op::Gelu:
       case Op::GeluErf:
+      case Op::Silu:
+      case Op::HardSwish:
       case Op::Exp:
       case Op::Sqrt:
       case Op::Erf: {
@@ -1918,6 +1936,10 @@ class Evaluator {
           gelu(r.data.data(), r.elements());
         else if (node.op() == Op::GeluErf)
           gelu_erf(r.data.data(), r.data.data(), r.elements());
+        else if (node.op() == Op::Silu)
+          silu(r.data.data(), r.data.data(), r.elements());
+        else if (node.op() == Op::HardSwish)
+          hard_swish(r.data.data(), r.data.data(), r.elements());
         else if (node.op() == Op::Sqrt)
           sqrt_inplace(r.data.data(), r.elements());
         else if (node.op() == Op::Erf)

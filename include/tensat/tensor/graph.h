@@ -175,6 +175,8 @@ class Graph {
   Tensor sigmoid(Tensor x) { return add_op(Op::Sigmoid, {x.id}); }
   Tensor gelu(Tensor x) { return add_op(Op::Gelu, {x.id}); }
   Tensor gelu_erf(Tensor x) { return add_op(Op::GeluErf, {x.id}); }
+  Tensor silu(Tensor x) { return add_op(Op::Silu, {x.id}); }
+  Tensor hard_swish(Tensor x) { return add_op(Op::HardSwish, {x.id}); }
   Tensor exp(Tensor x) { return add_op(Op::Exp, {x.id}); }
 
   // Contractions and windows.

@@ -34,7 +34,9 @@ enum class Op : std::uint8_t {
   Sigmoid,  ///< (sigmoid x)
   Gelu,     ///< (gelu x): the tanh approximation 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
   GeluErf,  ///< (gelu_erf x): the exact GELU x/2·(1 + erf(x/√2)) (PyTorch's default)
-  Exp,      ///< (exp x)
+  Silu,     ///< (silu x): x·sigmoid(x) (Swish)
+  HardSwish,  ///< (hard_swish x): x·clip(x/6 + 1/2, 0, 1) (ONNX HardSwish)
+  Exp,        ///< (exp x)
   // Contractions and windows.
   MatMul,   ///< (matmul act a b): a [..., M, K] x b [..., K, N]; batched when rank > 2
   Conv2d,   ///< (conv2d stride_h stride_w pad act x w): NCHW, w [C_out, C_in/groups, kh, kw]
@@ -113,6 +115,8 @@ inline constexpr std::array<OpInfo, kNumOps> kOpInfo{{
     {"sigmoid", 1, 1},
     {"gelu", 1, 1},
     {"gelu_erf", 1, 1},
+    {"silu", 1, 1},
+    {"hard_swish", 1, 1},
     {"exp", 1, 1},
     {"matmul", 3, 3},
     {"conv2d", 6, 6},
@@ -221,7 +225,8 @@ enum class Layout : std::uint8_t { Contiguous = 0, ChannelsLast = 1 };
 /// True for ops applied element by element to one tensor (activations, exp, sqrt and erf).
 [[nodiscard]] constexpr bool is_unary_elementwise(Op op) noexcept {
   return op == Op::Relu || op == Op::Tanh || op == Op::Sigmoid || op == Op::Gelu ||
-         op == Op::GeluErf || op == Op::Exp || op == Op::Sqrt || op == Op::Erf;
+         op == Op::GeluErf || op == Op::Silu || op == Op::HardSwish || op == Op::Exp ||
+         op == Op::Sqrt || op == Op::Erf;
 }
 /// True for ops combining two tensors of the same shape element by element.
 [[nodiscard]] constexpr bool is_binary_elementwise(Op op) noexcept {

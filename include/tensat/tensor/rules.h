@@ -866,6 +866,8 @@ inline TensorCondition scalar_near(std::string_view var, double want, double rel
 /// - `gelu-recognize-tanh`: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), GPT-2's `gelu_new`,
 ///   becomes `(gelu x)` (the dialect's GELU is this form); `gelu-recognize-erf` and
 ///   `-erf-half-first`: x·(1 + erf(x/√2))·0.5, PyTorch's `F.gelu`, becomes `(gelu_erf x)`.
+/// - `silu-recognize`: x·sigmoid(x) becomes `(silu x)`; `hard-swish-recognize` and `-clip6`:
+///   x·clip(x/6 + 1/2, 0, 1) and x·clip(x + 3, 0, 6)/6 become `(hard_swish x)`.
 ///
 /// Commuted operands (`0.5·x` as `x·0.5`) are the elementwise algebra rules' business. Not in
 /// `all_rules()` (the instance search of `find_rule_instances` cannot build their left-hand
@@ -952,6 +954,19 @@ inline std::vector<TensorRewrite> recognition_rules() {
   r.push_back(tensor_rewrite("gelu-recognize-erf-half-first", family,
                              "(ewmul (ewmul ?x (broadcast ?d ?half)) " + erf_term + ")",
                              "(gelu_erf ?x)", erf_constants));
+  // Swish, and hard-swish as PyTorch (x·HardSigmoid(x), or ONNX's HardSwish, which the importer
+  // writes the same way) and Paddle (x·Clip(x + 3, 0, 6)/6) export it.
+  r.push_back(tensor_rewrite("silu-recognize", family, "(ewmul ?x (sigmoid ?x))", "(silu ?x)"));
+  r.push_back(tensor_rewrite(
+      "hard-swish-recognize", family,
+      "(ewmul ?x (clip (ewadd (smul ?x ?a) (broadcast ?d ?b)) (scalar 0) (scalar 1)))",
+      "(hard_swish ?x)",
+      internal::all_of(internal::scalar_near("?a", 1.0 / 6.0), internal::scalar_near("?b", 0.5))));
+  r.push_back(tensor_rewrite(
+      "hard-swish-recognize-clip6", family,
+      "(ewmul (ewmul ?x (clip (ewadd ?x (broadcast ?d (scalar 3))) (scalar 0) (scalar 6))) "
+      "(broadcast ?d ?s))",
+      "(hard_swish ?x)", internal::scalar_near("?s", 1.0 / 6.0)));
   return r;
 }
 

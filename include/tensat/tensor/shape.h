@@ -212,6 +212,8 @@ class Inferrer {
       case Op::Sigmoid:
       case Op::Gelu:
       case Op::GeluErf:
+      case Op::Silu:
+      case Op::HardSwish:
       case Op::Exp:
       case Op::Sqrt:
       case Op::Erf:

@@ -36,6 +36,8 @@ namespace tensor {
     case Op::Sigmoid:
     case Op::Gelu:
     case Op::GeluErf:
+    case Op::Silu:
+    case Op::HardSwish:
     case Op::Exp:
       return 4 * n;
     case Op::BatchNorm:
