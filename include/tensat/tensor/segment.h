@@ -45,17 +45,7 @@ namespace internal {
 /// Attributes, sources and weight-only tensors: copied into every segment that reads them
 /// (weights cost nothing at run time, and a weight-only term is computed once, offline).
 [[nodiscard]] inline bool free_node(const TensorNode& node, const TensorInfo& info) {
-  switch (node.op()) {
-    case Op::Num:
-    case Op::Sym:
-    case Op::Ints:
-    case Op::Input:
-    case Op::Weight:
-    case Op::Scalar:
-      return true;
-    default:
-      return info.weight_only;
-  }
+  return is_attribute(node.op()) || is_source(node.op()) || info.weight_only;
 }
 
 /// Copies node `id` of `from` (and what it needs) into `to`, through `memo` (old id -> new id).
