@@ -816,10 +816,7 @@ namespace internal {
                                                        const Var& var) {
   std::optional<float> out;
   g.for_each_node(s[var], [&](const TensorNode& n) {
-    if (out || n.op() != Op::Scalar) return;
-    g.for_each_node(n.children()[0], [&](const TensorNode& atom) {
-      if (!out) out = TensorNode::scalar_of_atom(atom);
-    });
+    if (!out && n.op() == Op::Scalar) out = scalar_of_info(g[n.children()[0]].data);
   });
   return out;
 }
@@ -908,30 +905,29 @@ inline std::vector<TensorRewrite> recognition_rules() {
                              to_layernorm, reads));
   r.push_back(tensor_rewrite("layernorm-recognize-square-1d", family, normalized(product, false),
                              to_layernorm, reads));
-  // gamma and beta: a product or sum with h, broadcast to x's shape or of that shape already.
+  // gamma and beta: a product (scale: both gain the factor) or a sum (shift: beta gains the
+  // addend) with h, broadcast to x's shape or of that shape already.
+  const auto fold_affine = [](bool scale) {
+    return
+        [scale](RightHandSide& rhs, const TensorEGraph& g, const Subst& s) -> std::optional<Ref> {
+          const auto v = internal::last_axis_vector(rhs, g, s, "?h", "?x");
+          if (!v) return std::nullopt;
+          const Ref gamma = rhs.cls(s[Var("?g")]), beta = rhs.cls(s[Var("?b")]);
+          return rhs.op(Op::LayerNorm,
+                        {rhs.cls(s[Var("?x")]), scale ? rhs.op(Op::EwMul, {gamma, *v}) : gamma,
+                         rhs.op(scale ? Op::EwMul : Op::EwAdd, {beta, *v}), rhs.cls(s[Var("?e")])});
+        };
+  };
+  const std::vector<Var> affine_reads{Var("?x"), Var("?g"), Var("?b"), Var("?e"), Var("?h")};
   for (const bool broadcast : {true, false}) {
     const std::string h = broadcast ? "(broadcast ?d ?h)" : "?h";
     const std::string suffix = broadcast ? "" : "-1d";
-    r.push_back(tensor_rewrite(
-        "layernorm-scale" + suffix, family, "(ewmul (layernorm ?x ?g ?b ?e) " + h + ")",
-        [](RightHandSide& rhs, const TensorEGraph& g, const Subst& s) -> std::optional<Ref> {
-          const auto v = internal::last_axis_vector(rhs, g, s, "?h", "?x");
-          if (!v) return std::nullopt;
-          return rhs.op(Op::LayerNorm,
-                        {rhs.cls(s[Var("?x")]), rhs.op(Op::EwMul, {rhs.cls(s[Var("?g")]), *v}),
-                         rhs.op(Op::EwMul, {rhs.cls(s[Var("?b")]), *v}), rhs.cls(s[Var("?e")])});
-        },
-        {Var("?x"), Var("?g"), Var("?b"), Var("?e"), Var("?h")}));
-    r.push_back(tensor_rewrite(
-        "layernorm-shift" + suffix, family, "(ewadd (layernorm ?x ?g ?b ?e) " + h + ")",
-        [](RightHandSide& rhs, const TensorEGraph& g, const Subst& s) -> std::optional<Ref> {
-          const auto v = internal::last_axis_vector(rhs, g, s, "?h", "?x");
-          if (!v) return std::nullopt;
-          return rhs.op(Op::LayerNorm,
-                        {rhs.cls(s[Var("?x")]), rhs.cls(s[Var("?g")]),
-                         rhs.op(Op::EwAdd, {rhs.cls(s[Var("?b")]), *v}), rhs.cls(s[Var("?e")])});
-        },
-        {Var("?x"), Var("?g"), Var("?b"), Var("?e"), Var("?h")}));
+    r.push_back(tensor_rewrite("layernorm-scale" + suffix, family,
+                               "(ewmul (layernorm ?x ?g ?b ?e) " + h + ")", fold_affine(true),
+                               affine_reads));
+    r.push_back(tensor_rewrite("layernorm-shift" + suffix, family,
+                               "(ewadd (layernorm ?x ?g ?b ?e) " + h + ")", fold_affine(false),
+                               affine_reads));
   }
   r.push_back(tensor_rewrite(
       "gelu-recognize-tanh", family,
