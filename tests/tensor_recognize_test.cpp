@@ -9,6 +9,7 @@
 #include <string>
 
 #include <tensat/tensor.h>
+#include <tensat/tensor/recognize.h>
 
 using namespace tensat;
 using namespace tensat::tensor;

@@ -1,5 +1,6 @@
-// tensat/tensor.h: the tensor dialect in one include (ops, shapes, builder, rules, optimizer,
-// models, device profiles and the roofline cost model; not calibrate.h, which compiles Eigen).
+// tensat/tensor.h: the tensor dialect in one include (ops, shapes, builder, rules, recognition
+// rules, optimizer, models, device profiles and the roofline cost model; not calibrate.h, which
+// compiles Eigen).
 #ifndef TENSAT_TENSOR_H
 #define TENSAT_TENSOR_H
 
@@ -12,6 +13,7 @@
 #include "tensat/tensor/graph.h"
 #include "tensat/tensor/checked_rewrite.h"
 #include "tensat/tensor/rules.h"
+#include "tensat/tensor/recognize.h"
 #include "tensat/tensor/cycle_filter.h"
 #include "tensat/tensor/simple_cost.h"
 #include "tensat/tensor/fusion.h"

@@ -30,6 +30,7 @@
 #include "tensat/tensor/device_profile.h"
 #include "tensat/tensor/fusion.h"
 #include "tensat/tensor/graph.h"
+#include "tensat/tensor/recognize.h"
 #include "tensat/tensor/rules.h"
 #include "tensat/tensor/segment.h"
 #include "tensat/tensor/simple_cost.h"
