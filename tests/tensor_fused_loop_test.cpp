@@ -155,6 +155,35 @@ TEST_CASE(
               {{"a", "9 8"}, {"b", "8 31"}, {"c", "31"}});
 }
 
+TEST_CASE("fused loop: a convolution's per-channel post-ops run on each block as it is computed") {
+  // A chain over the product whose other operands are per-channel broadcasts or one-element
+  // tensors (a bias, a folded BatchNorm's scale, ReLU6's bounds): oneDNN's post-ops, applied to
+  // each row of a column block while it is in cache. Two images (the broadcast's batch stride 0),
+  // a 1x1 convolution in several column blocks, a depthwise one with a channel multiplier (a
+  // part that spans two channels), a grouped one; the constant on either side of a sub or div.
+  const std::string bias8 = "(broadcast (ints 2 8 17 17) $2)";
+  const std::vector<Operand> conv8{
+      {"x", "2 16 17 17"}, {"w", "8 16 3 3"}, {"b", "1 8 1 1"}, {"lo", "1"}, {"hi", "1"}};
+  check_fused("(clip (ewadd (conv2d 1 1 0 0 $0 $1) " + bias8 + ") $3 $4)", conv8);
+  check_fused("(relu (ewsub " + bias8 + " (ewmul (conv2d 1 1 0 0 $0 $1) " + bias8 + ")))", conv8);
+  check_fused("(ewdiv " + bias8 + " (exp (smul (conv2d 1 1 0 0 $0 $1) $3)))", conv8);
+  check_fused("(smul (silu (ewadd (conv2d 1 1 0 0 $0 $1) " + bias8 + ")) $4)", conv8);
+  check_fused("(hard_swish (ewadd (conv2d 1 1 0 0 $0 $1) " + bias8 + "))", conv8);
+  check_fused("(gelu_erf (tanh (sigmoid (conv2d 1 1 0 0 $0 $1))))", conv8);
+  check_fused(
+      "(clip (ewadd (conv2d 1 1 0 0 $0 $1) (broadcast (ints 1 300 40 40) $2)) $3 $4)",
+      {{"x", "1 16 40 40"}, {"w", "300 16 1 1"}, {"b", "300 1 1"}, {"lo", "1"}, {"hi", "1"}});
+  check_fused("(relu (ewadd (conv2d 1 2 0 0 $0 $1) (broadcast (ints 2 12 9 5) $2)))",
+              {{"x", "2 6 9 10"}, {"w", "12 1 3 3"}, {"b", "1 12 1 1"}});
+  check_fused("(ewmul (conv2d 2 2 0 0 $0 $1) (broadcast (ints 1 12 8 8) $2))",
+              {{"x", "1 12 16 16"}, {"w", "12 3 3 3"}, {"b", "1 12 1 1"}});
+  // Not per-channel: a bias along the last axis, and the product read twice (x * sigmoid(x)).
+  check_fused("(ewadd (conv2d 1 1 0 0 $0 $1) (broadcast (ints 1 8 12 12) $2))",
+              {{"x", "1 16 12 12"}, {"w", "8 16 3 3"}, {"b", "12"}});
+  check_fused("(ewmul (conv2d 1 1 0 0 $0 $1) (sigmoid (conv2d 1 1 0 0 $0 $1)))",
+              {{"x", "1 16 12 12"}, {"w", "8 16 3 3"}});
+}
+
 TEST_CASE("fused loop: reduction roots") {
   check_fused("(reduce_sum 1 (exp $0))", {{"x", "4 37 23"}});
   check_fused("(reduce_max 2 (ewmul $0 $1))", {{"x", "5 6 130"}, {"y", "5 6 130"}});

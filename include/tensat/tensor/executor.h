@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -372,10 +373,12 @@ inline Dims conv2d_dims(const HostTensor& x, const HostTensor& w, std::int64_t s
 
 /// conv2d into `out` (shape `conv2d_dims`), calling `epilogue` (if any) on each finished part of
 /// the output: a group's channels (all their positions, one contiguous range), or a depthwise
-/// convolution's outputs of one input channel.
+/// convolution's outputs of one input channel. `by_block`: on each column block's rows instead,
+/// as the block is computed (still in cache), for an epilogue whose other operands are per-channel
+/// views or scalars (a full-size operand read in per-channel segments costs more than it saves).
 inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw,
                         std::int64_t pad, std::int64_t act, HostTensor& out,
-                        const Epilogue* epilogue = nullptr) {
+                        const Epilogue* epilogue = nullptr, bool by_block = false) {
   const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
   const std::int64_t O = w.dims[0], Cg = w.dims[1], kh = w.dims[2], kw = w.dims[3];
   const std::int64_t G = C / Cg, Og = O / G;
@@ -417,14 +420,14 @@ inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t s
           Ym.noalias() = Wm * Eigen::Map<const RowMatrix>(col.data(), K, t);
         }
         activate_block(y + p0, Og, t, P, act);  // the activation, while the block is in cache
+        if (epilogue && by_block)
+          for (std::int64_t o = 0; o < Og; ++o) (*epilogue)((n * O + g * Og + o) * P + p0, t);
       }
-      // The epilogue runs once per group, on its whole rows: one contiguous range. Called on
-      // each column block instead, it would read its other operands in Og strided segments
-      // (one per channel) between the products: with a plain add, 2.3-4.4 % slower than one
-      // call per group on 56x56 1x1 convolutions, and no faster than the unfused add
-      // (bench/conv_epilogue_bench). The group's output, just written, is then read from the
-      // last-level cache where it fits there (a few MB on the models here).
-      if (epilogue) (*epilogue)((n * O + g * Og) * P, Og * P);
+      // Otherwise the epilogue runs once per group, on its whole rows: one contiguous range.
+      // With a full-size operand, per-block calls read it in Og strided segments between the
+      // products, which is slower (bench/conv_epilogue_bench); the group's output, just
+      // written, is then read from the last-level cache where it fits there.
+      if (epilogue && !by_block) (*epilogue)((n * O + g * Og) * P, Og * P);
     }
 }
 
@@ -1251,9 +1254,13 @@ class FusedLoop {
   };
 
   /// Whether an in-place epilogue evaluates `op`: an elementwise op whose operands are read at
-  /// the output's positions (smul's scalar aside; a clip's two bounds are not checked for, so
-  /// a kernel with a clip takes the general path).
-  static bool epilogue_op(Op op) noexcept { return is_elementwise(op) && op != Op::Clip; }
+  /// the output's positions (smul's scalar and a clip's two bounds aside: tensors from outside
+  /// the kernel, read at position 0).
+  static bool epilogue_op(Op op) noexcept { return is_elementwise(op); }
+  /// Whether operand `k` of `op` is one read at position 0 only (a scalar, not a map).
+  static bool scalar_operand(Op op, std::size_t k) noexcept {
+    return (op == Op::SMul && k == 1) || (op == Op::Clip && k >= 1);
+  }
 
   /// A kernel whose root is an elementwise epilogue of its one contraction, every term between
   /// them elementwise (or a reshape, or a broadcast of a tensor from outside the kernel) over the
@@ -1277,6 +1284,7 @@ class FusedLoop {
     // The terms the epilogue evaluates: from the root down to the contraction and the leaves.
     std::vector<bool> seen(terms_.size(), false);
     std::vector<std::size_t> stack{root};
+    bool by_block = true;  // no full-size operand besides the product: run on each column block
     while (!stack.empty()) {
       const std::size_t t = stack.back();
       stack.pop_back();
@@ -1285,6 +1293,7 @@ class FusedLoop {
       const Term& term = terms_[t];
       if (term.leaf) {
         if (term.elements != n) return std::nullopt;  // read at the output's positions
+        by_block = false;
         continue;
       }
       if (term.elements != n) return std::nullopt;
@@ -1292,9 +1301,8 @@ class FusedLoop {
         continue;  // a bias or scale, read as a view
       if (!epilogue_op(term.op) && term.op != Op::Reshape) return std::nullopt;
       for (std::size_t k = 0; k < term.operands.size(); ++k) {
-        if (term.op == Op::SMul &&
-            k == 1) {  // the scalar, read at position 0: a tensor from outside
-          if (!terms_[term.operands[1]].leaf) return std::nullopt;
+        if (scalar_operand(term.op, k)) {  // read at position 0: a tensor from outside
+          if (!terms_[term.operands[k]].leaf) return std::nullopt;
           continue;
         }
         stack.push_back(term.operands[k]);
@@ -1304,6 +1312,20 @@ class FusedLoop {
     const auto a = materialize(c.operands[0]);
     const auto b = materialize(c.operands[1]);
     HostTensor out(terms_[root].dims, DType::F32);
+    if (c.op == Op::Conv2d)
+      if (const std::optional<std::vector<ChannelStep>> steps = channel_steps(root, contraction)) {
+        // Per-channel post-ops: each row of the product, as the convolution finishes it.
+        const std::int64_t C = c.dims[1], P = c.dims[2] * c.dims[3];
+        const Epilogue channel = [&](std::int64_t start, std::int64_t length) {
+          for (std::int64_t at = start, end = start + length; at < end;) {
+            const std::int64_t row = at / P, stop = std::min(end, (row + 1) * P);
+            apply_channel_steps(*steps, out.data.data() + at, stop - at, row % C);
+            at = stop;
+          }
+        };
+        conv2d_into(*a, *b, c.attrs[0], c.attrs[1], c.attrs[2], c.attrs[3], out, &channel, true);
+        return out;
+      }
     // The contraction's leaf is the output itself: the epilogue reads a part, then overwrites it.
     c.leaf = std::shared_ptr<const HostTensor>(&out, [](const HostTensor*) {});
     // The root writes each chunk straight over the output's part it was computed from (an
@@ -1322,10 +1344,147 @@ class FusedLoop {
     if (c.op == Op::MatMul)
       matmul_into(*a, *b, c.attrs[0], out, &epilogue);
     else
-      conv2d_into(*a, *b, c.attrs[0], c.attrs[1], c.attrs[2], c.attrs[3], out, &epilogue);
+      conv2d_into(*a, *b, c.attrs[0], c.attrs[1], c.attrs[2], c.attrs[3], out, &epilogue, by_block);
     root_output_ = nullptr;
     c.leaf.reset();
     return out;
+  }
+
+  /// One per-channel post-op (oneDNN's post-ops) of a convolution's epilogue: `op` on a run of
+  /// one output channel c, with the constant `data[c * stride]` (stride 0: one scalar) as the
+  /// operand `constant_first` says for a binary op, or a clip's bounds `lo`, `hi`.
+  struct ChannelStep {
+    Op op = Op::Relu;
+    const float* data = nullptr;
+    std::int64_t stride = 0;
+    bool constant_first = false;
+    float lo = 0, hi = 0;
+  };
+
+  /// Term `t` as a per-channel constant over `dims` ([N, C, H, W]): a one-element leaf, or a
+  /// broadcast of a leaf that varies along the channel axis only.
+  [[nodiscard]] std::optional<std::pair<const float*, std::int64_t>> channel_constant(
+      std::size_t t, const Dims& dims) const {
+    const Term& term = terms_[t];
+    if (term.leaf) {
+      if (term.elements != 1) return std::nullopt;
+      return std::pair<const float*, std::int64_t>{term.leaf->data.data(), 0};
+    }
+    if (term.op != Op::Broadcast || term.dims != dims || term.strides.size() != 4)
+      return std::nullopt;
+    const Term& x = terms_[term.operands[0]];
+    if (!x.leaf || term.strides[2] != 0 || term.strides[3] != 0 ||
+        (dims[0] != 1 && term.strides[0] != 0))
+      return std::nullopt;
+    return std::pair<const float*, std::int64_t>{x.leaf->data.data() + term.offset,
+                                                 term.strides[1]};
+  }
+
+  /// The body from `root` down to the convolution `contraction` as per-channel steps, in the
+  /// order they apply: a chain of elementwise terms over the product's shape, each with one
+  /// operand on the chain and the others per-channel constants. Nothing otherwise.
+  [[nodiscard]] std::optional<std::vector<ChannelStep>> channel_steps(
+      std::size_t root, std::size_t contraction) const {
+    const Dims& dims = terms_[contraction].dims;
+    if (dims.size() != 4) return std::nullopt;
+    std::vector<ChannelStep> steps;
+    for (std::size_t t = root; t != contraction;) {
+      const Term& term = terms_[t];
+      if (term.leaf || term.dims != dims || term.dtype != DType::F32) return std::nullopt;
+      ChannelStep s;
+      s.op = term.op;
+      switch (term.op) {
+        case Op::Relu:
+        case Op::Sigmoid:
+        case Op::Tanh:
+        case Op::Silu:
+        case Op::HardSwish:
+        case Op::GeluErf:
+          t = term.operands[0];
+          break;
+        case Op::Clip: {
+          const auto lo = channel_constant(term.operands[1], dims);
+          const auto hi = channel_constant(term.operands[2], dims);
+          if (!lo || !hi || lo->second != 0 || hi->second != 0) return std::nullopt;
+          s.lo = *lo->first;
+          s.hi = *hi->first;
+          t = term.operands[0];
+          break;
+        }
+        case Op::SMul:
+        case Op::EwAdd:
+        case Op::EwMul:
+        case Op::EwSub:
+        case Op::EwDiv: {
+          const auto k1 = channel_constant(term.operands[1], dims);
+          const auto k0 =
+              term.op == Op::SMul ? std::nullopt : channel_constant(term.operands[0], dims);
+          if (k1.has_value() == k0.has_value()) return std::nullopt;
+          s.op = term.op == Op::SMul ? Op::EwMul : term.op;
+          s.constant_first = k0.has_value();
+          std::tie(s.data, s.stride) = k1 ? *k1 : *k0;
+          t = term.operands[k1 ? 0 : 1];
+          break;
+        }
+        default:
+          return std::nullopt;
+      }
+      steps.push_back(s);
+    }
+    std::reverse(steps.begin(), steps.end());
+    return steps;
+  }
+
+  /// Applies `steps` to the run `y[0, n)` of output channel `c`, in place.
+  static void apply_channel_steps(const std::vector<ChannelStep>& steps, float* y, std::int64_t n,
+                                  std::int64_t c) {
+    ArrayMap a(y, n);
+    for (const ChannelStep& s : steps) {
+      const float k = s.data ? s.data[c * s.stride] : 0.0f;
+      switch (s.op) {
+        case Op::EwAdd:
+          a += k;
+          break;
+        case Op::EwMul:
+          a *= k;
+          break;
+        case Op::EwSub:
+          if (s.constant_first)
+            a = k - a;
+          else
+            a -= k;
+          break;
+        case Op::EwDiv:
+          if (s.constant_first)
+            a = k / a;
+          else
+            a /= k;
+          break;
+        case Op::Relu:
+          a = a.max(0.0f);
+          break;
+        case Op::Clip:
+          clip(y, n, s.lo, s.hi);
+          break;
+        case Op::Sigmoid:
+          activate_to(y, y, n, 1);
+          break;
+        case Op::Tanh:
+          activate_to(y, y, n, 3);
+          break;
+        case Op::Silu:
+          silu(y, y, n);
+          break;
+        case Op::HardSwish:
+          hard_swish(y, y, n);
+          break;
+        case Op::GeluErf:
+          gelu_erf(y, y, n);
+          break;
+        default:
+          break;
+      }
+    }
   }
 
   void begin_chunk() noexcept {
