@@ -79,6 +79,44 @@ TEST_CASE(
   CHECK(epilogue.cost_after == Approx(alone.cost_after).epsilon(0.05));
 }
 
+TEST_CASE("fusion: a broadcast weight stays a broadcast in the kernel, read at its own size") {
+  // conv2d + bias (as the ONNX importer writes it: a [1, C, 1, 1] weight broadcast to the
+  // output) + relu: the kernel reads the bias, not its full-size copy, through a fill.
+  Graph g;
+  const Tensor x = g.input("x", {1, 32, 28, 28});
+  const Tensor conv = g.conv2d(x, g.weight("w", {64, 32, 3, 3}));
+  const Tensor bias = g.broadcast(g.weight("b", {1, 64, 1, 1}), {1, 64, 28, 28});
+  g.output(g.relu(g.ewadd(conv, bias)));
+  OptimizeOptions options;
+  options.profile = find_profile("xeon-spr-56c");
+  options.fusion = true;
+  const OptimizeResult result = optimize(g.program(), options);
+  REQUIRE(op_histogram(result.optimized)[static_cast<std::size_t>(Op::Fused)] == 1);
+  bool small_bias = false, body_broadcast = false;
+  for (const TensorNode& n : result.optimized) {
+    if (n.op() != Op::Fused) continue;
+    for (std::size_t i = 1; i < n.children().size(); ++i) {
+      const TensorNode& input = result.optimized[n.children()[i]];
+      CHECK(input.op() != Op::Broadcast);  // no full-size input
+      small_bias = small_bias || input.op() == Op::Weight;
+    }
+    std::vector<Id> stack{n.children()[0]};
+    while (!stack.empty()) {
+      const TensorNode& b = result.optimized[stack.back()];
+      stack.pop_back();
+      if (b.op() == Op::Broadcast && result.optimized[b.children()[1]].op() == Op::Arg)
+        body_broadcast = true;
+      if (b.op() != Op::Arg)
+        for (Id c : b.children()) stack.push_back(c);
+    }
+  }
+  CHECK(small_bias);
+  CHECK(body_broadcast);
+  const VerifyResult v = verify(g.program(), result.optimized, 3);
+  INFO(v.message);
+  CHECK(v.ok);
+}
+
 TEST_CASE(
     "fusion: never two contractions in one kernel, never an opaque op, reductions only as roots") {
   Graph g;

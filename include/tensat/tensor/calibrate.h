@@ -573,7 +573,8 @@ inline std::size_t fused_scale_of(const RecExpr<TensorNode>& program) {
       stack.pop_back();
       if (n.op() == Op::Arg) continue;
       contraction = contraction || is_contraction(n.op());
-      gather = gather || is_gather(n.op());
+      gather = gather || body_gathers(n.op(), n.op() == Op::Broadcast && n.children().size() == 2 &&
+                                                  program[n.children()[1]].op() == Op::Arg);
       for (Id c : n.children()) stack.push_back(c);
     }
     const std::size_t own = contraction ? kFusedContractionScale

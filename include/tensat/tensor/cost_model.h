@@ -42,6 +42,12 @@ namespace tensor {
          op == Op::Broadcast;
 }
 
+/// Whether a body term of op `op` reads through a gather, given whether its data operand is an
+/// `arg`: a broadcast of a kernel input (a bias, a per-channel scale) is a fill, run by run.
+[[nodiscard]] constexpr bool body_gathers(Op op, bool operand_is_arg) noexcept {
+  return is_gather(op) && !(op == Op::Broadcast && operand_is_arg);
+}
+
 /// The work of one kernel: flops, bytes read and written, and the unit and dtype it runs on.
 struct OpWork {
   /// False for free nodes (views, sources, attributes, weight-only results): no launch, no time.
@@ -718,7 +724,9 @@ class RooflineCost {
         const bool contraction = is_contraction(n.op());
         has_contraction = has_contraction || contraction;
         contractions += contraction ? 1 : 0;
-        has_gather = has_gather || is_gather(n.op());
+        has_gather = has_gather ||
+                     body_gathers(n.op(), n.op() == Op::Broadcast && n.children().size() == 2 &&
+                                              is_arg_class((*egraph_)[n.children()[1]]));
         for (Id child : n.children()) {
           const auto& child_class = (*egraph_)[child];
           children.push_back(&child_class.data);
@@ -758,6 +766,10 @@ class RooflineCost {
   [[nodiscard]] const DeviceProfile& profile() const noexcept { return profile_; }
 
  private:
+  /// Whether body class `c` is a kernel input (its first member an `arg`).
+  [[nodiscard]] bool is_arg_class(const TensorEGraph::EClass& c) const {
+    return !c.nodes.empty() && egraph_->node(c.nodes[0]).op() == Op::Arg;
+  }
   /// Bytes a consumer reads for `cls`: its size, or the smallest source of a `broadcast` in it.
   double read_bytes(const TensorEGraph::EClass& cls) const {
     return profile_.broadcast_copies ? static_cast<double>(cls.data.bytes())
@@ -860,7 +872,9 @@ struct ProgramTime {
           const bool contraction = is_contraction(n.op());
           has_contraction = has_contraction || contraction;
           contractions += contraction ? 1 : 0;
-          has_gather = has_gather || is_gather(n.op());
+          has_gather = has_gather ||
+                       body_gathers(n.op(), n.op() == Op::Broadcast && n.children().size() == 2 &&
+                                                program[n.children()[1]].op() == Op::Arg);
           for (Id child : n.children()) {
             body_children.push_back(&infos[child.index()]);
             if (!infos[child.index()].symbolic) continue;

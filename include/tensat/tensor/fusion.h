@@ -56,7 +56,8 @@ class FusedBuilder {
     cls = egraph_.find(cls);
     const TensorInfo& info = egraph_[cls].data;
     if (info.kind != Kind::Tensor) return rhs_.cls(cls);  // an attribute
-    if (info.weight_only || info.symbolic) return arg(cls);
+    if (info.symbolic) return arg(cls);
+    if (info.weight_only) return weight(cls);
     // A fused producer: the largest legal body.
     const TensorNode* best = nullptr;
     std::size_t best_size = 0;
@@ -110,6 +111,22 @@ class FusedBuilder {
   }
 
  private:
+  /// A weight-only operand: a broadcast of a smaller weight (a bias, a per-channel scale) stays a
+  /// broadcast over the small one's `arg`, so the kernel reads the small tensor (a fill, run by
+  /// run) instead of its full-size copy; any other weight is an `arg`.
+  Ref weight(Id cls) {
+    const TensorInfo& info = egraph_[cls].data;
+    for (Id nid : egraph_[cls].nodes) {
+      const TensorNode& n = egraph_.node(nid);
+      if (n.op() != Op::Broadcast || n.children().size() != 2) continue;
+      const Id src = egraph_.find(n.children()[1]);
+      const TensorInfo& si = egraph_[src].data;
+      if (si.kind != Kind::Tensor || si.bytes() >= info.bytes()) continue;
+      return rhs_.op(Op::Broadcast, {rhs_.cls(n.children()[0]), arg(src)});
+    }
+    return arg(cls);
+  }
+
   /// The `arg` standing for input class `cls` (one per distinct input).
   Ref arg(Id cls) {
     for (std::size_t i = 0; i < inputs_.size(); ++i)
