@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -1182,7 +1183,7 @@ TEST_CASE("device_profile: the executor's fields are optional in JSON and checke
   for (const char* key :
        {"fusion_overlap", "split_copies", "winograd", "gemv_bandwidth", "gemv_half_width",
         "cache_bandwidth", "cache_resident_bytes", "window_flops", "window_plane_overhead",
-        "gemm_half_rows", "gemm_half_flops", "conv_flops", "conv_half_flops",
+        "gemm_half_rows", "group_overhead", "gemm_half_flops", "conv_flops", "conv_half_flops",
         "fused_term_overhead"}) {
     nlohmann::json doc = nlohmann::json::parse(profile_to_json(find_profile("h100-sxm")));
     doc.erase(key);
@@ -1190,8 +1191,8 @@ TEST_CASE("device_profile: the executor's fields are optional in JSON and checke
     const std::string name = key;
     const bool number = name.rfind("gemv", 0) == 0 || name.rfind("cache_", 0) == 0 ||
                         name.rfind("window_", 0) == 0 || name == "gemm_half_rows" ||
-                        name.find("half_flops") != std::string::npos || name == "conv_flops" ||
-                        name == "fused_term_overhead";
+                        name == "group_overhead" || name.find("half_flops") != std::string::npos ||
+                        name == "conv_flops" || name == "fused_term_overhead";
     doc[key] = number ? nlohmann::json(-1.0) : nlohmann::json(1);
     try {
       (void)profile_from_json(doc.dump());
@@ -1283,6 +1284,65 @@ TEST_CASE("cost_model: depthwise convolutions and pooling compute at the profile
       kernel("(conv2d 1 1 0 0 (input x f32 (ints 1 512 7 7)) (weight w f32 (ints 512 1 3 3)))");
   CHECK(small.time.compute_us / small.work.flops > 1.5 * kernel(depthwise).time.compute_us / flops);
   CHECK(profile_from_json(profile_to_json(p)).window_plane_overhead == 1e-7);
+}
+
+TEST_CASE("cost_model: a grouped convolution pays group_overhead once a group and image") {
+  DeviceProfile p = find_profile("xeon-spr-56c");
+  const auto compute_us = [&](const std::string& program) {
+    const ProgramTime t = program_breakdown(parse_program(program), p);
+    REQUIRE(t.kernels.size() == 1);
+    return t.kernels[0].time.compute_us;
+  };
+  const std::string merged =  // 128 groups of two channels, two images
+      "(conv2d 1 1 0 0 (input x f32 (ints 2 256 4 4)) (weight w f32 (ints 256 2 3 3)))";
+  const std::string depthwise =
+      "(conv2d 1 1 0 0 (input x f32 (ints 2 256 4 4)) (weight w f32 (ints 256 1 3 3)))";
+  const std::string dense =
+      "(conv2d 1 1 0 0 (input x f32 (ints 2 256 4 4)) (weight w f32 (ints 256 256 3 3)))";
+  const double before = compute_us(merged), depthwise_before = compute_us(depthwise),
+               dense_before = compute_us(dense);
+  p.group_overhead = 1e-6;
+  validate(p);
+  CHECK(compute_us(merged) == Approx(before + 2 * 128 * 1.0 / p.eta_c));
+  CHECK(compute_us(depthwise) == Approx(depthwise_before));  // its planes: window_plane_overhead
+  CHECK(compute_us(dense) == Approx(dense_before));          // one group: one call
+  CHECK(profile_from_json(profile_to_json(p)).group_overhead == 1e-6);
+}
+
+TEST_CASE("cost_model: a fused kernel costs no less than the products it runs") {
+  // A matrix-vector product streams its matrix at gemv_bandwidth and takes the gemv kind's time
+  // scale; fused with its bias and relu it still runs that product.
+  DeviceProfile p = find_profile("xeon-spr-56c");
+  p.gemv_bandwidth = 10e9;
+  p.time_scale[kGemvScale] = 1.5;
+  validate(p);
+  const std::string x = "(input x f32 (ints 1 1024))", w = "(weight w f32 (ints 1024 1024))",
+                    b = "(weight b f32 (ints 1024))";
+  const auto bare = parse_program("(matmul 0 " + x + " " + w + ")");
+  const auto fused = parse_program(
+      "(fused (relu (ewadd (matmul 0 (arg 0 f32 (ints 1 1024)) (arg 1 f32 (ints 1024 1024))) "
+      "(broadcast (ints 1 1024) (arg 2 f32 (ints 1024))))) " +
+      x + " " + w + " " + b + ")");
+  const double bare_us = program_time(bare, p);
+  CHECK(bare_us == Approx(1.5 * 4.0 * 1024 * 1024 / 10e9 * 1e6).epsilon(0.1));
+  CHECK(program_time(fused, p) >= bare_us);
+}
+
+TEST_CASE("calibrate: fit_group_overhead is a grouped convolution's time beyond the model's") {
+  DeviceProfile p = find_profile("xeon-spr-56c");
+  Graph g;
+  g.output(
+      g.conv2d(g.input("x", {1, 256, 4, 4}), g.weight("w", {256, 2, 3, 3}), 1, 1, Padding::Same));
+  const double predicted = program_time(g.program(), profile_for(p, g.program())) * 1e-6;
+  const double flops = 18.0 * 256 * 2 * 16;
+  // Measured 128 groups x 0.5 us slower than predicted: 0.5 us a group, whatever the profile
+  // held before.
+  p.group_overhead = 3e-6;
+  CHECK(fit_group_overhead(p, flops / (predicted + 128 * 5e-7), 256, 4, 2) == Approx(5e-7));
+  // As fast as predicted, or faster: none; and nothing from a failed measurement.
+  CHECK(fit_group_overhead(p, flops / predicted * 1.01, 256, 4, 2) == 0.0);
+  CHECK(fit_group_overhead(p, 0.0, 256, 4, 2) == 0.0);
+  CHECK(fit_group_overhead(p, std::numeric_limits<double>::infinity(), 256, 4, 2) == 0.0);
 }
 
 TEST_CASE(

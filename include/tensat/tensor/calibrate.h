@@ -82,6 +82,13 @@ struct CalibrationOptions {
   std::int64_t grouped_size = 28;
   std::int64_t grouped_rows = 8;
   std::size_t grouped_passes = 4;
+  /// A grouped convolution of many small groups on a small map (a depthwise convolution merged
+  /// into groups of two, as TASO's merge_gconv writes it, on MobileNet's 4x4 stage), run
+  /// `group_small_passes` times: what it costs beyond the fitted rates fits `group_overhead`.
+  std::int64_t group_small_channels = 256;
+  std::int64_t group_small_size = 4;
+  std::int64_t group_small_rows = 2;
+  std::size_t group_small_passes = 32;
   /// Passes of each probe program whose residual measures the model's own error
   /// (`measure_uncertainty`).
   std::size_t probe_passes = 8;
@@ -120,7 +127,10 @@ struct HostMeasurements {
   double window_small_channels = 0, window_small_size = 0;
   double grouped_flops =
       0;  ///< FLOP/s of its grouped 3x3 convolution of `grouped_rows`-channel groups
-  double grouped_rows = 0;  ///< the output channels of one of those groups (its GEMM's rows)
+  double grouped_rows = 0;       ///< the output channels of one of those groups (its GEMM's rows)
+  double group_small_flops = 0;  ///< FLOP/s of the grouped convolution of small groups
+  /// Its shape: [1, channels, size, size] in groups of `rows`.
+  double group_small_channels = 0, group_small_size = 0, group_small_rows = 0;
 };
 
 namespace detail {
@@ -406,6 +416,27 @@ inline void fit_window_overhead(double large_rate, double large_channels, double
   window_plane_overhead = o;
 }
 
+/// `group_overhead` from a grouped 3x3, stride-1, SAME convolution of [1, `channels`, `size`,
+/// `size`] in groups of `rows` channels measured at `rate` (2·9·rows flops an output): its
+/// measured time beyond what `profile` (without the term) predicts for it, a group; 0 when it is
+/// not slower than predicted.
+[[nodiscard]] inline double fit_group_overhead(const DeviceProfile& profile, double rate,
+                                               double channels, double size, double rows) {
+  if (!(rate > 0) || !std::isfinite(rate) || !(channels >= rows) || !(rows >= 2) || !(size >= 1))
+    return 0.0;
+  const auto c = static_cast<std::int64_t>(channels), n = static_cast<std::int64_t>(size),
+             r = static_cast<std::int64_t>(rows);
+  Graph g;
+  const Tensor x = g.input("x", {1, c, n, n});
+  g.output(g.conv2d(x, g.weight("w", {c, r, 3, 3}), 1, 1, Padding::Same));
+  DeviceProfile without = profile;
+  without.group_overhead = 0;
+  const double predicted = program_time(g.program(), profile_for(without, g.program())) * 1e-6;
+  const double measured = 18.0 * channels * rows * size * size / rate;
+  const double groups = channels / rows;
+  return measured > predicted ? (measured - predicted) / groups : 0.0;
+}
+
 /// `gemm_half_rows` of the curve peak · rows / (rows + h) through a product of `rows` rows
 /// measured at `rate`: h = rows · (peak / rate − 1); 0 when that product is not slower than
 /// the peak.
@@ -490,6 +521,14 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   m.grouped_flops =
       measure_grouped_conv_flops(options.grouped_channels, options.grouped_size,
                                  options.grouped_rows, options.grouped_passes, options.repetitions);
+  m.group_small_rows = static_cast<double>(std::max<std::int64_t>(options.group_small_rows, 2));
+  m.group_small_channels = static_cast<double>(
+      std::max<std::int64_t>(options.group_small_channels / options.group_small_rows, 1) *
+      static_cast<std::int64_t>(m.group_small_rows));
+  m.group_small_size = static_cast<double>(std::max<std::int64_t>(options.group_small_size, 1));
+  m.group_small_flops = measure_grouped_conv_flops(
+      options.group_small_channels, options.group_small_size, options.group_small_rows,
+      options.group_small_passes, options.repetitions);
   return m;
 }
 
@@ -554,6 +593,8 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
   p.weights.rsqrt = std::max(m.rsqrt_weight, 1.0);
   p.weights.sigmoid = p.weights.exp + p.weights.add + p.weights.div;
   p.weights.gelu = p.weights.tanh + 8.0;
+  p.group_overhead = fit_group_overhead(p, m.group_small_flops, m.group_small_channels,
+                                        m.group_small_size, m.group_small_rows);
   validate(p);
   return p;
 }

@@ -250,6 +250,12 @@ struct DeviceProfile {
   /// measured no faster on this executor (the split copies its parts). 0: not modelled. JSON
   /// "gemm_half_rows", optional (0 when absent).
   double gemm_half_rows = 0;
+  /// Seconds a grouped convolution (not a depthwise one) spends on each group beyond its
+  /// arithmetic: the reference executor runs one im2col and one GEMM call a group, so many small
+  /// groups on a small map (a depthwise convolution merged into groups of two on a 4x4 map) cost
+  /// what the calls cost, twice the rows curve's price. The cost model charges it per image and
+  /// group (`op_work`). 0: not modelled. JSON "group_overhead", optional (0 when absent).
+  double group_overhead = 0;
   /// A contraction (matmul, conv2d, conv_transpose; not a depthwise convolution) of F flops
   /// computes at peak · F / (F + gemm_half_flops): a small problem cannot fill the device (a
   /// batch-1 convolution leaves most of a GPU's multiprocessors idle, and a library call has a
@@ -422,11 +428,11 @@ struct DeviceProfile {
            a.gemv_half_width == b.gemv_half_width && a.cache_bandwidth == b.cache_bandwidth &&
            a.cache_resident_bytes == b.cache_resident_bytes && a.window_flops == b.window_flops &&
            a.window_plane_overhead == b.window_plane_overhead &&
-           a.gemm_half_rows == b.gemm_half_rows && a.gemm_half_flops == b.gemm_half_flops &&
-           a.conv_flops == b.conv_flops && a.conv_half_flops == b.conv_half_flops &&
-           a.conv_layout == b.conv_layout && a.systematic_error == b.systematic_error &&
-           a.scatter_error == b.scatter_error && a.kind_scatter == b.kind_scatter &&
-           a.time_scale == b.time_scale;
+           a.gemm_half_rows == b.gemm_half_rows && a.group_overhead == b.group_overhead &&
+           a.gemm_half_flops == b.gemm_half_flops && a.conv_flops == b.conv_flops &&
+           a.conv_half_flops == b.conv_half_flops && a.conv_layout == b.conv_layout &&
+           a.systematic_error == b.systematic_error && a.scatter_error == b.scatter_error &&
+           a.kind_scatter == b.kind_scatter && a.time_scale == b.time_scale;
   }
   friend bool operator!=(const DeviceProfile& a, const DeviceProfile& b) noexcept {
     return !(a == b);
@@ -488,6 +494,7 @@ inline void validate(const DeviceProfile& p) {
   check_profile_number("window_flops", p.window_flops, false);
   check_profile_number("window_plane_overhead", p.window_plane_overhead, false);
   check_profile_number("gemm_half_rows", p.gemm_half_rows, false);
+  check_profile_number("group_overhead", p.group_overhead, false);
   check_profile_number("gemm_half_flops", p.gemm_half_flops, false);
   check_profile_number("conv_flops", p.conv_flops, false);
   check_profile_number("conv_half_flops", p.conv_half_flops, false);
@@ -550,6 +557,7 @@ inline void validate(const DeviceProfile& p) {
   doc["window_flops"] = p.window_flops;
   doc["window_plane_overhead"] = p.window_plane_overhead;
   doc["gemm_half_rows"] = p.gemm_half_rows;
+  doc["group_overhead"] = p.group_overhead;
   doc["gemm_half_flops"] = p.gemm_half_flops;
   doc["conv_flops"] = p.conv_flops;
   doc["conv_half_flops"] = p.conv_half_flops;
@@ -660,7 +668,8 @@ void read_kind_table(const Json& obj, const std::string& path,
 /// A profile from parsed JSON. Every field is required but "fusion_overlap", "split_copies",
 /// "epilogue_kernel", "broadcast_copies", "winograd", "runtime_fusion", "gemv_bandwidth",
 /// "gemv_half_width", "cache_bandwidth", "cache_resident_bytes", "window_flops",
-/// "window_plane_overhead", "gemm_half_rows", "gemm_half_flops", "conv_flops", "conv_half_flops",
+/// "window_plane_overhead", "gemm_half_rows", "group_overhead", "gemm_half_flops", "conv_flops",
+/// "conv_half_flops",
 /// "fused_term_overhead", "conv_layout", "uncertainty" and "time_scale" (added later; true, false,
 /// 0 for the numbers, all contiguous and every factor 1 when absent), unknown fields are rejected
 /// (a typo would otherwise silently keep a default), numbers must be finite and non-negative, and
@@ -695,6 +704,7 @@ template <class Json>
                        "window_flops",
                        "window_plane_overhead",
                        "gemm_half_rows",
+                       "group_overhead",
                        "gemm_half_flops",
                        "conv_flops",
                        "conv_half_flops",
@@ -748,6 +758,7 @@ template <class Json>
         std::pair{"window_flops", &p.window_flops},
         std::pair{"window_plane_overhead", &p.window_plane_overhead},
         std::pair{"gemm_half_rows", &p.gemm_half_rows},
+        std::pair{"group_overhead", &p.group_overhead},
         std::pair{"gemm_half_flops", &p.gemm_half_flops}, std::pair{"conv_flops", &p.conv_flops},
         std::pair{"conv_half_flops", &p.conv_half_flops},
         std::pair{"fused_term_overhead", &p.fused_term_overhead}})
