@@ -522,9 +522,10 @@ inline void fit_gemv_curve(double narrow, double wide, double& bandwidth, double
       measure_grouped_conv_flops(options.grouped_channels, options.grouped_size,
                                  options.grouped_rows, options.grouped_passes, options.repetitions);
   m.group_small_rows = static_cast<double>(std::max<std::int64_t>(options.group_small_rows, 2));
+  // The shape measure_grouped_conv_flops times: rows at least 2, channels a multiple of them.
+  const auto small_rows = static_cast<std::int64_t>(m.group_small_rows);
   m.group_small_channels = static_cast<double>(
-      std::max<std::int64_t>(options.group_small_channels / options.group_small_rows, 1) *
-      static_cast<std::int64_t>(m.group_small_rows));
+      std::max<std::int64_t>(options.group_small_channels / small_rows, 1) * small_rows);
   m.group_small_size = static_cast<double>(std::max<std::int64_t>(options.group_small_size, 1));
   m.group_small_flops = measure_grouped_conv_flops(
       options.group_small_channels, options.group_small_size, options.group_small_rows,
