@@ -23,6 +23,7 @@
 #include "tensat/core/span.h"
 #include "tensat/core/union_find.h"
 #include "tensat/detail/node_table.h"
+#include "tensat/detail/page_allocator.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -74,6 +75,17 @@ class EGraph {
     [[nodiscard]] bool empty() const noexcept { return nodes.empty(); }
   };
 
+  /// The live classes, dense (what `classes()` returns): a `std::vector` whose large buffers are
+  /// mapped pages, returned to the system as soon as the array grows past them.
+  using ClassVector = std::vector<EClass, detail::PageAllocator<EClass>>;
+
+ private:
+  // The other id-indexed arrays, allocated the same way.
+  using NodeVector = std::vector<L, detail::PageAllocator<L>>;
+  using BitVector = std::vector<bool, detail::PageAllocator<bool>>;
+  using IdVector = std::vector<Id, detail::PageAllocator<Id>>;
+
+ public:
   explicit EGraph(A analysis = A{}) : analysis_(std::move(analysis)) {}
 
   // ------------------------------------------------------------------ building
@@ -229,7 +241,7 @@ class EGraph {
     std::vector<Id> mapping(old_count, kInvalidId);
     for (std::size_t i = 0; i < old_count; ++i) mapping[i] = new_class[uf_.find(Id(i)).index()];
 
-    std::vector<L> nodes;
+    NodeVector nodes;
     nodes.reserve(keep.size());
     UnionFind uf;
     uf.reserve(keep.size());
@@ -247,7 +259,7 @@ class EGraph {
       memo.insert(detail::mix_hash(nodes[i].hash()), Id(i));
     memo.fit();  // at rest: about 7/8 full
 
-    std::vector<EClass> classes;
+    ClassVector classes;
     classes.reserve(classes_.size());
     auto remap_list = [&](const IdList& list, bool drop_dead) {
       IdList out;
@@ -276,8 +288,8 @@ class EGraph {
     for (std::size_t i = members; i < nodes_.size(); ++i) pruned_[i] = true;
     node_heap_bytes_ = 0;
     for (const L& n : nodes_) node_heap_bytes_ += detail::NodeHeapBytes<L>::of(n);
-    std::vector<bool>().swap(in_analysis_queue_);
-    std::vector<bool>().swap(seen_);
+    BitVector().swap(in_analysis_queue_);
+    BitVector().swap(seen_);
     // Member lists keep their order, so large classes stay sorted by operator.
     return mapping;
   }
@@ -354,7 +366,7 @@ class EGraph {
   }
 
   /// The live classes, in no particular order.
-  [[nodiscard]] const std::vector<EClass>& classes() const noexcept { return classes_; }
+  [[nodiscard]] const ClassVector& classes() const noexcept { return classes_; }
   [[nodiscard]] std::size_t number_of_classes() const noexcept { return classes_.size(); }
   /// Sum of the classes' node counts (egg's `total_number_of_nodes`). O(classes).
   [[nodiscard]] std::size_t total_number_of_nodes() const noexcept {
@@ -411,7 +423,8 @@ class EGraph {
     m.hashcons = memo_.memory_bytes();
     m.classes = classes_.capacity() * sizeof(EClass);
     for (const EClass& c : classes_) m.class_lists += c.nodes.heap_bytes() + c.parents.heap_bytes();
-    for (const auto& list : by_op_) m.by_op += list.capacity() * sizeof(Id);
+    for (const auto& list : by_op_)
+      m.by_op += detail::PageAllocator<Id>::held_bytes(list.capacity());
     m.by_op += by_op_.capacity() * sizeof(by_op_[0]);
     m.work = (pending_.capacity() + analysis_pending_.capacity() + dirty_classes_.capacity()) *
                  sizeof(Id) +
@@ -567,7 +580,7 @@ class EGraph {
     if (classes_.size() == classes_.capacity()) classes_.reserve(classes_.size() + step);
   }
 
-  std::vector<Id>& by_op(std::uint32_t key) {
+  IdVector& by_op(std::uint32_t key) {
     if (key >= by_op_.size()) {
       if (bounded_growth_ && key >= by_op_.capacity()) by_op_.reserve(key + 1 + key / 16);
       by_op_.resize(key + 1);
@@ -686,18 +699,18 @@ class EGraph {
 
   A analysis_;
   UnionFind uf_;
-  std::vector<L> nodes_;      // node arena, by node id
-  std::vector<bool> dead_;    // node id -> merged away as a congruent duplicate
-  std::vector<bool> pruned_;  // node id -> removed from its class by retain_nodes
+  NodeVector nodes_;  // node arena, by node id
+  BitVector dead_;    // node id -> merged away as a congruent duplicate
+  BitVector pruned_;  // node id -> removed from its class by retain_nodes
   std::size_t node_heap_bytes_ = 0;
-  detail::NodeTable memo_;              // hashcons: canonical node -> node id
-  std::vector<EClass> classes_;         // live classes, dense
-  std::vector<std::vector<Id>> by_op_;  // op key -> classes having that operator
-  bool by_op_dirty_ = false;            // by_op_ may hold merged-away class ids
-  std::vector<bool> seen_;              // scratch bitset over ids, all false between uses
-  std::vector<Id> pending_;             // node ids to re-canonicalize
-  std::vector<Id> analysis_pending_;    // node ids whose class data must be re-made
-  std::vector<bool> in_analysis_queue_;
+  detail::NodeTable memo_;            // hashcons: canonical node -> node id
+  ClassVector classes_;               // live classes, dense
+  std::vector<IdVector> by_op_;       // op key -> classes having that operator
+  bool by_op_dirty_ = false;          // by_op_ may hold merged-away class ids
+  BitVector seen_;                    // scratch bitset over ids, all false between uses
+  std::vector<Id> pending_;           // node ids to re-canonicalize
+  std::vector<Id> analysis_pending_;  // node ids whose class data must be re-made
+  BitVector in_analysis_queue_;
   std::vector<Id> dirty_classes_;  // classes whose node lists need cleaning/sorting
   std::size_t unions_since_rebuild_ = 0;
   bool clean_ = true;

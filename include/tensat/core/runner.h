@@ -501,8 +501,13 @@ class Runner {
     return n;
   }
   static std::size_t bytes_of(const std::vector<SearchMatches>& matches) {
-    std::size_t bytes = matches.capacity() * sizeof(SearchMatches);
-    for (const auto& m : matches) bytes += m.substs.capacity() * sizeof(Subst);
+    // Heap blocks as malloc takes them (detail::heap_block_bytes), as the e-graph counts its own.
+    std::size_t bytes = matches.capacity() == 0
+                            ? 0
+                            : detail::heap_block_bytes(matches.capacity() * sizeof(SearchMatches));
+    for (const auto& m : matches)
+      if (m.substs.capacity() != 0)
+        bytes += detail::heap_block_bytes(m.substs.capacity() * sizeof(Subst));
     return bytes;
   }
 

@@ -15,6 +15,7 @@
 
 #include "tensat/core/config.h"
 #include "tensat/core/span.h"
+#include "tensat/detail/page_allocator.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -72,9 +73,10 @@ class SmallVector {
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
   [[nodiscard]] std::size_t capacity() const noexcept { return is_inline() ? N : capacity_; }
-  /// Bytes held on the heap (zero while the elements fit inline).
+  /// Bytes held on the heap, malloc's block overhead included (zero while the elements fit
+  /// inline).
   [[nodiscard]] std::size_t heap_bytes() const noexcept {
-    return is_inline() ? 0 : capacity_ * sizeof(T);
+    return is_inline() ? 0 : detail::heap_block_bytes(capacity_ * sizeof(T));
   }
   [[nodiscard]] T* data() noexcept { return is_inline() ? storage_.inline_values : storage_.heap; }
   [[nodiscard]] const T* data() const noexcept {
@@ -117,7 +119,7 @@ class SmallVector {
   }
   /// Releases heap storage beyond the size (moves back inline when the elements fit).
   void shrink_to_fit() {
-    if (is_inline() || capacity_ == size_) return;
+    if (is_inline() || (size_ > N && capacity_ <= block_capacity(size_))) return;
     SmallVector fresh(data(), size_);
     *this = std::move(fresh);
   }
@@ -165,9 +167,17 @@ class SmallVector {
     data()[size_++] = copy;
   }
 
+  // The elements a heap block for `count` of them holds: the whole block malloc hands out (a
+  // 3-id list gets room for 6).
+  static std::size_t block_capacity(std::size_t count) noexcept {
+    return std::min<std::size_t>(
+        0xFFFFFFFFu, std::max(count, detail::heap_usable_bytes(count * sizeof(T)) / sizeof(T)));
+  }
+
   void grow(std::size_t new_capacity) {
     if (new_capacity <= N) return;
     if (new_capacity > 0xFFFFFFFFu) throw std::length_error("SmallVector: too many elements");
+    new_capacity = block_capacity(new_capacity);
     T* fresh = static_cast<T*>(std::malloc(new_capacity * sizeof(T)));
     if (fresh == nullptr) throw std::bad_alloc();
     if (size_ != 0) std::memcpy(static_cast<void*>(fresh), data(), size_ * sizeof(T));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tensat/core/id.h"
+#include "tensat/detail/page_allocator.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -91,7 +92,7 @@ class UnionFind {
  private:
   static constexpr std::uint32_t kRoot = 0x80000000u;
 
-  std::vector<std::uint32_t> entries_;
+  std::vector<std::uint32_t, detail::PageAllocator<std::uint32_t>> entries_;
 };
 
 }  // namespace v0

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tensat/core/id.h"
+#include "tensat/detail/page_allocator.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -127,7 +128,7 @@ class NodeTable {
   }
 
   void rehash(std::size_t capacity) {
-    std::vector<Slot> old = std::move(slots_);
+    std::vector<Slot, PageAllocator<Slot>> old = std::move(slots_);
     slots_.assign(capacity, Slot{});
     slots_.shrink_to_fit();
     for (const Slot& slot : old)
@@ -136,7 +137,7 @@ class NodeTable {
 
   void grow() { rehash(slots_.empty() ? 64 : std::max<std::size_t>(64, 2 * slots_.size())); }
 
-  std::vector<Slot> slots_;
+  std::vector<Slot, PageAllocator<Slot>> slots_;
   std::size_t size_ = 0;
 };
 
