@@ -43,7 +43,7 @@ struct Operands {
     std::uint64_t state = 1;
     for (tt::HostTensor* t : {&x, &w, &y})
       for (float& v : t->data)
-        v = static_cast<float>(tt::internal::splitmix64(state) % 1000) / 1000.0f - 0.5f;
+        v = static_cast<float>(tt::detail::splitmix64(state) % 1000) / 1000.0f - 0.5f;
   }
 };
 
@@ -65,25 +65,25 @@ void run_variant(Variant v, Operands& o) {
   float* out = o.out.data.data();
   const float* y = o.y.data.data();
   if (v == kUnfused) {
-    tt::internal::conv2d_into(o.x, o.w, 1, 1, 0, 0, o.out);
+    tt::detail::conv2d_into(o.x, o.w, 1, 1, 0, 0, o.out);
     tt::HostTensor sum(o.out.dims);  // the unfused add's result is a tensor of its own
     for (std::size_t i = 0; i < sum.data.size(); ++i) sum.data[i] = out[i] + y[i];
     benchmark::DoNotOptimize(sum.data.data());
   } else if (v == kPerGroup) {
-    const tt::internal::Epilogue epilogue = [&](std::int64_t start, std::int64_t length) {
+    const tt::detail::Epilogue epilogue = [&](std::int64_t start, std::int64_t length) {
       add_into(out, y, start, length);
     };
-    tt::internal::conv2d_into(o.x, o.w, 1, 1, 0, 0, o.out, &epilogue);
+    tt::detail::conv2d_into(o.x, o.w, 1, 1, 0, 0, o.out, &epilogue);
   } else {  // the direct 1x1 path of conv2d_into with the epilogue on each column block, channel by
             // channel
     const std::int64_t C = o.x.dims[1], P = o.x.dims[2] * o.x.dims[3];
-    const std::int64_t T = tt::internal::conv_tile_columns(C, P);
+    const std::int64_t T = tt::detail::conv_tile_columns(C, P);
     using Strided = Eigen::OuterStride<>;
-    Eigen::Map<const tt::internal::RowMatrix> weights(o.w.data.data(), C, C);
+    Eigen::Map<const tt::detail::RowMatrix> weights(o.w.data.data(), C, C);
     for (std::int64_t p0 = 0; p0 < P; p0 += T) {
       const std::int64_t t = std::min(T, P - p0);
-      Eigen::Map<tt::internal::RowMatrix, 0, Strided> block(out + p0, C, t, Strided(P));
-      block.noalias() = weights * Eigen::Map<const tt::internal::RowMatrix, 0, Strided>(
+      Eigen::Map<tt::detail::RowMatrix, 0, Strided> block(out + p0, C, t, Strided(P));
+      block.noalias() = weights * Eigen::Map<const tt::detail::RowMatrix, 0, Strided>(
                                       o.x.data.data() + p0, C, t, Strided(P));
       if (t == P)
         add_into(out, y, 0, C * P);
@@ -101,7 +101,7 @@ void BM_conv_add(benchmark::State& state) {
     const std::vector<float> per_block = o.out.data;
     run_variant(kPerGroup, o);
     const std::vector<float> per_group = o.out.data;
-    tt::internal::conv2d_into(o.x, o.w, 1, 1, 0, 0, o.out);
+    tt::detail::conv2d_into(o.x, o.w, 1, 1, 0, 0, o.out);
     for (std::size_t i = 0; i < per_group.size(); ++i)
       if (per_group[i] != per_block[i] || per_group[i] != o.out.data[i] + o.y.data[i]) {
         state.SkipWithError("the three ways disagree");

@@ -105,7 +105,7 @@ std::string kind_of(const tensat::RecExpr<tt::TensorNode>& program, std::size_t 
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  return tt::internal::quantile(v, 0.5);
+  return tt::detail::quantile(v, 0.5);
 }
 
 /// An operand as the cost model reads it: shape, dtype, a layout other than contiguous, and for

@@ -30,7 +30,7 @@ struct PreparedPair {
 /// The q-quantile of `v`, interpolated between order statistics.
 inline double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
-  return tt::internal::quantile(v, q);
+  return tt::detail::quantile(v, q);
 }
 
 /// The times of the pairs, in milliseconds.

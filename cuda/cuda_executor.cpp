@@ -787,14 +787,14 @@ class Executor {
         auto y = make(info.dims, info.dtype);
         TENSAT_CUDA_CHECK(k::batchnorm(x.ptr(), ten(1).ptr(), ten(2).ptr(), ten(3).ptr(),
                                        ten(4).ptr(), y->ptr(), extent, inner, y->elements(),
-                                       internal::kNormEps, stream_));
+                                       detail::kNormEps, stream_));
         return result(std::move(y));
       }
       case Op::LayerNorm: {
         const DeviceTensor& x = ten(0);
         const std::int64_t n = x.dims.back(), rows = n ? x.elements() / n : 0;
         auto y = make(info.dims, info.dtype);
-        const float eps = ch.size() == 4 ? to_host(ten(3)).data.at(0) : internal::kNormEps;
+        const float eps = ch.size() == 4 ? to_host(ten(3)).data.at(0) : detail::kNormEps;
         TENSAT_CUDA_CHECK(
             k::layernorm(x.ptr(), ten(1).ptr(), ten(2).ptr(), y->ptr(), rows, n, eps, stream_));
         return result(std::move(y));
@@ -843,14 +843,14 @@ class Executor {
         out.t = val(1).t;
         return out;
       case Op::Enlarge:
-        return result(from_host(internal::enlarge(to_host(ten(0)), ten(1).dims), info.dtype));
+        return result(from_host(detail::enlarge(to_host(ten(0)), ten(1).dims), info.dtype));
       case Op::Merge:
-        return result(from_host(internal::merge(to_host(ten(2)), num(0), num(1)), info.dtype));
+        return result(from_host(detail::merge(to_host(ten(2)), num(0), num(1)), info.dtype));
       // Weight transforms are computed on the host (precomputed before timing). wino_conv2d runs
       // on the host too: optimize offers it only for profiles whose convolutions run directly
       // (DeviceProfile::winograd), never the GPU's, where cuDNN picks Winograd inside conv2d.
       case Op::WinoWeight:
-        return result(from_host(internal::wino_weight(to_host(ten(0))), info.dtype));
+        return result(from_host(detail::wino_weight(to_host(ten(0))), info.dtype));
       case Op::WinoConv2d:
         return result(on_host(i));
       case Op::Noop:
@@ -1189,7 +1189,7 @@ double measure_cuda_ms(const RecExpr<TensorNode>& program, const Bindings& input
     ms.push_back(events.elapsed_ms());
   }
   std::sort(ms.begin(), ms.end());
-  return internal::quantile(ms, 0.5);
+  return detail::quantile(ms, 0.5);
 }
 
 ProgramProfile profile_cuda(const RecExpr<TensorNode>& program, const Bindings& inputs,
@@ -1230,7 +1230,7 @@ ProgramProfile profile_cuda(const RecExpr<TensorNode>& program, const Bindings& 
     TENSAT_CUDA_CHECK(cudaEventElapsedTime(&total, marks[first], marks[n]));
     totals.push_back(total);
   }
-  return internal::summarize_profile(program, node_ms, totals);
+  return detail::summarize_profile(program, node_ms, totals);
 }
 
 }  // namespace tensor

@@ -1,5 +1,5 @@
-// Every public header of tensat::tensat, after the nested namespaces' own `detail` and
-// `internal` are declared (as some header declares them before another is read): a header in
+// Every public header of tensat::tensat, after the nested namespaces' own `detail` is
+// declared (as some header declares it before another is read): a header in
 // tensat::tensor that names the core's `detail::x` unqualified compiles only if no
 // tensat::tensor::detail exists yet, that is, only in some include orders. Here it fails to
 // compile. The headers then come in reverse path order (the tensor dialect before the core it
@@ -10,10 +10,8 @@ namespace tensat {
 inline namespace v0 {
 namespace tensor {
 namespace detail {}
-namespace internal {}
 namespace models {
 namespace detail {}
-namespace internal {}
 }  // namespace models
 }  // namespace tensor
 }  // namespace v0

@@ -152,7 +152,7 @@ TEST_CASE(
     CHECK(ordered[ordered.root()].op_name() == program[program.root()].op_name());
     // Positions in the reference of the shared nodes (an unchanged name under unchanged
     // children: nodes named n<i> whose subterm is the reference's), in the ordered program.
-    tensat::internal::StructuralNumbering<L> numbering;
+    tensat::detail::StructuralNumbering<L> numbering;
     const auto ref_numbers = numbering.number(reference);
     const auto ordered_numbers = numbering.number(ordered);
     std::vector<std::size_t> position_of(numbering.size(), SIZE_MAX);

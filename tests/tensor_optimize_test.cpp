@@ -113,7 +113,7 @@ namespace {
 /// for the kernels they share.
 std::size_t order_inversions(const RecExpr<TensorNode>& program,
                              const RecExpr<TensorNode>& reference) {
-  tensat::internal::StructuralNumbering<TensorNode> numbering;
+  tensat::detail::StructuralNumbering<TensorNode> numbering;
   const auto ref = numbering.number(reference);
   const auto own = numbering.number(program);
   std::vector<std::size_t> position(numbering.size(), SIZE_MAX);
@@ -148,7 +148,7 @@ TEST_CASE(
     options.order_like_original = true;
     const RecExpr<TensorNode> ordered = optimize(program, options).optimized;
     // The same term: the same nodes over the same operands, only their order differs.
-    tensat::internal::StructuralNumbering<TensorNode> numbering;
+    tensat::detail::StructuralNumbering<TensorNode> numbering;
     auto a = numbering.number(extracted), b = numbering.number(ordered);
     CHECK(a.back() == b.back());
     std::sort(a.begin(), a.end());

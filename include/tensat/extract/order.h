@@ -22,7 +22,7 @@
 namespace tensat {
 inline namespace v0 {
 
-namespace internal {
+namespace detail {
 
 /// Numbers nodes by structure: two nodes get the same number when they are equal once their
 /// children are replaced by their own numbers (hash-consing over programs rather than e-classes).
@@ -49,7 +49,7 @@ class StructuralNumbering {
   std::unordered_map<L, std::uint64_t, NodeHash> numbers_;
 };
 
-}  // namespace internal
+}  // namespace detail
 
 /// A key no node matches (`order_like` ranks such a node by its readers alone).
 inline constexpr std::uint64_t kNoOrderKey = std::numeric_limits<std::uint64_t>::max();
@@ -128,7 +128,7 @@ template <class L>
 /// something early this matches little: given the e-graph, the overload below matches values.
 template <class L>
 [[nodiscard]] RecExpr<L> order_like(const RecExpr<L>& program, const RecExpr<L>& reference) {
-  internal::StructuralNumbering<L> numbering;
+  detail::StructuralNumbering<L> numbering;
   const std::vector<std::uint64_t> reference_keys = numbering.number(reference);
   const std::vector<std::uint64_t> program_keys = numbering.number(program);
   return order_like(program, program_keys, reference_keys);

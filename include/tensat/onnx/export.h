@@ -100,7 +100,7 @@ struct ExportOptions {
   return options;
 }
 
-namespace internal {
+namespace detail {
 
 using tensor::Dims;
 using tensor::Op;
@@ -290,7 +290,7 @@ class Exporter {
       elided_[i] =
           needed_[i] && p_[Id(i)].op() == Op::Broadcast && !infos_[i].symbolic && uses[i] == 0;
     if (std::find(frontier_.begin(), frontier_.end(), true) != frontier_.end()) {
-      evaluator_ = std::make_unique<tensor::internal::Evaluator>(p_, weights_);
+      evaluator_ = std::make_unique<tensor::detail::Evaluator>(p_, weights_);
       try {
         evaluator_->run(true, true);
       } catch (const tensor::MissingBindingError& e) {
@@ -819,7 +819,7 @@ class Exporter {
       case Op::BatchNorm: {
         const std::string y =
             op("BatchNormalization", {in(0), in(1), in(2), in(3), in(4)}, name, &created);
-        attr(created, "epsilon", tensor::internal::kNormEps);
+        attr(created, "epsilon", tensor::detail::kNormEps);
         return {y};
       }
       case Op::Enlarge: {
@@ -887,7 +887,7 @@ class Exporter {
       }
       case Op::LayerNorm: {
         const std::string x = in(0);
-        float eps = tensor::internal::kNormEps;
+        float eps = tensor::detail::kNormEps;
         if (n.children().size() == 4) {
           const std::optional<float> value = constant_value(n.children()[3].index());
           if (!value) throw ExportError(where(i), "layernorm: eps has no known value");
@@ -1080,14 +1080,14 @@ class Exporter {
   ::onnx::GraphProto* graph_ = nullptr;
   std::vector<std::size_t> outputs_;
   std::vector<bool> frontier_, needed_, elided_, absorbed_;
-  std::unique_ptr<tensor::internal::Evaluator> evaluator_;
+  std::unique_ptr<tensor::detail::Evaluator> evaluator_;
   std::vector<std::vector<std::string>> names_;
   std::set<std::string> taken_;
   std::map<std::vector<std::int64_t>, std::string> int_constants_;
   std::map<std::uint32_t, std::string> scalar_constants_;
 };
 
-}  // namespace internal
+}  // namespace detail
 
 /// `program` (its root an output, or a `noop` of the outputs) with the values of its weights
 /// (`weights`, by name) as an ONNX model. Throws `ExportError`, and `tensor::ShapeError` for an
@@ -1095,7 +1095,7 @@ class Exporter {
 [[nodiscard]] inline ::onnx::ModelProto export_model(const RecExpr<tensor::TensorNode>& program,
                                                      const tensor::Bindings& weights,
                                                      const ExportOptions& options = {}) {
-  return internal::Exporter(program, weights, options).run();
+  return detail::Exporter(program, weights, options).run();
 }
 
 /// Writes `model` to `path` (binary protobuf); `ExportError` with `where() == "file"` on failure.

@@ -111,7 +111,7 @@ struct ImportedModel {
 inline constexpr std::int64_t kMinOpset = 9;
 inline constexpr std::int64_t kMaxOpset = 17;
 
-namespace internal {
+namespace detail {
 
 using tensor::Dims;
 using tensor::Tensor;
@@ -1331,7 +1331,7 @@ class Importer {
     Dims out_dims = dims_of(count);
     if (v.is_constant()) {
       const std::int64_t n = checked_elements(out_dims, max_constant_, c.where, "the result");
-      const auto strides = tensor::internal::strides_of(v.dims);
+      const auto strides = tensor::detail::strides_of(v.dims);
       Value out;
       out.dims = out_dims;
       out.integer = v.integer;
@@ -1411,7 +1411,7 @@ class Importer {
         set_tensor(c, slice_of(*v.tensor, axis, start, end), out);
       } else {
         std::int64_t outer, ext, inner;
-        tensor::internal::split_dims(v.dims, axis, outer, ext, inner);
+        tensor::detail::split_dims(v.dims, axis, outer, ext, inner);
         Value part;
         part.dims = v.dims;
         part.dims[static_cast<std::size_t>(axis)] = end - start;
@@ -1877,10 +1877,10 @@ class Importer {
         c.fail("scale, bias, mean and var must have one value per channel");
     // The dialect's eps is 1e-5; another epsilon is folded into a constant variance.
     const double eps = c.float_attr("epsilon", 1e-5);
-    const bool other_eps = std::fabs(eps - static_cast<double>(tensor::internal::kNormEps)) > 1e-12;
+    const bool other_eps = std::fabs(eps - static_cast<double>(tensor::detail::kNormEps)) > 1e-12;
     if (other_eps) {
       if (!var.is_constant()) c.unsupported("an epsilon other than 1e-5 needs a constant variance");
-      for (double& d : var.data) d += eps - static_cast<double>(tensor::internal::kNormEps);
+      for (double& d : var.data) d += eps - static_cast<double>(tensor::detail::kNormEps);
     }
     const Tensor v =
         weight_of(var, other_eps ? derived_key(c.input_name(4), "eps") : c.input_name(4));
@@ -1905,7 +1905,7 @@ class Importer {
     const Tensor bias = has_bias ? c.tensor(2) : scalar_zeros(normalized, c.derived("bias"));
     if (axis == static_cast<std::int64_t>(d.size()) - 1 && g_.shape(scale) == normalized &&
         g_.shape(bias) == normalized)
-      return set_tensor(c, static_cast<float>(eps) == tensor::internal::kNormEps
+      return set_tensor(c, static_cast<float>(eps) == tensor::detail::kNormEps
                                ? g_.layernorm(x, scale, bias)
                                : g_.layernorm(x, scale, bias, g_.scalar(static_cast<float>(eps))));
     const std::int64_t outer =
@@ -2307,13 +2307,13 @@ class Importer {
   std::map<std::string, std::string> opaque_keys_;  // serialized record -> type symbol
 };
 
-}  // namespace internal
+}  // namespace detail
 
 /// The ONNX operator types (default domain) the importer converts, sorted; any other operator
 /// is kept as an `opaque` node.
 [[nodiscard]] inline std::vector<std::string> supported_operators() {
   std::vector<std::string> out;
-  for (const auto& [type, converter] : internal::Importer::converters()) out.emplace_back(type);
+  for (const auto& [type, converter] : detail::Importer::converters()) out.emplace_back(type);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -2323,7 +2323,7 @@ class Importer {
 [[nodiscard]] inline ImportedModel import_model(const ::onnx::ModelProto& model,
                                                 const ImportOptions& options = {}) {
   try {
-    return internal::Importer(model, options).run();
+    return detail::Importer(model, options).run();
   } catch (const tensor::ShapeError& e) {
     throw ImportError("", std::string("inconsistent shapes: ") + e.what());
   }

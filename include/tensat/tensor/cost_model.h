@@ -417,7 +417,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       work.flops = op == Op::PoolMax ? n * window * w.max : n * (window * w.add + w.mul);
       work.flops += n * detail::activation_weight(children[5]->value, w);
       // A window over the whole plane, with no padding before it, is one reduction per channel
-      // (the executor's classifier heads, `internal::pool`): vectorized like reduce_*, at the
+      // (the executor's classifier heads, `detail::pool`): vectorized like reduce_*, at the
       // vector peak. SAME pads (k - H) / 2 before a window of k >= H.
       const TensorInfo& x = *children[6];
       const auto covers = [](std::int64_t k, std::int64_t in) {

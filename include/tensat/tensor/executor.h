@@ -132,7 +132,7 @@ inline void round_tensor(HostTensor& t) {
   for (float& v : t.data) v = round_to(v, t.dtype);
 }
 
-namespace internal {
+namespace detail {
 
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
@@ -2383,7 +2383,7 @@ inline std::string source_name(const RecExpr<TensorNode>& p, const TensorNode& n
   return n.op() == Op::Num ? std::to_string(n.value()) : std::string(n.symbol().str());
 }
 
-}  // namespace internal
+}  // namespace detail
 
 /// How `execute` runs a program.
 struct ExecuteOptions {
@@ -2411,7 +2411,7 @@ struct ExecuteOptions {
                                                      const Bindings& inputs,
                                                      const ExecuteOptions& options = {}) {
   if (program.size() == 0) throw ExecutionError("execute: empty program");
-  internal::Evaluator ev(program, inputs, options.fused_loops, options.on_node);
+  detail::Evaluator ev(program, inputs, options.fused_loops, options.on_node);
   ev.run(false);
   return ev.outputs();
 }
@@ -2430,7 +2430,7 @@ struct ExecuteOptions {
   for (std::size_t i = 0; i < program.size(); ++i) {
     const TensorNode& node = program[Id(i)];
     if (node.op() != Op::Input && node.op() != Op::Weight) continue;
-    const std::string name = internal::source_name(program, node);
+    const std::string name = detail::source_name(program, node);
     if (out.count(name)) continue;
     const TensorNode& dtype_node = program[node.children()[1]];
     const DType dtype = dtype_from_name(dtype_node.symbol().str()).value_or(DType::F32);
@@ -2449,8 +2449,7 @@ struct ExecuteOptions {
       scale = std::sqrt(3.0f / static_cast<float>(fan_in));
     }
     for (float& v : t.data) {
-      const double u =
-          static_cast<double>(internal::splitmix64(state) >> 11) * 0x1.0p-53;  // [0, 1)
+      const double u = static_cast<double>(detail::splitmix64(state) >> 11) * 0x1.0p-53;  // [0, 1)
       v = static_cast<float>(2 * u - 1) * scale;
       if (positive[i]) v = std::fabs(v) + 0.5f;
     }
@@ -2488,7 +2487,7 @@ struct PrecomputedProgram {
   if (computed(n - 1)) frontier[n - 1] = true;
   // Values of the frontier nodes (every weight-only node is evaluated once here, and nothing
   // else: the rest may read inputs that are not bound, or be opaque).
-  internal::Evaluator ev(program, bindings);
+  detail::Evaluator ev(program, bindings);
   ev.run(true, true);
   PrecomputedProgram out;
   std::vector<Id> map(n, kInvalidId);
@@ -2520,7 +2519,7 @@ struct PrecomputedProgram {
     }
     const TensorNode& node = program[Id(i)];
     if (node.op() == Op::Input || node.op() == Op::Weight) {
-      const std::string name = internal::source_name(program, node);
+      const std::string name = detail::source_name(program, node);
       if (auto it = bindings.find(name); it != bindings.end())
         out.bindings.emplace(name, it->second);
     }
@@ -2721,7 +2720,7 @@ struct TimeComparison {
   }
 };
 
-namespace internal {
+namespace detail {
 
 /// The q-quantile of sorted values, linearly interpolated between order statistics.
 inline double quantile(const std::vector<double>& sorted, double q) {
@@ -2732,7 +2731,7 @@ inline double quantile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (at - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
-}  // namespace internal
+}  // namespace detail
 
 /// Which program (0 or 1) runs `j`-th (0 or 1) in pair `pair` of an ABBA sequence: 0 first in
 /// even pairs, 1 first in odd ones. For harnesses that drive one pair at a time (Google
@@ -2813,13 +2812,13 @@ void run_abba_pairs(std::size_t pairs, RunProgram&& run) {
     if (ratios.back() < 1.0) ++out.faster_pairs;
   }
   std::sort(ratios.begin(), ratios.end());
-  out.ratio_median = internal::quantile(ratios, 0.5);
-  out.ratio_q1 = internal::quantile(ratios, 0.25);
-  out.ratio_q3 = internal::quantile(ratios, 0.75);
+  out.ratio_median = detail::quantile(ratios, 0.5);
+  out.ratio_q1 = detail::quantile(ratios, 0.25);
+  out.ratio_q3 = detail::quantile(ratios, 0.75);
   for (int k = 0; k < 2; ++k) {
     std::sort(ms[k].begin(), ms[k].end());
     TimeComparison::Times& t = k == 0 ? out.original : out.optimized;
-    t.median_ms = internal::quantile(ms[k], 0.5);
+    t.median_ms = detail::quantile(ms[k], 0.5);
     t.min_ms = ms[k].front();
     t.max_ms = ms[k].back();
   }
@@ -2862,7 +2861,7 @@ struct ProgramProfile {
   }
 };
 
-namespace internal {
+namespace detail {
 
 /// The profile of `program` from its timed runs, in milliseconds: `node_ms[i]` node i's time in
 /// each run (empty: not evaluated), `total_ms` each whole run's. Sorts both. Shared by
@@ -2896,7 +2895,7 @@ namespace internal {
   return profile;
 }
 
-}  // namespace internal
+}  // namespace detail
 
 /// Times `program` node by node on the executor: one untimed warm-up run, then `runs` runs,
 /// each an `execute` with `ExecuteOptions::on_node` set (so the whole call and each node are
@@ -2923,7 +2922,7 @@ namespace internal {
   for (double& t : totals) t *= 1e3;
   for (auto& s : seconds)
     for (double& t : s) t *= 1e3;
-  return internal::summarize_profile(program, seconds, totals);
+  return detail::summarize_profile(program, seconds, totals);
 }
 
 /// The profile as a text table: one line per op kind (nodes, median time in milliseconds summed

@@ -36,7 +36,7 @@ inline constexpr std::string_view kFusionLabel = "fusion";
 // producer of an elementwise epilogue (XLA's kOutput fusion), with its own operands read from
 // memory.
 
-namespace internal {
+namespace detail {
 
 /// Builds one fused kernel's right-hand side: the body over `arg`s and the distinct inputs.
 class FusedBuilder {
@@ -188,7 +188,7 @@ class FusedBuilder {
   std::size_t contractions_;
 };
 
-}  // namespace internal
+}  // namespace detail
 
 /// One rule per fusible root op: `(op ?x ...)` gains `(fused (op B(?x) ...) inputs...)`, where
 /// B(?x) inlines the best producer of ?x's class — a `fused` node's body (the largest whose
@@ -229,7 +229,7 @@ inline std::vector<TensorRewrite> fusion_rules(std::size_t max_per_class = 2) {
       }
       if (all_weight_only) return {};
       RightHandSide rhs(g);
-      internal::FusedBuilder builder(rhs, g, !is_fusible_elementwise(op));
+      detail::FusedBuilder builder(rhs, g, !is_fusible_elementwise(op));
       bool inlined = false;
       SmallVector<RightHandSide::Ref, 8> operands;
       for (const Var& v : reads) operands.push_back(builder.operand(s[v], inlined));

@@ -41,7 +41,7 @@ inline namespace v0 {
 namespace tensor {
 namespace models {
 
-namespace internal {
+namespace detail {
 
 /// The channel count (axis 1) of an NCHW tensor.
 [[nodiscard]] inline std::int64_t channels(const Graph& g, Tensor x) { return g.shape(x)[1]; }
@@ -377,7 +377,7 @@ inline Tensor bottleneck(Graph& g, Tensor x, const std::string& name, std::int64
   return g.relu(g.ewadd(shortcut, y));
 }
 
-}  // namespace internal
+}  // namespace detail
 
 /// BERT self-attention stack (TASO examples/bert.py, TENSAT src/bert.rs): input [64, 1024],
 /// relu, then 8 layers of 16-head attention, each 3 QKV matmuls [1024, 1024], reshape to
@@ -389,7 +389,7 @@ inline Tensor bottleneck(Graph& g, Tensor x, const std::string& name, std::int64
 [[nodiscard]] inline Graph bert(int layers = 8) {
   Graph g;
   Tensor x = g.relu(g.input("bert_input", {64, 1024}));
-  for (int layer = 0; layer < layers; ++layer) x = internal::bert_layer(g, x, layer, 16);
+  for (int layer = 0; layer < layers; ++layer) x = detail::bert_layer(g, x, layer, 16);
   g.output(x);
   return g;
 }
@@ -407,7 +407,7 @@ inline Tensor bottleneck(Graph& g, Tensor x, const std::string& name, std::int64
     xs.push_back(g.input(fmt::format("nasrnn_x{}", i), {1, kHidden}));
   Tensor h = g.weight("nasrnn_h0", {1, kHidden});
   for (int i = 0; i < kSteps; ++i)
-    h = internal::nasrnn_cell(g, xs[static_cast<std::size_t>(i)], h, i);
+    h = detail::nasrnn_cell(g, xs[static_cast<std::size_t>(i)], h, i);
   g.output(h);
   return g;
 }
@@ -420,7 +420,7 @@ inline Tensor bottleneck(Graph& g, Tensor x, const std::string& name, std::int64
 [[nodiscard]] inline Graph resnext50() {
   Graph g;
   const Tensor input = g.input("resnext_input", {1, 3, 224, 224});
-  Tensor x = internal::conv(g, input, "resnext_stem", 64, 7, 7, 2, Padding::Same, Activation::Relu);
+  Tensor x = detail::conv(g, input, "resnext_stem", 64, 7, 7, 2, Padding::Same, Activation::Relu);
   x = g.poolmax(x, 3, 3, 2, 2, Padding::Same);
   struct Stage {
     int blocks;
@@ -430,8 +430,8 @@ inline Tensor bottleneck(Graph& g, Tensor x, const std::string& name, std::int64
   constexpr std::array<Stage, 4> kStages{{{3, 128, 1}, {4, 256, 2}, {6, 512, 2}, {3, 1024, 2}}};
   for (std::size_t s = 0; s < kStages.size(); ++s)
     for (int b = 0; b < kStages[s].blocks; ++b)
-      x = internal::resnext_block(g, x, fmt::format("resnext_s{}b{}", s + 1, b), kStages[s].width,
-                                  b == 0 ? kStages[s].stride : 1, 32);
+      x = detail::resnext_block(g, x, fmt::format("resnext_s{}b{}", s + 1, b), kStages[s].width,
+                                b == 0 ? kStages[s].stride : 1, 32);
   g.output(x);
   return g;
 }
@@ -446,20 +446,20 @@ inline Tensor bottleneck(Graph& g, Tensor x, const std::string& name, std::int64
 [[nodiscard]] inline Graph nasneta() {
   Graph g;
   const Tensor input = g.input("nasnet_input", {1, 3, 224, 224});
-  Tensor x = internal::conv(g, input, "nasnet_stem", 64, 7, 7, 2, Padding::Same, Activation::Relu);
+  Tensor x = detail::conv(g, input, "nasnet_stem", 64, 7, 7, 2, Padding::Same, Activation::Relu);
   x = g.poolmax(x, 3, 3, 2, 2, Padding::Same);
   std::int64_t out = 128;
   for (int stage = 0; stage < 3; ++stage) {
     Tensor prev = x;
     Tensor cur = x;
     for (int cell = 0; cell < 5; ++cell) {
-      const Tensor next = internal::nasnet_normal_cell(
-          g, prev, cur, fmt::format("nasnet_s{}n{}", stage, cell), out);
+      const Tensor next =
+          detail::nasnet_normal_cell(g, prev, cur, fmt::format("nasnet_s{}n{}", stage, cell), out);
       prev = cur;
       cur = next;
     }
     out *= 2;
-    x = internal::nasnet_reduction_cell(g, prev, cur, fmt::format("nasnet_s{}r", stage), out);
+    x = detail::nasnet_reduction_cell(g, prev, cur, fmt::format("nasnet_s{}r", stage), out);
   }
   g.output(x);
   return g;
@@ -475,20 +475,20 @@ inline Tensor bottleneck(Graph& g, Tensor x, const std::string& name, std::int64
 /// (conv2d 94, concat 30, poolavg 9, poolmax 5, reshape 1, matmul 1).
 [[nodiscard]] inline Graph inceptionv3() {
   Graph g;
-  Tensor x = internal::inception_stem(g, g.input("inception_input", {1, 3, 299, 299}));
-  x = internal::inception_a(g, x, "mixed_5b", 32);
-  x = internal::inception_a(g, x, "mixed_5c", 64);
-  x = internal::inception_a(g, x, "mixed_5d", 64);
-  x = internal::inception_b(g, x, "mixed_6a");
-  x = internal::inception_c(g, x, "mixed_6b", 128);
-  x = internal::inception_c(g, x, "mixed_6c", 160);
-  x = internal::inception_c(g, x, "mixed_6d", 160);
-  x = internal::inception_c(g, x, "mixed_6e", 192);
-  x = internal::inception_d(g, x, "mixed_7a");
-  x = internal::inception_e(g, x, "mixed_7b");
-  x = internal::inception_e(g, x, "mixed_7c");
+  Tensor x = detail::inception_stem(g, g.input("inception_input", {1, 3, 299, 299}));
+  x = detail::inception_a(g, x, "mixed_5b", 32);
+  x = detail::inception_a(g, x, "mixed_5c", 64);
+  x = detail::inception_a(g, x, "mixed_5d", 64);
+  x = detail::inception_b(g, x, "mixed_6a");
+  x = detail::inception_c(g, x, "mixed_6b", 128);
+  x = detail::inception_c(g, x, "mixed_6c", 160);
+  x = detail::inception_c(g, x, "mixed_6d", 160);
+  x = detail::inception_c(g, x, "mixed_6e", 192);
+  x = detail::inception_d(g, x, "mixed_7a");
+  x = detail::inception_e(g, x, "mixed_7b");
+  x = detail::inception_e(g, x, "mixed_7c");
   x = g.poolavg(x, 8, 8, 1, 1, Padding::Valid);  // [1, 2048, 1, 1]
-  g.output(internal::dense(g, internal::flatten(g, x), "inception_fc", 1000));
+  g.output(detail::dense(g, detail::flatten(g, x), "inception_fc", 1000));
   return g;
 }
 
@@ -500,22 +500,22 @@ inline Tensor bottleneck(Graph& g, Tensor x, const std::string& name, std::int64
 [[nodiscard]] inline Graph squeezenet() {
   Graph g;
   const Tensor input = g.input("squeezenet_input", {1, 3, 224, 224});
-  Tensor x = g.relu(internal::conv(g, input, "conv1", 64, 3, 3, 2, Padding::Valid));  // 111
+  Tensor x = g.relu(detail::conv(g, input, "conv1", 64, 3, 3, 2, Padding::Valid));  // 111
   auto pool = [&](Tensor y) { return g.poolmax(y, 3, 3, 2, 2, Padding::Valid); };
   x = pool(x);  // 55
-  x = internal::fire(g, x, "fire2", 16, 64);
-  x = internal::fire(g, x, "fire3", 16, 64);
+  x = detail::fire(g, x, "fire2", 16, 64);
+  x = detail::fire(g, x, "fire3", 16, 64);
   x = pool(x);  // 27
-  x = internal::fire(g, x, "fire4", 32, 128);
-  x = internal::fire(g, x, "fire5", 32, 128);
+  x = detail::fire(g, x, "fire4", 32, 128);
+  x = detail::fire(g, x, "fire5", 32, 128);
   x = pool(x);  // 13
-  x = internal::fire(g, x, "fire6", 48, 192);
-  x = internal::fire(g, x, "fire7", 48, 192);
-  x = internal::fire(g, x, "fire8", 64, 256);
-  x = internal::fire(g, x, "fire9", 64, 256);
-  x = g.relu(internal::conv(g, x, "conv10", 1000, 1, 1));
+  x = detail::fire(g, x, "fire6", 48, 192);
+  x = detail::fire(g, x, "fire7", 48, 192);
+  x = detail::fire(g, x, "fire8", 64, 256);
+  x = detail::fire(g, x, "fire9", 64, 256);
+  x = g.relu(detail::conv(g, x, "conv10", 1000, 1, 1));
   x = g.poolavg(x, 13, 13, 13, 13, Padding::Valid);  // [1, 1000, 1, 1]
-  g.output(internal::flatten(g, x));
+  g.output(detail::flatten(g, x));
   return g;
 }
 
@@ -534,14 +534,14 @@ inline Tensor bottleneck(Graph& g, Tensor x, const std::string& name, std::int64
   constexpr std::array<Block, 5> kBlocks{{{2, 64}, {2, 128}, {4, 256}, {4, 512}, {4, 512}}};
   for (std::size_t b = 0; b < kBlocks.size(); ++b) {
     for (int i = 0; i < kBlocks[b].convs; ++i)
-      x = g.relu(internal::conv(g, x, fmt::format("vgg_conv{}_{}", b + 1, i + 1),
-                                kBlocks[b].channels, 3, 3));
+      x = g.relu(detail::conv(g, x, fmt::format("vgg_conv{}_{}", b + 1, i + 1), kBlocks[b].channels,
+                              3, 3));
     x = g.poolmax(x, 2, 2, 2, 2, Padding::Valid);
   }
-  x = internal::flatten(g, x);  // [1, 25088]
-  x = g.relu(internal::dense(g, x, "vgg_fc6", 4096));
-  x = g.relu(internal::dense(g, x, "vgg_fc7", 4096));
-  g.output(internal::dense(g, x, "vgg_fc8", 1000));
+  x = detail::flatten(g, x);  // [1, 25088]
+  x = g.relu(detail::dense(g, x, "vgg_fc6", 4096));
+  x = g.relu(detail::dense(g, x, "vgg_fc7", 4096));
+  g.output(detail::dense(g, x, "vgg_fc8", 1000));
   return g;
 }
 
@@ -567,10 +567,9 @@ struct TransformerShape {
   Tensor x = g.input("encoder_input", {shape.seq, shape.d_model});
   for (int l = 0; l < layers; ++l) {
     const std::string name = fmt::format("enc{}", l);
-    x = internal::norm(g, g.ewadd(x, internal::attention(g, x, name + "_attn", shape.heads, false)),
-                       name + "_ln1");
-    x = internal::norm(g, g.ewadd(x, internal::mlp(g, x, name + "_mlp", shape.d_ff)),
-                       name + "_ln2");
+    x = detail::norm(g, g.ewadd(x, detail::attention(g, x, name + "_attn", shape.heads, false)),
+                     name + "_ln1");
+    x = detail::norm(g, g.ewadd(x, detail::mlp(g, x, name + "_mlp", shape.d_ff)), name + "_ln2");
   }
   g.output(x);
   return g;
@@ -589,12 +588,11 @@ struct TransformerShape {
   Tensor x = g.input("decoder_input", {shape.seq, shape.d_model});
   for (int l = 0; l < layers; ++l) {
     const std::string name = fmt::format("dec{}", l);
-    x = g.ewadd(x, internal::attention(g, internal::norm(g, x, name + "_ln1"), name + "_attn",
-                                       shape.heads, true));
-    x = g.ewadd(x,
-                internal::mlp(g, internal::norm(g, x, name + "_ln2"), name + "_mlp", shape.d_ff));
+    x = g.ewadd(x, detail::attention(g, detail::norm(g, x, name + "_ln1"), name + "_attn",
+                                     shape.heads, true));
+    x = g.ewadd(x, detail::mlp(g, detail::norm(g, x, name + "_ln2"), name + "_mlp", shape.d_ff));
   }
-  g.output(internal::norm(g, x, "dec_ln_f"));
+  g.output(detail::norm(g, x, "dec_ln_f"));
   return g;
 }
 
@@ -610,15 +608,15 @@ struct TransformerShape {
     throw Error(fmt::format("resnet: depth {} is below 35 (eleven bottleneck blocks)", depth));
   Graph g;
   Tensor x = g.input("resnet_input", {1, 3, 224, 224});
-  x = internal::conv_bn(g, x, "stem", 64, 7, 2, true);
+  x = detail::conv_bn(g, x, "stem", 64, 7, 2, true);
   x = g.poolmax(x, 3, 3, 2, 2, Padding::Same);  // [1, 64, 56, 56]
   const std::array<int, 4> stages{3, 4, blocks - 10, 3};
   for (std::size_t s = 0; s < stages.size(); ++s)
     for (int b = 0; b < stages[s]; ++b)
-      x = internal::bottleneck(g, x, fmt::format("res{}_{}", s + 2, b), std::int64_t{64} << s,
-                               b == 0 && s > 0 ? 2 : 1);
+      x = detail::bottleneck(g, x, fmt::format("res{}_{}", s + 2, b), std::int64_t{64} << s,
+                             b == 0 && s > 0 ? 2 : 1);
   x = g.poolavg(x, 7, 7, 7, 7, Padding::Valid);  // [1, 2048, 1, 1]
-  g.output(internal::dense(g, internal::flatten(g, x), "resnet_fc", 1000));
+  g.output(detail::dense(g, detail::flatten(g, x), "resnet_fc", 1000));
   return g;
 }
 
@@ -637,7 +635,7 @@ struct TransformerShape {
   return stacks;
 }
 
-namespace internal {
+namespace detail {
 [[noreturn]] inline void unknown_model(std::string_view name) {
   std::string valid;
   for (std::string_view n : model_names())
@@ -646,7 +644,7 @@ namespace internal {
     if (stack.first != "bert") valid += fmt::format(", {}", stack.first);
   throw Error(fmt::format("unknown model '{}' (valid names: {})", name, valid));
 }
-}  // namespace internal
+}  // namespace detail
 
 /// The model `name` at `layers` layers, for the names of `stack_defaults()`: `bert` (TENSAT's
 /// stack), `encoder` (`transformer_encoder`), `decoder` (`transformer_decoder`), `resnet`
@@ -663,7 +661,7 @@ namespace internal {
     if (name == fixed)
       throw Error(fmt::format(
           "model '{}' has a fixed depth (layers apply to bert, encoder, decoder, resnet)", name));
-  internal::unknown_model(name);
+  detail::unknown_model(name);
 }
 
 /// The model called `name`: one of `model_names()`, or one of `stack_defaults()` at its
@@ -677,7 +675,7 @@ namespace internal {
   if (name == "vgg19") return vgg19();
   for (const auto& [stack, layers] : stack_defaults())
     if (name == stack) return build_model(name, layers);
-  internal::unknown_model(name);
+  detail::unknown_model(name);
 }
 
 }  // namespace models

@@ -19,7 +19,7 @@ namespace tensor {
 /// The label of the recognition rules.
 inline constexpr std::string_view kRecognizeLabel = "recognize";
 
-namespace internal {
+namespace detail {
 
 /// The value of the `(scalar v)` in the class bound to `var`, if it has one.
 [[nodiscard]] inline std::optional<float> scalar_value(const TensorEGraph& g, const Subst& s,
@@ -59,7 +59,7 @@ inline TensorCondition scalar_near(std::string_view var, double want, double rel
   return v;
 }
 
-}  // namespace internal
+}  // namespace detail
 
 /// Recognition rules (family `recognize`): operators that exporters spell out as chains of
 /// small ops, found again from the chain and its constants (`scalar`s), as onnxruntime's
@@ -80,7 +80,7 @@ inline TensorCondition scalar_near(std::string_view var, double want, double rel
 /// `all_rules()` (the instance search of `find_rule_instances` cannot build their left-hand
 /// sides): `optimize` adds them (`OptimizeOptions::recognize`).
 inline std::vector<TensorRewrite> recognition_rules() {
-  using internal::Ref;
+  using detail::Ref;
   std::vector<TensorRewrite> r;
   const std::string family(kRecognizeLabel);
   const std::string mean = "(broadcast ?d (reshape ?k (reduce_mean ?a ?x)))";
@@ -120,7 +120,7 @@ inline std::vector<TensorRewrite> recognition_rules() {
   const auto fold_affine = [](bool scale) {
     return
         [scale](RightHandSide& rhs, const TensorEGraph& g, const Subst& s) -> std::optional<Ref> {
-          const auto v = internal::last_axis_vector(rhs, g, s, "?h", "?x");
+          const auto v = detail::last_axis_vector(rhs, g, s, "?h", "?x");
           if (!v) return std::nullopt;
           const Ref gamma = rhs.cls(s[Var("?g")]), beta = rhs.cls(s[Var("?b")]);
           return rhs.op(Op::LayerNorm,
@@ -145,13 +145,13 @@ inline std::vector<TensorRewrite> recognition_rules() {
       "(broadcast ?d (scalar 3))) (broadcast ?d ?k))) (broadcast ?d ?c))) (broadcast ?d (scalar "
       "1))))",
       "(gelu ?x)",
-      internal::all_of(internal::all_of(internal::scalar_near("?half", 0.5),
-                                        internal::scalar_near("?k", 0.044715)),
-                       internal::scalar_near("?c", 0.7978845608028654))));
+      detail::all_of(
+          detail::all_of(detail::scalar_near("?half", 0.5), detail::scalar_near("?k", 0.044715)),
+          detail::scalar_near("?c", 0.7978845608028654))));
   // The exact GELU: x/2·(1 + erf(x/√2)), the importer's division by √2 a product by 1/√2, the
   // half taken last (PyTorch's F.gelu) or first (0.5·x·(...), as the tanh form).
-  const TensorCondition erf_constants = internal::all_of(
-      internal::scalar_near("?half", 0.5), internal::scalar_near("?r", 0.7071067811865476));
+  const TensorCondition erf_constants = detail::all_of(
+      detail::scalar_near("?half", 0.5), detail::scalar_near("?r", 0.7071067811865476));
   const std::string erf_term =
       "(ewadd (erf (ewmul ?x (broadcast ?d ?r))) (broadcast ?d (scalar 1)))";
   r.push_back(tensor_rewrite("gelu-recognize-erf", family,
@@ -167,12 +167,12 @@ inline std::vector<TensorRewrite> recognition_rules() {
       "hard-swish-recognize", family,
       "(ewmul ?x (clip (ewadd (smul ?x ?a) (broadcast ?d ?b)) (scalar 0) (scalar 1)))",
       "(hard_swish ?x)",
-      internal::all_of(internal::scalar_near("?a", 1.0 / 6.0), internal::scalar_near("?b", 0.5))));
+      detail::all_of(detail::scalar_near("?a", 1.0 / 6.0), detail::scalar_near("?b", 0.5))));
   r.push_back(tensor_rewrite(
       "hard-swish-recognize-clip6", family,
       "(ewmul (ewmul ?x (clip (ewadd ?x (broadcast ?d (scalar 3))) (scalar 0) (scalar 6))) "
       "(broadcast ?d ?s))",
-      "(hard_swish ?x)", internal::scalar_near("?s", 1.0 / 6.0)));
+      "(hard_swish ?x)", detail::scalar_near("?s", 1.0 / 6.0)));
   return r;
 }
 

@@ -39,7 +39,7 @@ struct RuleInstanceSearch {
   std::uint64_t seed = 1;
 };
 
-namespace internal {
+namespace detail {
 
 /// What kind of value a child position takes, with plausible values for attributes.
 inline std::vector<std::string> candidates_for(Op parent, std::size_t child) {
@@ -170,7 +170,7 @@ inline std::string print_with(const PatternAst<TensorNode>& ast, Id id,
   return out + ")";
 }
 
-}  // namespace internal
+}  // namespace detail
 
 /// Searches programs matched by `rule`'s left-hand side (a `Pattern` or `MultiPattern`
 /// searcher) by binding its variables to small tensors and attributes at random (seeded), and
@@ -178,7 +178,7 @@ inline std::string print_with(const PatternAst<TensorNode>& ast, Id id,
 inline std::vector<RuleInstance> find_rule_instances(const TensorRewrite& rule,
                                                      const RuleInstanceSearch& search = {}) {
   const std::vector<PatternAst<TensorNode>> clauses =
-      internal::lhs_patterns(rule.searcher().to_string());
+      detail::lhs_patterns(rule.searcher().to_string());
   // Candidate texts per variable, from the first position it appears in.
   std::map<std::string, std::vector<std::string>> pools;
   for (const auto& ast : clauses)
@@ -188,34 +188,33 @@ inline std::vector<RuleInstance> find_rule_instances(const TensorRewrite& rule,
       for (std::size_t i = 0; i < children.size(); ++i) {
         const auto& child = ast[children[i]];
         if (child.is_var())
-          pools.emplace(std::string(child.var().name()),
-                        internal::candidates_for(n.node().op(), i));
+          pools.emplace(std::string(child.var().name()), detail::candidates_for(n.node().op(), i));
       }
     }
   for (const auto& ast : clauses)  // a bare-variable pattern (never in practice) gets tensors
     for (const auto& n : ast)
       if (n.is_var())
-        pools.emplace(std::string(n.var().name()), internal::candidates_for(Op::Noop, 0));
+        pools.emplace(std::string(n.var().name()), detail::candidates_for(Op::Noop, 0));
 
   std::mt19937_64 rng(search.seed);
   std::vector<RuleInstance> applied, rejected;
   for (std::size_t attempt = 0; attempt < search.max_tries; ++attempt) {
     if (applied.size() >= search.wanted && rejected.size() >= search.wanted_rejected) break;
     std::map<std::string, std::string> bind;
-    const auto& world = internal::tensor_worlds()[rng() % internal::tensor_worlds().size()];
+    const auto& world = detail::tensor_worlds()[rng() % detail::tensor_worlds().size()];
     for (const auto& [var, pool] : pools)
       bind[var] = pool.empty() ? world[rng() % world.size()] : pool[rng() % pool.size()];
     std::string text;
     if (clauses.size() == 1) {
-      text = internal::print_with(clauses[0], clauses[0].root(), bind);
+      text = detail::print_with(clauses[0], clauses[0].root(), bind);
     } else {
       text = "(noop";
-      for (const auto& ast : clauses) text += " " + internal::print_with(ast, ast.root(), bind);
+      for (const auto& ast : clauses) text += " " + detail::print_with(ast, ast.root(), bind);
       text += ")";
     }
     RuleInstance instance;
     instance.program = parse_expr<TensorNode>(text);
-    if (!internal::well_typed(instance.program)) continue;
+    if (!detail::well_typed(instance.program)) continue;
     TensorEGraph egraph;
     egraph.add_expr(instance.program);
     egraph.rebuild();

@@ -25,10 +25,25 @@ namespace tensor {
 /// `Runner::with_label_iteration_limit(kMultiLabel, k_multi)`).
 inline constexpr std::string_view kMultiLabel = "multi";
 
-namespace internal {
+namespace detail {
 
 using Ref = RightHandSide::Ref;
 
+/// A rule labelled `family` and `multi` that searches the multi-pattern `lhs` with `applier`.
+inline TensorRewrite multi_rewrite(
+    std::string name, std::string_view family, std::string_view lhs,
+    std::shared_ptr<const Applier<TensorNode, TensorAnalysis>> applier) {
+  auto searcher = std::make_shared<MultiPatternSearcher<TensorNode, TensorAnalysis>>(
+      MultiPattern<TensorNode>(lhs));
+  return TensorRewrite(std::move(name), std::move(searcher), std::move(applier))
+      .with_label(std::string(family))
+      .with_label(std::string(kMultiLabel));
+}
+
+}  // namespace detail
+
+/// `lhs => rhs` and `rhs => lhs`, named `name` and `name-rev` and labelled `family`, appended to
+/// `out`: a bidirectional tensor rule, checked as every rule of the dialect (`tensor_rewrite`).
 inline std::vector<TensorRewrite>& both(std::vector<TensorRewrite>& out, const std::string& name,
                                         std::string_view family, std::string_view lhs,
                                         std::string_view rhs) {
@@ -36,6 +51,35 @@ inline std::vector<TensorRewrite>& both(std::vector<TensorRewrite>& out, const s
   out.push_back(tensor_rewrite(name + "-rev", family, rhs, lhs));
   return out;
 }
+
+/// Builds a multi-pattern rule's right-hand side: one term for each of the two clause
+/// variables (`first`, `second`), or false to apply nothing for this match.
+using MultiRhs = std::function<bool(RightHandSide&, const TensorEGraph&, const Subst&,
+                                    RightHandSide::Ref& first, RightHandSide::Ref& second)>;
+
+/// A rule labelled `family` and `multi` over the two-clause multi-pattern `lhs` (as
+/// `"?a = (...), ?b = (...)"`): for each match whose classes for `first_var` and `second_var`
+/// differ (each unordered pair once), `build` writes a term for each, and the two are united
+/// with those classes through `apply_checked` (so shapes are checked and no cycle is made).
+inline TensorRewrite multi_rule(std::string name, std::string_view family, std::string_view lhs,
+                                const char* first_var, const char* second_var, MultiRhs build) {
+  const Var v1(first_var), v2(second_var);
+  auto fn = [v1, v2, build = std::move(build)](TensorEGraph& egraph, Id,
+                                               const Subst& subst) -> std::vector<Id> {
+    const Id c1 = egraph.find(subst[v1]);
+    const Id c2 = egraph.find(subst[v2]);
+    if (!(c1 < c2)) return {};  // each unordered pair of distinct classes once
+    RightHandSide rhs(egraph);
+    RightHandSide::Ref first{0}, second{0};
+    if (!build(rhs, egraph, subst, first, second)) return {};
+    return apply_checked(egraph, rhs, {{c1, first}, {c2, second}});
+  };
+  return detail::multi_rewrite(std::move(name), family, lhs,
+                               std::make_shared<FnApplier<TensorNode, TensorAnalysis>>(
+                                   std::move(fn), std::vector<Var>{v1, v2}));
+}
+
+namespace detail {
 
 /// Extent of the tensor bound to `var` along `axis`, or -1 if out of range.
 inline std::int64_t dim(const TensorInfo& info, std::int64_t axis) {
@@ -71,39 +115,6 @@ inline TensorCondition one_group(std::string_view x, std::string_view w) {
 
 inline TensorCondition all_of(TensorCondition a, TensorCondition b) {
   return [a, b](const TensorEGraph& g, const Subst& s) { return a(g, s) && b(g, s); };
-}
-
-/// A multi-pattern rule with a C++ right-hand side producing one term per clause variable.
-using MultiRhs =
-    std::function<bool(RightHandSide&, const TensorEGraph&, const Subst&, Ref& first, Ref& second)>;
-
-/// A rule labelled `family` and `multi` that searches the multi-pattern `lhs` with `applier`.
-inline TensorRewrite multi_rewrite(
-    std::string name, std::string_view family, std::string_view lhs,
-    std::shared_ptr<const Applier<TensorNode, TensorAnalysis>> applier) {
-  auto searcher = std::make_shared<MultiPatternSearcher<TensorNode, TensorAnalysis>>(
-      MultiPattern<TensorNode>(lhs));
-  return TensorRewrite(std::move(name), std::move(searcher), std::move(applier))
-      .with_label(std::string(family))
-      .with_label(std::string(kMultiLabel));
-}
-
-inline TensorRewrite multi_rule(std::string name, std::string_view family, std::string_view lhs,
-                                const char* first_var, const char* second_var, MultiRhs build) {
-  const Var v1(first_var), v2(second_var);
-  auto fn = [v1, v2, build = std::move(build)](TensorEGraph& egraph, Id,
-                                               const Subst& subst) -> std::vector<Id> {
-    const Id c1 = egraph.find(subst[v1]);
-    const Id c2 = egraph.find(subst[v2]);
-    if (!(c1 < c2)) return {};  // each unordered pair of distinct classes once
-    RightHandSide rhs(egraph);
-    Ref first{0}, second{0};
-    if (!build(rhs, egraph, subst, first, second)) return {};
-    return apply_checked(egraph, rhs, {{c1, first}, {c2, second}});
-  };
-  return multi_rewrite(std::move(name), family, lhs,
-                       std::make_shared<FnApplier<TensorNode, TensorAnalysis>>(
-                           std::move(fn), std::vector<Var>{v1, v2}));
 }
 
 /// `operand` concatenated with `other` along `axis`, the op on it, then split back at
@@ -340,15 +351,14 @@ struct FoldedBatchNorm {
   }
 };
 
-}  // namespace internal
+}  // namespace detail
 
 /// Single-pattern rules: elementwise algebra, scalar multiplication, transposes, matmul algebra,
 /// activation fusion, concat/split commutations, matmul/conv with concatenated operands, 1x1
 /// convolutions through average pooling, grouped-conv merging and the transformer extension.
 /// See docs/dialect.md for the list.
 inline std::vector<TensorRewrite> single_pattern_rules() {
-  using internal::both;
-  using internal::Ref;
+  using detail::Ref;
   std::vector<TensorRewrite> r;
 
   // Elementwise algebra.
@@ -388,26 +398,25 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
        "(matmul 0 (transpose (ints 1 0) ?y) (transpose (ints 1 0) ?x))");
   both(r, "transpose-batch-matmul", "transpose", "(transpose (ints 0 2 1) (matmul 0 ?x ?y))",
        "(matmul 0 (transpose (ints 0 2 1) ?y) (transpose (ints 0 2 1) ?x))");
-  r.push_back(
-      tensor_rewrite("transpose-compose", "transpose", "(transpose ?p (transpose ?q ?x))",
-                     [p = Var("?p"), q = Var("?q"), x = Var("?x")](
-                         RightHandSide& rhs, const TensorEGraph& g,
-                         const Subst& s) -> std::optional<internal::Ref> {
-                       const Dims& outer = info_of(g, s, p).dims;
-                       const Dims& inner = info_of(g, s, q).dims;
-                       if (outer.size() != inner.size()) return std::nullopt;
-                       Dims composed;
-                       bool identity = true;
-                       for (std::size_t i = 0; i < outer.size(); ++i) {
-                         if (outer[i] < 0 || outer[i] >= static_cast<std::int64_t>(inner.size()))
-                           return std::nullopt;
-                         composed.push_back(inner[static_cast<std::size_t>(outer[i])]);
-                         identity = identity && composed.back() == static_cast<std::int64_t>(i);
-                       }
-                       if (identity) return rhs.cls(s[x]);
-                       return rhs.op(Op::Transpose, {rhs.ints(composed), rhs.cls(s[x])});
-                     },
-                     {Var("?p"), Var("?q"), Var("?x")}));
+  r.push_back(tensor_rewrite(
+      "transpose-compose", "transpose", "(transpose ?p (transpose ?q ?x))",
+      [p = Var("?p"), q = Var("?q"), x = Var("?x")](RightHandSide& rhs, const TensorEGraph& g,
+                                                    const Subst& s) -> std::optional<detail::Ref> {
+        const Dims& outer = info_of(g, s, p).dims;
+        const Dims& inner = info_of(g, s, q).dims;
+        if (outer.size() != inner.size()) return std::nullopt;
+        Dims composed;
+        bool identity = true;
+        for (std::size_t i = 0; i < outer.size(); ++i) {
+          if (outer[i] < 0 || outer[i] >= static_cast<std::int64_t>(inner.size()))
+            return std::nullopt;
+          composed.push_back(inner[static_cast<std::size_t>(outer[i])]);
+          identity = identity && composed.back() == static_cast<std::int64_t>(i);
+        }
+        if (identity) return rhs.cls(s[x]);
+        return rhs.op(Op::Transpose, {rhs.ints(composed), rhs.cls(s[x])});
+      },
+      {Var("?p"), Var("?q"), Var("?x")}));
 
   // Matmul algebra.
   both(r, "matmul-assoc", "matmul", "(matmul 0 ?x (matmul 0 ?y ?z))",
@@ -438,10 +447,10 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
   // Concat and split.
   r.push_back(tensor_rewrite("split0-concat", "concat",
                              "(split_0 (split ?ax ?n (concat ?ax ?x ?y)))", "?x",
-                             internal::extent_is("?x", "?ax", "?n")));
+                             detail::extent_is("?x", "?ax", "?n")));
   r.push_back(tensor_rewrite("split1-concat", "concat",
                              "(split_1 (split ?ax ?n (concat ?ax ?x ?y)))", "?y",
-                             internal::extent_is("?x", "?ax", "?n")));
+                             detail::extent_is("?x", "?ax", "?n")));
   r.push_back(tensor_rewrite("concat-splits", "concat",
                              "(concat ?ax (split_0 (split ?ax ?n ?x)) (split_1 (split ?ax ?n ?x)))",
                              "?x"));
@@ -478,8 +487,8 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
 
   // Matmul with concatenated operands.
   {
-    const auto last = internal::axis_from_end("?ax", "?y", 1);
-    const auto rows = internal::axis_from_end("?ax", "?x", 2);
+    const auto last = detail::axis_from_end("?ax", "?y", 1);
+    const auto rows = detail::axis_from_end("?ax", "?x", 2);
     r.push_back(tensor_rewrite("matmul-concat-rhs", "matmul-concat",
                                "(concat ?ax (matmul ?a ?x ?y) (matmul ?a ?x ?z))",
                                "(matmul ?a ?x (concat ?ax ?y ?z))", last));
@@ -492,8 +501,8 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
     r.push_back(tensor_rewrite("matmul-concat-lhs-rev", "matmul-concat",
                                "(matmul ?a (concat ?ax ?x ?y) ?z)",
                                "(concat ?ax (matmul ?a ?x ?z) (matmul ?a ?y ?z))", rows));
-    const auto inner = internal::all_of(internal::axis_from_end("?k", "?x", 1),
-                                        internal::axis_from_end("?j", "?y", 2));
+    const auto inner =
+        detail::all_of(detail::axis_from_end("?k", "?x", 1), detail::axis_from_end("?j", "?y", 2));
     r.push_back(tensor_rewrite("matmul-concat-inner", "matmul-concat",
                                "(matmul 0 (concat ?k ?x ?z) (concat ?j ?y ?w))",
                                "(ewadd (matmul 0 ?x ?y) (matmul 0 ?z ?w))", inner));
@@ -501,7 +510,7 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
         "matmul-concat-inner-rev", "matmul-concat", "(ewadd (matmul 0 ?x ?y) (matmul 0 ?z ?w))",
         [x = Var("?x"), y = Var("?y"), z = Var("?z"), w = Var("?w")](
             RightHandSide& rhs, const TensorEGraph& g,
-            const Subst& s) -> std::optional<internal::Ref> {
+            const Subst& s) -> std::optional<detail::Ref> {
           const auto rank = static_cast<std::int64_t>(info_of(g, s, x).rank());
           const Ref lhs = rhs.op(Op::Concat, {rhs.num(rank - 1), rhs.cls(s[x]), rhs.cls(s[z])});
           const Ref right = rhs.op(Op::Concat, {rhs.num(rank - 2), rhs.cls(s[y]), rhs.cls(s[w])});
@@ -514,10 +523,10 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
   both(r, "conv-concat-weights", "conv-concat",
        "(concat 1 (conv2d ?sh ?sw ?p ?a ?x ?w1) (conv2d ?sh ?sw ?p ?a ?x ?w2))",
        "(conv2d ?sh ?sw ?p ?a ?x (concat 0 ?w1 ?w2))");
-  r.back() = r.back().when([c = internal::one_group("?x", "?w1")](
+  r.back() = r.back().when([c = detail::one_group("?x", "?w1")](
                                TensorEGraph& g, Id, const Subst& s) { return c(g, s); });
   r[r.size() - 2] =
-      r[r.size() - 2].when([c = internal::one_group("?x", "?w1")](
+      r[r.size() - 2].when([c = detail::one_group("?x", "?w1")](
                                TensorEGraph& g, Id, const Subst& s) { return c(g, s); });
   both(r, "conv-linear-weight", "conv-concat", "(conv2d ?sh ?sw ?p 0 ?x (ewadd ?w1 ?w2))",
        "(ewadd (conv2d ?sh ?sw ?p 0 ?x ?w1) (conv2d ?sh ?sw ?p 0 ?x ?w2))");
@@ -526,7 +535,7 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
   r.push_back(tensor_rewrite("conv-concat-channels", "conv-concat",
                              "(conv2d ?sh ?sw ?p 0 (concat 1 ?x ?y) (concat 1 ?w1 ?w2))",
                              "(ewadd (conv2d ?sh ?sw ?p 0 ?x ?w1) (conv2d ?sh ?sw ?p 0 ?y ?w2))",
-                             internal::one_group("?x", "?w1")));
+                             detail::one_group("?x", "?w1")));
 
   // A 1x1 convolution of stride 1 maps each pixel's channels by the same matrix, and average
   // pooling mixes pixels with weights that depend on the position alone (the divisor counts the
@@ -552,9 +561,9 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
         fmt::format("gconv-merge-{}", count), "gconv", "(conv2d ?sh ?sw ?p ?a ?x ?w)",
         [count, sh = Var("?sh"), sw = Var("?sw"), p = Var("?p"), a = Var("?a"), x = Var("?x"),
          w = Var("?w")](RightHandSide& rhs, const TensorEGraph& g,
-                        const Subst& s) -> std::optional<internal::Ref> {
+                        const Subst& s) -> std::optional<detail::Ref> {
           const std::int64_t groups =
-              internal::dim(info_of(g, s, x), 1) / internal::dim(info_of(g, s, w), 1);
+              detail::dim(info_of(g, s, x), 1) / detail::dim(info_of(g, s, w), 1);
           if (groups < count || groups % count != 0) return std::nullopt;
           const Ref merged = rhs.op(Op::Merge, {rhs.num(groups), rhs.num(count), rhs.cls(s[w])});
           return rhs.op(Op::Conv2d, {rhs.cls(s[sh]), rhs.cls(s[sw]), rhs.cls(s[p]), rhs.cls(s[a]),
@@ -571,10 +580,10 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
     r.push_back(tensor_rewrite(
         "fold-batchnorm-conv", "fold", "(batchnorm (conv2d ?sh ?sw ?p 0 ?x ?w) ?s ?b ?m ?v)",
         [](RightHandSide& rhs, const TensorEGraph& g, const Subst& s) -> std::optional<Ref> {
-          if (!internal::all_weight_only(g, s, {"?w", "?s", "?b", "?m", "?v"})) return std::nullopt;
+          if (!detail::all_weight_only(g, s, {"?w", "?s", "?b", "?m", "?v"})) return std::nullopt;
           const Dims w = info_of(g, s, Var("?w")).dims;
           if (w.size() != 4) return std::nullopt;
-          const internal::FoldedBatchNorm bn(rhs, s);
+          const detail::FoldedBatchNorm bn(rhs, s);
           // The kernel as [1, C_out, C_in/g·kh·kw]: its output channels on axis 1.
           const Ref rows =
               rhs.op(Op::Reshape, {rhs.ints({1, w[0], w[1] * w[2] * w[3]}), rhs.cls(s[Var("?w")])});
@@ -591,10 +600,10 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
     r.push_back(tensor_rewrite(
         "fold-batchnorm-matmul", "fold", "(batchnorm (matmul 0 ?x ?w) ?s ?b ?m ?v)",
         [](RightHandSide& rhs, const TensorEGraph& g, const Subst& s) -> std::optional<Ref> {
-          if (!internal::all_weight_only(g, s, {"?w", "?s", "?b", "?m", "?v"})) return std::nullopt;
+          if (!detail::all_weight_only(g, s, {"?w", "?s", "?b", "?m", "?v"})) return std::nullopt;
           if (info_of(g, s, Var("?x")).rank() != 2 || info_of(g, s, Var("?w")).rank() != 2)
             return std::nullopt;
-          const internal::FoldedBatchNorm bn(rhs, s);
+          const detail::FoldedBatchNorm bn(rhs, s);
           const Ref product = rhs.op(Op::MatMul, {rhs.num(0), rhs.cls(s[Var("?x")]),
                                                   bn.scaled(rhs, rhs.cls(s[Var("?w")]))});
           return bn.shifted(rhs, product);
@@ -604,7 +613,7 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
         "fold-batchnorm-ewadd", "fold", "(batchnorm (ewadd ?y ?z) ?s ?b ?m ?v)",
         "(ewadd (batchnorm ?y ?s ?b ?m ?v) (batchnorm ?z ?s (ewsub ?m ?m) (ewsub ?m ?m) ?v))",
         [](const TensorEGraph& g, const Subst& s) {
-          return internal::all_weight_only(g, s, {"?z", "?s", "?b", "?m", "?v"});
+          return detail::all_weight_only(g, s, {"?z", "?s", "?b", "?m", "?v"});
         }));
   }
 
@@ -628,18 +637,18 @@ inline std::vector<TensorRewrite> single_pattern_rules() {
   both(r, "reduce-sum-smul", "transformer", "(reduce_sum ?ax (smul ?x ?w))",
        "(smul (reduce_sum ?ax ?x) ?w)");
   r.push_back(tensor_rewrite("slice-concat", "transformer", "(slice ?ax 0 ?n (concat ?ax ?x ?y))",
-                             "?x", internal::extent_is("?x", "?ax", "?n")));
+                             "?x", detail::extent_is("?x", "?ax", "?n")));
   return r;
 }
 
 /// Two-output rules (TENSAT's multi-pattern rules): two ops sharing an operand become one op
 /// on concatenated operands followed by a split. Labelled `multi`.
 inline std::vector<TensorRewrite> multi_pattern_rules() {
-  using internal::Ref;
+  using detail::Ref;
   std::vector<TensorRewrite> r;
   // x @ y and x @ z: x @ [y z], split by columns.
   constexpr std::string_view shared_lhs = "?m1 = (matmul ?a ?x ?y), ?m2 = (matmul ?a ?x ?z)";
-  r.push_back(internal::multi_rule(
+  r.push_back(multi_rule(
       "matmul-share-lhs", "multi-matmul", shared_lhs, "?m1", "?m2",
       [a = Var("?a"), x = Var("?x"), y = Var("?y"), z = Var("?z")](
           RightHandSide& rhs, const TensorEGraph& g, const Subst& s, Ref& first, Ref& second) {
@@ -647,19 +656,19 @@ inline std::vector<TensorRewrite> multi_pattern_rules() {
         const auto axis = static_cast<std::int64_t>(yi.rank()) - 1;
         const Ref cat = rhs.op(Op::Concat, {rhs.num(axis), rhs.cls(s[y]), rhs.cls(s[z])});
         const Ref mm = rhs.op(Op::MatMul, {rhs.cls(s[a]), rhs.cls(s[x]), cat});
-        return internal::merged_pair(rhs, mm, axis, internal::dim(yi, axis), first, second);
+        return detail::merged_pair(rhs, mm, axis, detail::dim(yi, axis), first, second);
       }));
   // Every product of x at once: x @ [y z ...], split part by part (see SharedLhsMatMulMerge).
-  r.push_back(internal::multi_rewrite("matmul-share-lhs-all", "multi-matmul", shared_lhs,
-                                      std::make_shared<internal::SharedLhsMatMulMerge>()));
+  r.push_back(detail::multi_rewrite("matmul-share-lhs-all", "multi-matmul", shared_lhs,
+                                    std::make_shared<detail::SharedLhsMatMulMerge>()));
   // Every sum x @ w_i + h @ u_i of the same x and h at once: [x h] @ [w_1 ... w_n; u_1 ... u_n],
   // split by columns (see SharedOperandsSumMerge).
-  r.push_back(internal::multi_rewrite("matmul-sum-share-all", "multi-matmul",
-                                      "?m1 = (ewadd (matmul 0 ?x ?w1) (matmul 0 ?h ?u1)), ?m2 = "
-                                      "(ewadd (matmul 0 ?x ?w2) (matmul 0 ?h ?u2))",
-                                      std::make_shared<internal::SharedOperandsSumMerge>()));
+  r.push_back(detail::multi_rewrite("matmul-sum-share-all", "multi-matmul",
+                                    "?m1 = (ewadd (matmul 0 ?x ?w1) (matmul 0 ?h ?u1)), ?m2 = "
+                                    "(ewadd (matmul 0 ?x ?w2) (matmul 0 ?h ?u2))",
+                                    std::make_shared<detail::SharedOperandsSumMerge>()));
   // x @ w and y @ w: [x; y] @ w, split by rows.
-  r.push_back(internal::multi_rule(
+  r.push_back(multi_rule(
       "matmul-share-rhs", "multi-matmul", "?m1 = (matmul ?a ?x ?w), ?m2 = (matmul ?a ?y ?w)", "?m1",
       "?m2",
       [a = Var("?a"), x = Var("?x"), y = Var("?y"), w = Var("?w")](
@@ -668,13 +677,13 @@ inline std::vector<TensorRewrite> multi_pattern_rules() {
         const auto axis = static_cast<std::int64_t>(xi.rank()) - 2;
         const Ref cat = rhs.op(Op::Concat, {rhs.num(axis), rhs.cls(s[x]), rhs.cls(s[y])});
         const Ref mm = rhs.op(Op::MatMul, {rhs.cls(s[a]), cat, rhs.cls(s[w])});
-        return internal::merged_pair(rhs, mm, axis, internal::dim(xi, axis), first, second);
+        return detail::merged_pair(rhs, mm, axis, detail::dim(xi, axis), first, second);
       }));
   // Two convolutions of one input with the same strides, padding and activation: one conv with
   // the weights concatenated by output channel, split by channel. Kernels of different odd sizes
   // are first enlarged to the larger (stride 1, same padding: the centred kernel sees the same
   // window).
-  r.push_back(internal::multi_rule(
+  r.push_back(multi_rule(
       "conv-share-input", "multi-conv",
       "?c1 = (conv2d ?sh ?sw ?p ?a ?x ?w1), ?c2 = (conv2d ?sh ?sw ?p ?a ?x ?w2)", "?c1", "?c2",
       [sh = Var("?sh"), sw = Var("?sw"), p = Var("?p"), a = Var("?a"), x = Var("?x"),
@@ -706,17 +715,17 @@ inline std::vector<TensorRewrite> multi_pattern_rules() {
         const Ref cat = rhs.op(Op::Concat, {rhs.num(0), k1, k2});
         const Ref conv = rhs.op(Op::Conv2d, {rhs.cls(s[sh]), rhs.cls(s[sw]), rhs.cls(s[p]),
                                              rhs.cls(s[a]), rhs.cls(s[x]), cat});
-        return internal::merged_pair(rhs, conv, 1, a1.dims[0], first, second);
+        return detail::merged_pair(rhs, conv, 1, a1.dims[0], first, second);
       }));
   // Two relus of tensors of one shape: one relu of their concatenation.
-  r.push_back(internal::multi_rule(
+  r.push_back(multi_rule(
       "relu-pair", "multi-relu", "?r1 = (relu ?x), ?r2 = (relu ?y)", "?r1", "?r2",
       [x = Var("?x"), y = Var("?y")](RightHandSide& rhs, const TensorEGraph& g, const Subst& s,
                                      Ref& first, Ref& second) {
         const TensorInfo& xi = info_of(g, s, x);
         if (xi.rank() == 0 || xi.dims != info_of(g, s, y).dims) return false;
         const Ref cat = rhs.op(Op::Concat, {rhs.num(0), rhs.cls(s[x]), rhs.cls(s[y])});
-        return internal::merged_pair(rhs, rhs.op(Op::Relu, {cat}), 0, xi.dims[0], first, second);
+        return detail::merged_pair(rhs, rhs.op(Op::Relu, {cat}), 0, xi.dims[0], first, second);
       }));
   return r;
 }
@@ -735,7 +744,6 @@ inline constexpr std::string_view kLayoutLabel = "layout";
 /// convolutions run natively channels_last (`DeviceProfile::conv_layout`). Not in
 /// `all_rules()`: `optimize` adds them when the profile asks for them (`OptimizeOptions::layouts`).
 inline std::vector<TensorRewrite> layout_rules() {
-  using internal::both;
   std::vector<TensorRewrite> r;
   const std::string family(kLayoutLabel);
   r.push_back(tensor_rewrite(
@@ -800,8 +808,8 @@ inline std::vector<TensorRewrite> winograd_rules() {
   std::vector<TensorRewrite> r;
   r.push_back(tensor_rewrite("conv3x3-winograd", kWinogradLabel, "(conv2d 1 1 ?p ?a ?x ?w)",
                              "(wino_conv2d ?p ?a ?x (wino_weight ?w))",
-                             internal::all_of(internal::all_of(three_by_three, several_tiles),
-                                              internal::one_group("?x", "?w"))));
+                             detail::all_of(detail::all_of(three_by_three, several_tiles),
+                                            detail::one_group("?x", "?w"))));
   return r;
 }
 

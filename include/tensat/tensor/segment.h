@@ -40,7 +40,7 @@ struct Segment {
   std::size_t first_op = 0, ops = 0;
 };
 
-namespace internal {
+namespace detail {
 
 /// Attributes, sources and weight-only tensors: copied into every segment that reads them
 /// (weights cost nothing at run time, and a weight-only term is computed once, offline).
@@ -83,7 +83,7 @@ inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>&
   return out;
 }
 
-}  // namespace internal
+}  // namespace detail
 
 /// Cuts `program` into segments of at most `max_ops` operators (attributes, sources and
 /// weight-only terms not counted: every segment copies those it reads). Each cut is placed
@@ -113,7 +113,7 @@ inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>&
   for (std::size_t i = 0; i < n; ++i) {
     const TensorNode& node = program[Id(i)];
     fused = fused || node.op() == Op::Fused || node.op() == Op::Arg;
-    if (!needed[i] || internal::free_node(node, infos[i]) || (noop_root && Id(i) == root)) continue;
+    if (!needed[i] || detail::free_node(node, infos[i]) || (noop_root && Id(i) == root)) continue;
     pos[i] = ops.size();
     ops.push_back(Id(i));
   }
@@ -152,7 +152,7 @@ inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>&
     if (first_use[p] == npos && !is_output[p]) continue;
     if (last <= p) continue;
     // Crosses the cuts q in (p, last].
-    const std::int64_t weight = internal::barrier_op(program[ops[p]].op()) ? 1 : 2;
+    const std::int64_t weight = detail::barrier_op(program[ops[p]].op()) ? 1 : 2;
     delta[p + 1] += weight, delta[std::min(last, m - 1) + 1] -= weight;
     if (infos[ops[p].index()].kind == Kind::Pair)
       ++pair_delta[p + 1], --pair_delta[std::min(last, m - 1) + 1];
@@ -218,7 +218,7 @@ inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>&
       for (Id& c : node.children()) {
         const std::size_t cp = pos[c.index()];
         if (cp == npos)
-          c = internal::copy_node(program, c, seg.program, memo);
+          c = detail::copy_node(program, c, seg.program, memo);
         else if (cp < cuts[k])
           c = live_in(c);
         else
@@ -237,7 +237,7 @@ inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>&
         outs.size() == 1
             ? outs[0]
             : seg.program.add(TensorNode(Op::Noop, Span<const Id>(outs.data(), outs.size())));
-    seg.program = internal::compact(seg.program, seg_root);
+    seg.program = detail::compact(seg.program, seg_root);
     segments.push_back(std::move(seg));
   }
   return segments;
@@ -294,7 +294,7 @@ inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>&
   std::vector<Id> memo(program.size(), kInvalidId);
   const auto resolve = [&](Id id) {
     return value[id.index()] != kInvalidId ? value[id.index()]
-                                           : internal::copy_node(program, id, out, memo);
+                                           : detail::copy_node(program, id, out, memo);
   };
   const Id root = program.root();
   Id new_root;
@@ -305,7 +305,7 @@ inline Id copy_node(const RecExpr<TensorNode>& from, Id id, RecExpr<TensorNode>&
     for (Id& c : node.children()) c = resolve(c);
     new_root = out.add(std::move(node));
   }
-  return internal::compact(out, new_root);
+  return detail::compact(out, new_root);
 }
 
 }  // namespace tensor

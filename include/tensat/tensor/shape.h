@@ -127,7 +127,7 @@ inline std::int64_t wino_block_rows(std::int64_t C, std::int64_t O, std::int64_t
       TensorNode::sym(Symbol::from_index(static_cast<std::uint32_t>(atom.value)).str()));
 }
 
-namespace internal {
+namespace detail {
 
 /// Shape inference for one operator; `fail` records the reason (formatted only if wanted).
 class Inferrer {
@@ -856,7 +856,7 @@ class Inferrer {
   std::string* why_;
 };
 
-}  // namespace internal
+}  // namespace detail
 
 /// Infers what `node` denotes from what its children denote (`children[i]` for child `i`).
 /// Returns false, with `out.kind == Kind::Invalid` and the reason in `*why` (when given), if the
@@ -864,7 +864,7 @@ class Inferrer {
 /// can try many candidate right-hand sides cheaply.
 inline bool infer(const TensorNode& node, Span<const TensorInfo* const> children, TensorInfo& out,
                   std::string* why = nullptr) {
-  return internal::Inferrer(node, children, out, why).run();
+  return detail::Inferrer(node, children, out, why).run();
 }
 
 /// An ill-typed tensor program: `node()` is the index of the offending node (in the builder or
