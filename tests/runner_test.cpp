@@ -137,6 +137,31 @@ TEST_CASE("scheduler: ban arithmetic follows egg (threshold doubles, ban length 
   CHECK_FALSE(per_rule.search_rewrite(0, egraph, rule).empty());
 }
 
+TEST_CASE("scheduler: settings without a language make the runner's own scheduler") {
+  // BackoffScheduler<> records the settings; the runner makes BackoffScheduler<L, A> from them,
+  // with the per-rule settings applied in order: the run matches the fully typed one's.
+  const auto run = [](auto scheduler) {
+    auto runner = std::make_unique<tensat::Runner<L>>();
+    runner->with_scheduler(scheduler).with_iter_limit(100);
+    runner->with_expr(parse_expr<L>("(+ 1 (+ 2 (+ 3 4)))")).run(ac_rules());
+    return runner;
+  };
+  const auto typed = run(tensat::BackoffScheduler<L, A>(2, 1).rule_match_limit("assoc", 3));
+  const auto untyped = run(tensat::BackoffScheduler<>(2, 1).rule_match_limit("assoc", 3));
+  REQUIRE(untyped->scheduler_as<tensat::BackoffScheduler<L, A>>() != nullptr);
+  CHECK(untyped->iterations().size() == typed->iterations().size());
+  CHECK(untyped->egraph().total_size() == typed->egraph().total_size());
+  const auto& banned = *untyped->scheduler_as<tensat::BackoffScheduler<L, A>>();
+  CHECK(banned.times_banned("comm") ==
+        typed->scheduler_as<tensat::BackoffScheduler<L, A>>()->times_banned("comm"));
+  CHECK(banned.times_banned("comm") > 0);
+  // A rule that must never be banned, set through the settings.
+  const auto free = run(tensat::BackoffScheduler<>(2, 1).do_not_ban("comm").with_ban_length(2));
+  CHECK(free->scheduler_as<tensat::BackoffScheduler<L, A>>()->times_banned("comm") == 0);
+  const auto simple = run(tensat::SimpleScheduler<>());
+  CHECK(simple->scheduler_as<tensat::SimpleScheduler<L, A>>() != nullptr);
+}
+
 TEST_CASE("runner: hooks that edit the e-graph are rebuilt after and prevent saturation") {
   tensat::Runner<L> runner;
   int added = 0;

@@ -69,3 +69,28 @@ TEST_CASE("recexpr: children must refer to earlier nodes") {
   CHECK_THROWS_AS(expr.add(L("g", {tensat::Id(7)})), tensat::Error);
   CHECK_THROWS_AS(tensat::RecExpr<L>(std::vector<L>{L("f", {tensat::Id(0)})}), tensat::Error);
 }
+
+TEST_CASE("recexpr: to_dag_string prints each node once, a tree as to_string") {
+  const auto tree = parse_expr<L>("(+ (* x y) (f (g z) 2))");
+  CHECK(tree.to_dag_string() == tree.to_string());
+  // 40 levels, each the sum of the level below with itself: a tree of 2^41 - 1 nodes.
+  tensat::RecExpr<L> dag;
+  tensat::Id level = dag.add(L::leaf("x"));
+  for (int i = 0; i < 40; ++i) level = dag.add(L("+", {level, level}));
+  const std::string text = dag.to_dag_string();
+  CHECK(text.size() < 40 * 24);
+  CHECK(text.substr(0, 12) == "%1 = (+ x x)");
+  CHECK(text.find("%2 = (+ %1 %1)\n") != std::string::npos);
+  CHECK(text.substr(text.rfind('\n') + 1) == "(+ %39 %39)");
+  // A node used once stays inline even under a shared one; unreachable nodes are not printed.
+  tensat::RecExpr<L> mixed;
+  const tensat::Id a = mixed.add(L::leaf("a"));
+  const tensat::Id neg = mixed.add(L("neg", {a}));
+  mixed.add(L("unused", {neg}));
+  const tensat::Id sq = mixed.add(L("*", {neg, neg}));
+  const tensat::Id f = mixed.add(L("f", {sq}));
+  mixed.add(L("+", {f, sq}));
+  CHECK(mixed.to_dag_string() == "%1 = (neg a)\n%3 = (* %1 %1)\n(+ (f %3) %3)");
+  CHECK(tensat::RecExpr<L>().to_dag_string().empty());
+  CHECK(parse_expr<L>("x").to_dag_string() == "x");
+}

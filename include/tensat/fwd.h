@@ -40,9 +40,9 @@ template <class L, class A = NoAnalysis>
 class Scheduler;
 template <class L, class A = NoAnalysis>
 class Runner;
-template <class L, class A = NoAnalysis>
+template <class L = void, class A = NoAnalysis>  // <>: language-independent settings
 class SimpleScheduler;
-template <class L, class A = NoAnalysis>
+template <class L = void, class A = NoAnalysis>
 class BackoffScheduler;
 template <class L, class A = NoAnalysis>
 class RewriteRule;

@@ -65,9 +65,20 @@ DidMerge merge_min(T& a, T b) {
   return {false, a < b};
 }
 
-/// Merges optional values: an empty side takes the other; two values go through `merge_values`.
+namespace detail {
+/// `T` in a non-deduced context (C++20's std::type_identity); rewrite.h uses it too.
+template <class T>
+struct TypeIdentity {
+  using type = T;
+};
+}  // namespace detail
+
+/// Merges optional values: an empty side takes the other; two values go through
+/// `merge_values(T& a_value, T b_value) -> DidMerge`. `T` is deduced from `a` alone, so `b` may
+/// be a plain value or `std::nullopt`.
 template <class T, class F>
-DidMerge merge_option(std::optional<T>& a, std::optional<T> b, F&& merge_values) {
+DidMerge merge_option(std::optional<T>& a, typename detail::TypeIdentity<std::optional<T>>::type b,
+                      F&& merge_values) {
   if (!a) {
     if (!b) return {false, false};
     a = std::move(b);

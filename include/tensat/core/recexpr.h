@@ -3,6 +3,7 @@
 #define TENSAT_CORE_RECEXPR_H
 
 #include <cassert>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,6 +79,53 @@ class RecExpr {
       const Id child = children[next++];
       stack.emplace_back(child, 0);
     }
+    return out;
+  }
+
+  /// The DAG rooted at `root` with each node printed once: a node with children that the DAG
+  /// uses more than once gets a line `%i = (op ...)` (i its index) before its first use and is
+  /// written `%i` where used; everything else is inline, and the last line is the root's term.
+  /// For a tree it is `to_string(root)`. Linear in the nodes reachable from `root`, where
+  /// `to_string` is linear in the tree they denote (exponential in the DAG's depth when every
+  /// level shares).
+  [[nodiscard]] std::string to_dag_string() const {
+    return empty() ? std::string() : to_dag_string(root());
+  }
+  [[nodiscard]] std::string to_dag_string(Id root) const {
+    const std::size_t n = root.index() + 1;
+    std::vector<std::uint32_t> uses(n, 0);
+    uses[root.index()] = 1;
+    for (std::size_t i = n; i-- > 0;)  // parents come after their children
+      if (uses[i] != 0)
+        for (Id child : nodes_[i].children()) ++uses[child.index()];
+    std::vector<std::string> term(n);  // the inline text of a node used once, until its parent
+    std::string out;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (uses[i] == 0) continue;
+      const N& node = nodes_[i];
+      const auto children = node.children();
+      if (children.size() == 0) continue;  // leaves are written by name where used
+      std::string text = "(" + node.op_name();
+      for (Id child : children) {
+        text += ' ';
+        const N& c = nodes_[child.index()];
+        if (c.children().size() == 0)
+          text += c.op_name();
+        else if (uses[child.index()] > 1)
+          text += "%" + std::to_string(child.index());
+        else
+          text += std::move(term[child.index()]);
+      }
+      text += ')';
+      if (i == root.index()) {
+        out += text;
+      } else if (uses[i] > 1) {
+        out += "%" + std::to_string(i) + " = " + text + "\n";
+      } else {
+        term[i] = std::move(text);
+      }
+    }
+    if (nodes_[root.index()].children().size() == 0) out += nodes_[root.index()].op_name();
     return out;
   }
 

@@ -342,13 +342,6 @@ Rewrite<L, A> rewrite(std::string name, std::string_view lhs,
   return Rewrite<L, A>(std::move(name), std::move(searcher), std::move(applier));
 }
 
-namespace detail {
-template <class T>
-struct TypeIdentity {
-  using type = T;
-};
-}  // namespace detail
-
 /// `lhs => callable applier` reading `vars`. The callable takes `(EGraph<L, A>&, Id eclass,
 /// const Subst&)` and returns the ids it changed; `A` is not deduced from it.
 template <class L, class A = NoAnalysis>

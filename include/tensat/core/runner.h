@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -144,10 +145,19 @@ class Runner {
     label_limits_.emplace_back(std::move(label), iterations);
     return *this;
   }
-  /// Uses `scheduler` (taken by value; any `Scheduler<L, A>` subclass).
+  /// Uses `scheduler` (taken by value): any `Scheduler<L, A>` subclass, or the settings of one
+  /// without its language (`SimpleScheduler<>`, `BackoffScheduler<>`: `S::For<L, A>` is made
+  /// from them).
   template <class S>
   Runner& with_scheduler(S scheduler) {
-    scheduler_ = std::make_unique<S>(std::move(scheduler));
+    if constexpr (std::is_base_of_v<Scheduler<L, A>, S>) {
+      scheduler_ = std::make_unique<S>(std::move(scheduler));
+    } else {
+      using Made = typename S::template For<L, A>;
+      static_assert(std::is_base_of_v<Scheduler<L, A>, Made>,
+                    "with_scheduler: S is neither a Scheduler<L, A> nor scheduler settings");
+      scheduler_ = std::make_unique<Made>(scheduler);
+    }
     return *this;
   }
   /// Adds a hook run at the start of every iteration; returning a message stops the run with

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -49,9 +50,68 @@ class Scheduler {
   std::size_t match_budget_ = std::numeric_limits<std::size_t>::max();
 };
 
+/// `SimpleScheduler<>` and `BackoffScheduler<>`: a scheduler's settings without its language
+/// and analysis, which `Runner::with_scheduler` completes with the runner's own
+/// (`runner.with_scheduler(BackoffScheduler<>().with_ban_length(3))`), so a caller need not spell
+/// `BackoffScheduler<MyLanguage, MyAnalysis>`. `For<L, A>` names the scheduler they make.
+template <>
+class SimpleScheduler<void, NoAnalysis> {
+ public:
+  template <class L, class A>
+  using For = SimpleScheduler<L, A>;
+};
+
+template <>
+class BackoffScheduler<void, NoAnalysis> {
+ public:
+  /// egg's defaults: match limit 1,000 and ban length 5.
+  explicit BackoffScheduler(std::size_t match_limit = 1000, std::size_t ban_length = 5)
+      : match_limit_(match_limit), ban_length_(ban_length) {}
+  BackoffScheduler& with_initial_match_limit(std::size_t limit) {
+    match_limit_ = limit;
+    return *this;
+  }
+  BackoffScheduler& with_ban_length(std::size_t length) {
+    ban_length_ = length;
+    return *this;
+  }
+  BackoffScheduler& do_not_ban(const std::string& name) {
+    rules_.push_back({name, Setting::NeverBan, 0});
+    return *this;
+  }
+  BackoffScheduler& rule_match_limit(const std::string& name, std::size_t limit) {
+    rules_.push_back({name, Setting::MatchLimit, limit});
+    return *this;
+  }
+  BackoffScheduler& rule_ban_length(const std::string& name, std::size_t length) {
+    rules_.push_back({name, Setting::BanLength, length});
+    return *this;
+  }
+
+  template <class L, class A>
+  using For = BackoffScheduler<L, A>;
+
+ private:
+  template <class L, class A>
+  friend class BackoffScheduler;
+  enum class Setting { NeverBan, MatchLimit, BanLength };
+  struct RuleSetting {
+    std::string rule;
+    Setting setting;
+    std::size_t value;
+  };
+  std::size_t match_limit_;
+  std::size_t ban_length_;
+  std::vector<RuleSetting> rules_;  // in the order given
+};
+
 /// Searches every rule fully every iteration (egg's `SimpleScheduler`).
 template <class L, class A>
-class SimpleScheduler final : public Scheduler<L, A> {};
+class SimpleScheduler final : public Scheduler<L, A> {
+ public:
+  SimpleScheduler() = default;
+  explicit SimpleScheduler(const SimpleScheduler<>& /*settings*/) {}
+};
 
 /// egg's `BackoffScheduler`: a rule whose matches exceed its limit is banned for a while, and
 /// both its limit and its ban length double each time. Keeps explosive rules (associativity,
@@ -68,6 +128,16 @@ class BackoffScheduler final : public Scheduler<L, A> {
   /// egg's defaults: match limit 1,000 and ban length 5.
   explicit BackoffScheduler(std::size_t match_limit = 1000, std::size_t ban_length = 5)
       : default_match_limit_(match_limit), default_ban_length_(ban_length) {}
+  /// The scheduler `settings` describe (see `BackoffScheduler<>`).
+  explicit BackoffScheduler(const BackoffScheduler<>& settings)
+      : default_match_limit_(settings.match_limit_), default_ban_length_(settings.ban_length_) {
+    for (const auto& r : settings.rules_) {
+      using S = typename std::decay_t<decltype(settings)>::Setting;
+      if (r.setting == S::NeverBan) do_not_ban(r.rule);
+      if (r.setting == S::MatchLimit) rule_match_limit(r.rule, r.value);
+      if (r.setting == S::BanLength) rule_ban_length(r.rule, r.value);
+    }
+  }
 
   BackoffScheduler& with_initial_match_limit(std::size_t limit) {
     default_match_limit_ = limit;

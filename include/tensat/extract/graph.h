@@ -75,6 +75,11 @@ class ExtractionGraph {
   template <class L, class A, class NodeCost>
   static ExtractionGraph from_egraph(const EGraph<L, A>& egraph, const std::vector<Id>& roots,
                                      NodeCost&& cost, std::vector<Id>* node_ids = nullptr) {
+    using EClass = typename EGraph<L, A>::EClass;
+    constexpr bool kWithClass = std::is_invocable_v<NodeCost&, const L&, const EClass&>;
+    static_assert(kWithClass || std::is_invocable_v<NodeCost&, const L&>,
+                  "ExtractionGraph::from_egraph: `cost` must be callable as cost(const L& node) or "
+                  "cost(const L& node, const EGraph<L, A>::EClass& eclass), returning a number");
     if (!egraph.is_clean()) throw Error("ExtractionGraph: rebuild() the e-graph first");
     std::unordered_map<std::uint32_t, std::uint32_t> class_index;
     for (const auto& cls : egraph.classes())
@@ -86,8 +91,7 @@ class ExtractionGraph {
       for (Id nid : cls.nodes) {
         const L& node = egraph.node(nid);
         node_class.push_back(class_index.at(cls.id.value));
-        if constexpr (std::is_invocable_v<NodeCost&, const L&,
-                                          const typename EGraph<L, A>::EClass&>)
+        if constexpr (kWithClass)
           costs.push_back(static_cast<double>(cost(node, cls)));
         else
           costs.push_back(static_cast<double>(cost(node)));

@@ -179,9 +179,10 @@ class TreeExtractor {
   std::vector<std::optional<std::pair<Cost, Id>>> best_;
 };
 
-/// Deduction guide: `TreeExtractor extractor(egraph, AstSize{});`.
+/// Deduction guide: `TreeExtractor extractor(egraph, AstSize{});`, and with a lambda
+/// `TreeExtractor extractor(egraph, [](const L& node) { return 1.0; });` (see `CostFn`).
 template <class L, class A, class CF>
-TreeExtractor(const EGraph<L, A>&, CF) -> TreeExtractor<L, A, CF>;
+TreeExtractor(const EGraph<L, A>&, CF) -> TreeExtractor<L, A, AsCostFunction<CF>>;
 
 namespace detail {
 
