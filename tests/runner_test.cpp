@@ -155,6 +155,16 @@ TEST_CASE("scheduler: settings without a language make the runner's own schedule
   CHECK(banned.times_banned("comm") ==
         typed->scheduler_as<tensat::BackoffScheduler<L, A>>()->times_banned("comm"));
   CHECK(banned.times_banned("comm") > 0);
+  // Defaults changed after a rule was configured do not reach that rule, in both forms.
+  const auto typed_late = run(
+      tensat::BackoffScheduler<L, A>(2, 1).rule_ban_length("comm", 1).with_initial_match_limit(50));
+  const auto untyped_late =
+      run(tensat::BackoffScheduler<>(2, 1).rule_ban_length("comm", 1).with_initial_match_limit(50));
+  CHECK(untyped_late->iterations().size() == typed_late->iterations().size());
+  CHECK(untyped_late->scheduler_as<tensat::BackoffScheduler<L, A>>()->times_banned("comm") ==
+        typed_late->scheduler_as<tensat::BackoffScheduler<L, A>>()->times_banned("comm"));
+  CHECK(untyped_late->scheduler_as<tensat::BackoffScheduler<L, A>>()->times_banned("assoc") ==
+        typed_late->scheduler_as<tensat::BackoffScheduler<L, A>>()->times_banned("assoc"));
   // A rule that must never be banned, set through the settings.
   const auto free = run(tensat::BackoffScheduler<>(2, 1).do_not_ban("comm").with_ban_length(2));
   CHECK(free->scheduler_as<tensat::BackoffScheduler<L, A>>()->times_banned("comm") == 0);

@@ -105,7 +105,8 @@ class RecExpr {
       const N& node = nodes_[i];
       const auto children = node.children();
       if (children.size() == 0) continue;  // leaves are written by name where used
-      std::string text = "(" + node.op_name();
+      std::string text = "(";
+      text += node.op_name();
       for (Id child : children) {
         text += ' ';
         const N& c = nodes_[child.index()];

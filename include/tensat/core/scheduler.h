@@ -68,11 +68,11 @@ class BackoffScheduler<void, NoAnalysis> {
   explicit BackoffScheduler(std::size_t match_limit = 1000, std::size_t ban_length = 5)
       : match_limit_(match_limit), ban_length_(ban_length) {}
   BackoffScheduler& with_initial_match_limit(std::size_t limit) {
-    match_limit_ = limit;
+    rules_.push_back({std::string(), Setting::InitialMatchLimit, limit});
     return *this;
   }
   BackoffScheduler& with_ban_length(std::size_t length) {
-    ban_length_ = length;
+    rules_.push_back({std::string(), Setting::DefaultBanLength, length});
     return *this;
   }
   BackoffScheduler& do_not_ban(const std::string& name) {
@@ -94,7 +94,7 @@ class BackoffScheduler<void, NoAnalysis> {
  private:
   template <class L, class A>
   friend class BackoffScheduler;
-  enum class Setting { NeverBan, MatchLimit, BanLength };
+  enum class Setting { InitialMatchLimit, DefaultBanLength, NeverBan, MatchLimit, BanLength };
   struct RuleSetting {
     std::string rule;
     Setting setting;
@@ -102,7 +102,7 @@ class BackoffScheduler<void, NoAnalysis> {
   };
   std::size_t match_limit_;
   std::size_t ban_length_;
-  std::vector<RuleSetting> rules_;  // in the order given
+  std::vector<RuleSetting> rules_;  // every setting, in the order given
 };
 
 /// Searches every rule fully every iteration (egg's `SimpleScheduler`).
@@ -131,8 +131,12 @@ class BackoffScheduler final : public Scheduler<L, A> {
   /// The scheduler `settings` describe (see `BackoffScheduler<>`).
   explicit BackoffScheduler(const BackoffScheduler<>& settings)
       : default_match_limit_(settings.match_limit_), default_ban_length_(settings.ban_length_) {
+    // Replayed in order, so that the scheduler is the one the same calls on it would make (a
+    // rule's limits are fixed from the defaults when the rule is first configured).
     for (const auto& r : settings.rules_) {
       using S = typename std::decay_t<decltype(settings)>::Setting;
+      if (r.setting == S::InitialMatchLimit) with_initial_match_limit(r.value);
+      if (r.setting == S::DefaultBanLength) with_ban_length(r.value);
       if (r.setting == S::NeverBan) do_not_ban(r.rule);
       if (r.setting == S::MatchLimit) rule_match_limit(r.rule, r.value);
       if (r.setting == S::BanLength) rule_ban_length(r.rule, r.value);

@@ -5,12 +5,21 @@
 #include <cstddef>
 #include <new>
 
-// Mapped pages on 64-bit Linux (x86-64, AArch64), the heap elsewhere. The system calls are
-// declared here under names of their own, bound to the C library's symbols, rather than through
-// <sys/mman.h>: that header defines macros (MAP_TYPE, PROT_NONE, ...) that break other
-// libraries' declarations, ONNX's among them, in every file that includes tensat.
-#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__)) && \
-    (defined(__GNUC__) || defined(__clang__))
+// Mapped pages on 64-bit Linux (x86-64, AArch64; LP64, so `long` is `off_t`), the heap elsewhere.
+// The system calls are declared here under names of their own, bound to the C library's symbols,
+// rather than through <sys/mman.h>: that header defines macros (MAP_TYPE, PROT_NONE, ...) that
+// break other libraries' declarations, ONNX's among them, in every file that includes tensat. Not
+// under AddressSanitizer: it checks heap blocks only, and LeakSanitizer does not scan mapped pages
+// for the heap pointers they hold.
+#if defined(__SANITIZE_ADDRESS__)
+#define TENSAT_DETAIL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TENSAT_DETAIL_ASAN 1
+#endif
+#endif
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__)) && defined(__LP64__) && \
+    (defined(__GNUC__) || defined(__clang__)) && !defined(TENSAT_DETAIL_ASAN)
 #define TENSAT_DETAIL_HAS_MMAP 1
 extern "C" void* tensat_detail_mmap(void* addr, std::size_t length, int prot, int flags, int fd,
                                     long offset) noexcept __asm__("mmap");
@@ -45,10 +54,10 @@ constexpr std::size_t heap_usable_bytes(std::size_t request) noexcept {
 
 template <class T>
 struct PageAllocator {
-  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
-                "over-aligned types are not mapped");
   using value_type = T;
   static constexpr std::size_t kMapBytes = std::size_t(64) << 10;
+  // Mapped pages are page-aligned; heap blocks of over-aligned types use aligned new.
+  static constexpr bool kOverAligned = alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__;
 
   PageAllocator() noexcept = default;
   template <class U>
@@ -65,17 +74,23 @@ struct PageAllocator {
       return static_cast<T*>(p);
     }
 #endif
-    return static_cast<T*>(::operator new(bytes));
+    if constexpr (kOverAligned)
+      return static_cast<T*>(::operator new (bytes, std::align_val_t{alignof(T)}));
+    else
+      return static_cast<T*>(::operator new(bytes));
   }
 
-  void deallocate(T* p, std::size_t n) noexcept {
+  void deallocate(T* p, [[maybe_unused]] std::size_t n) noexcept {
 #if TENSAT_DETAIL_HAS_MMAP
     if (n * sizeof(T) >= kMapBytes) {
       tensat_detail_munmap(static_cast<void*>(p), n * sizeof(T));
       return;
     }
 #endif
-    ::operator delete(static_cast<void*>(p));
+    if constexpr (kOverAligned)
+      ::operator delete (static_cast<void*>(p), std::align_val_t{alignof(T)});
+    else
+      ::operator delete(static_cast<void*>(p));
   }
 
   /// The bytes an array of `n` elements from this allocator holds: whole pages when mapped.
