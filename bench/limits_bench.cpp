@@ -52,20 +52,27 @@ struct Limit {
   std::size_t value;
 };
 
+using MathRunner = tensat::Runner<math::Math, math::ConstantFold>;
+
+// The workload, on a runner whose limits are set: the 7 expressions, egg's math rules.
+void run_workload(MathRunner& runner, bool backoff) {
+  if (!backoff) runner.with_scheduler(tensat::SimpleScheduler<>());
+  for (const std::string& e : math::ematching_bench_exprs())
+    runner.with_expr(tensat::parse_expr<math::Math>(e));
+  runner.run(math::rules());
+}
+
 void run_one(const Limit& limit, bool backoff) {
   malloc_trim(0);
   { std::ofstream("/proc/self/clear_refs") << "5"; }
   const std::size_t rss_before = status_bytes("VmRSS:");
   const auto start = std::chrono::steady_clock::now();
 
-  tensat::Runner<math::Math, math::ConstantFold> runner;
-  if (!backoff) runner.with_scheduler(tensat::SimpleScheduler<math::Math, math::ConstantFold>{});
+  MathRunner runner;
   runner.with_iter_limit(1000).with_time_limit(std::chrono::duration<double>(600.0));
   runner.with_node_limit(std::strcmp(limit.kind, "nodes") == 0 ? limit.value : 100'000'000);
   if (std::strcmp(limit.kind, "bytes") == 0) runner.with_memory_limit(limit.value);
-  for (const std::string& e : math::ematching_bench_exprs())
-    runner.with_expr(tensat::parse_expr<math::Math>(e));
-  runner.run(math::rules());
+  run_workload(runner, backoff);
 
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -129,12 +136,9 @@ int main(int argc, char** argv) {
   // pages shared with every child), so a child's RSS growth is the data it allocates, not the
   // first touch of the program's text (about 0.3 MiB).
   {
-    tensat::Runner<math::Math, math::ConstantFold> warmup;
+    MathRunner warmup;
     warmup.with_iter_limit(1000).with_memory_limit(std::size_t(256) << 10);
-    if (!backoff) warmup.with_scheduler(tensat::SimpleScheduler<math::Math, math::ConstantFold>{});
-    for (const std::string& e : math::ematching_bench_exprs())
-      warmup.with_expr(tensat::parse_expr<math::Math>(e));
-    warmup.run(math::rules());
+    run_workload(warmup, backoff);
   }
   std::printf("scheduler: %s\n\n", backoff ? "BackoffScheduler" : "SimpleScheduler");
   std::printf(

@@ -511,13 +511,10 @@ class Runner {
     return n;
   }
   static std::size_t bytes_of(const std::vector<SearchMatches>& matches) {
-    // Heap blocks as malloc takes them (detail::heap_block_bytes), as the e-graph counts its own.
-    std::size_t bytes = matches.capacity() == 0
-                            ? 0
-                            : detail::heap_block_bytes(matches.capacity() * sizeof(SearchMatches));
+    // Heap blocks as malloc takes them, as the e-graph counts its own.
+    std::size_t bytes = detail::heap_array_bytes(matches.capacity(), sizeof(SearchMatches));
     for (const auto& m : matches)
-      if (m.substs.capacity() != 0)
-        bytes += detail::heap_block_bytes(m.substs.capacity() * sizeof(Subst));
+      bytes += detail::heap_array_bytes(m.substs.capacity(), sizeof(Subst));
     return bytes;
   }
 

@@ -68,23 +68,23 @@ class BackoffScheduler<void, NoAnalysis> {
   explicit BackoffScheduler(std::size_t match_limit = 1000, std::size_t ban_length = 5)
       : match_limit_(match_limit), ban_length_(ban_length) {}
   BackoffScheduler& with_initial_match_limit(std::size_t limit) {
-    rules_.push_back({std::string(), Setting::InitialMatchLimit, limit});
+    steps_.push_back({std::string(), Setting::InitialMatchLimit, limit});
     return *this;
   }
   BackoffScheduler& with_ban_length(std::size_t length) {
-    rules_.push_back({std::string(), Setting::DefaultBanLength, length});
+    steps_.push_back({std::string(), Setting::DefaultBanLength, length});
     return *this;
   }
   BackoffScheduler& do_not_ban(const std::string& name) {
-    rules_.push_back({name, Setting::NeverBan, 0});
+    steps_.push_back({name, Setting::NeverBan, 0});
     return *this;
   }
   BackoffScheduler& rule_match_limit(const std::string& name, std::size_t limit) {
-    rules_.push_back({name, Setting::MatchLimit, limit});
+    steps_.push_back({name, Setting::MatchLimit, limit});
     return *this;
   }
   BackoffScheduler& rule_ban_length(const std::string& name, std::size_t length) {
-    rules_.push_back({name, Setting::BanLength, length});
+    steps_.push_back({name, Setting::BanLength, length});
     return *this;
   }
 
@@ -95,14 +95,14 @@ class BackoffScheduler<void, NoAnalysis> {
   template <class L, class A>
   friend class BackoffScheduler;
   enum class Setting { InitialMatchLimit, DefaultBanLength, NeverBan, MatchLimit, BanLength };
-  struct RuleSetting {
-    std::string rule;
+  struct Step {
+    std::string rule;  // empty for the defaults' setters
     Setting setting;
     std::size_t value;
   };
   std::size_t match_limit_;
   std::size_t ban_length_;
-  std::vector<RuleSetting> rules_;  // every setting, in the order given
+  std::vector<Step> steps_;  // every setting, in the order given
 };
 
 /// Searches every rule fully every iteration (egg's `SimpleScheduler`).
@@ -133,7 +133,7 @@ class BackoffScheduler final : public Scheduler<L, A> {
       : default_match_limit_(settings.match_limit_), default_ban_length_(settings.ban_length_) {
     // Replayed in order, so that the scheduler is the one the same calls on it would make (a
     // rule's limits are fixed from the defaults when the rule is first configured).
-    for (const auto& r : settings.rules_) {
+    for (const auto& r : settings.steps_) {
       using S = typename std::decay_t<decltype(settings)>::Setting;
       if (r.setting == S::InitialMatchLimit) with_initial_match_limit(r.value);
       if (r.setting == S::DefaultBanLength) with_ban_length(r.value);

@@ -32,12 +32,6 @@ namespace tensat {
 inline namespace v0 {
 namespace detail {
 
-/// A standard allocator for the e-graph's arrays indexed by node or class id. Blocks of at least
-/// `kMapBytes` are mapped pages of their own and go back to the system when freed; smaller ones
-/// come from `operator new`. Why: an array that grows leaves its old buffer behind, and malloc
-/// keeps such buffers in its heap (its threshold for mapping a block rises with each mapped block
-/// freed), so under a memory limit the process grew well past the bytes the e-graph counts.
-/// Stateless: every instance can free what any other allocated.
 /// The bytes a heap block for `request` bytes takes, malloc's bookkeeping included, as glibc
 /// lays blocks out on 64-bit targets (an 8-byte header, 16-byte granules, 32 bytes at least):
 /// an estimate elsewhere. Memory accounting counts this rather than the bytes asked for, which
@@ -52,6 +46,18 @@ constexpr std::size_t heap_usable_bytes(std::size_t request) noexcept {
   return heap_block_bytes(request) - 8;
 }
 
+/// `heap_block_bytes` of a heap array of `count` elements of `element` bytes; 0 for none (an
+/// empty vector holds no block).
+constexpr std::size_t heap_array_bytes(std::size_t count, std::size_t element) noexcept {
+  return count == 0 ? 0 : heap_block_bytes(count * element);
+}
+
+/// A standard allocator for the e-graph's arrays indexed by node or class id. Blocks of at least
+/// `kMapBytes` are mapped pages of their own and go back to the system when freed; smaller ones
+/// come from `operator new`. Why: an array that grows leaves its old buffer behind, and malloc
+/// keeps such buffers in its heap (its threshold for mapping a block rises with each mapped block
+/// freed), so under a memory limit the process grew well past the bytes the e-graph counts.
+/// Stateless: every instance can free what any other allocated.
 template <class T>
 struct PageAllocator {
   using value_type = T;
@@ -95,12 +101,10 @@ struct PageAllocator {
 
   /// The bytes an array of `n` elements from this allocator holds: whole pages when mapped.
   static constexpr std::size_t held_bytes(std::size_t n) noexcept {
-    if (n == 0) return 0;
-    const std::size_t bytes = n * sizeof(T);
 #if TENSAT_DETAIL_HAS_MMAP
-    if (bytes >= kMapBytes) return (bytes + 4095) & ~std::size_t(4095);
+    if (n * sizeof(T) >= kMapBytes) return (n * sizeof(T) + 4095) & ~std::size_t(4095);
 #endif
-    return heap_block_bytes(bytes);
+    return heap_array_bytes(n, sizeof(T));
   }
 
   template <class U>
