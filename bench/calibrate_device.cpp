@@ -1,5 +1,5 @@
 // Calibrates a GPU profile for the roofline cost model from the CUDA executor's kernels
-// (tensat/tensor/calibrate_device.h), or refits one from recorded measurements without a GPU.
+// (tensat/exec/calibrate_device.h), or refits one from recorded measurements without a GPU.
 //
 //   calibrate_device [--base NAME|FILE] [--measurements OUT.json] [PROFILE.json]
 //   calibrate_device --from MEASUREMENTS.json [--base NAME|FILE] [PROFILE.json]
@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include <tensat/tensor/calibrate_device.h>
+#include <tensat/exec/calibrate_device.h>
 #ifdef TENSAT_HAS_CUDA
-#include <tensat/tensor/cuda_executor.h>
+#include <tensat/exec/cuda_executor.h>
 #endif
 
 namespace {

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include <tensat/tensor/calibrate.h>
+#include <tensat/exec/calibrate.h>
 
 #include "common/heap.h"
 

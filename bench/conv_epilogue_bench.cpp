@@ -24,7 +24,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/executor.h>
 
 #include "common/heap.h"
 #include "paired_compare.h"

@@ -1,5 +1,5 @@
 // Issue 7 on a GPU: the seven benchmark models at full size on the CUDA executor
-// (tensat/tensor/cuda_executor.h), original against optimized, beside the roofline model's
+// (tensat/exec/cuda_executor.h), original against optimized, beside the roofline model's
 // prediction for a GPU profile. Built only with the CUDA executor (TENSAT_WITH_CUDA); without a
 // visible GPU it prints why and runs nothing.
 //
@@ -47,8 +47,8 @@
 #include <benchmark/benchmark.h>
 
 #include <tensat/tensor.h>
-#include <tensat/tensor/cuda_executor.h>
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/cuda_executor.h>
+#include <tensat/exec/executor.h>
 #include <tensat/tensor/models.h>
 
 #include "paired_compare.h"

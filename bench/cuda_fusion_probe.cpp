@@ -14,8 +14,8 @@
 #include <string>
 
 #include <tensat/tensor.h>
-#include <tensat/tensor/cuda_executor.h>
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/cuda_executor.h>
+#include <tensat/exec/executor.h>
 
 namespace {
 

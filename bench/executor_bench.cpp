@@ -57,8 +57,8 @@
 #include <benchmark/benchmark.h>
 
 #include <tensat/tensor.h>
-#include <tensat/tensor/calibrate.h>
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/calibrate.h>
+#include <tensat/exec/executor.h>
 #include <tensat/tensor/models.h>
 
 #include "common/heap.h"

@@ -1,7 +1,7 @@
 // Where the executor's time goes, against the cost model's prediction, per op kind and per node:
 // for each model, the original and the optimized program (optimize() with the roofline cost and
 // fusion on the host profile, as executor_bench) are precomputed and profiled with
-// profile_program (tensat/tensor/executor.h); each op kind's measured time is printed beside
+// profile_program (tensat/exec/executor.h); each op kind's measured time is printed beside
 // program_breakdown's predicted time on the same profile, then the nodes that take the most time.
 // With --paired, the two programs run alternately instead (ABBA, every node timed), and each op
 // kind's time is compared pair by pair: what to read when the whole-program difference is below
@@ -28,8 +28,8 @@
 #include <fmt/format.h>
 
 #include <tensat/tensor.h>
-#include <tensat/tensor/calibrate.h>
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/calibrate.h>
+#include <tensat/exec/executor.h>
 #include <tensat/tensor/models.h>
 #ifdef TENSAT_HAS_ONNX
 #include <tensat/onnx/import.h>

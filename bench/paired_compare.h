@@ -11,7 +11,7 @@
 #include <benchmark/benchmark.h>
 
 #include <tensat/tensor.h>
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/executor.h>
 
 namespace tensat_bench {
 

@@ -1,4 +1,4 @@
-// measure_cuda_device and calibrate_cuda (tensat/tensor/cuda_executor.h): chains of equal
+// measure_cuda_device and calibrate_cuda (tensat/exec/cuda_executor.h): chains of equal
 // kernels built with Graph and timed on the CUDA executor; the fit is calibrate_device.h's.
 #include <cuda_runtime.h>
 
@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include <tensat/tensor/calibrate_device.h>
-#include <tensat/tensor/cuda_executor.h>
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/calibrate_device.h>
+#include <tensat/exec/cuda_executor.h>
+#include <tensat/exec/executor.h>
 #include <tensat/tensor/graph.h>
 
 namespace tensat {

@@ -1,4 +1,4 @@
-// The CUDA executor (tensat/tensor/cuda_executor.h): every operator of the tensor dialect on an
+// The CUDA executor (tensat/exec/cuda_executor.h): every operator of the tensor dialect on an
 // NVIDIA GPU. matmul runs on cuBLAS (strided batched SGEMM), conv2d on cuDNN (grouped, explicit
 // zero padding when TensorFlow's SAME padding is asymmetric); the other operators are the small
 // grid-stride kernels of kernels.cu, launched from here (host code, built by the C++ compiler).
@@ -24,7 +24,7 @@
 
 #include <fmt/format.h>
 
-#include <tensat/tensor/cuda_executor.h>
+#include <tensat/exec/cuda_executor.h>
 #include <tensat/tensor/graph.h>
 
 #include "kernels.h"

@@ -18,7 +18,7 @@
 #include <tensat/onnx/export.h>
 #include <tensat/onnx/import.h>
 #include <tensat/tensor.h>
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/executor.h>
 
 #include "onnx_test_data.h"
 

@@ -13,7 +13,7 @@
 
 #include <tensat/onnx/import.h>
 #include <tensat/tensor.h>
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/executor.h>
 
 #include "onnx_test_data.h"
 

@@ -29,7 +29,7 @@
 #include <tensat/onnx/export.h>
 #include <tensat/onnx/import.h>
 #include <tensat/tensor.h>
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/executor.h>
 
 using namespace tensat::tensor;
 namespace tonnx = tensat::onnx;

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/executor.h>
 
 namespace onnx_test_data {
 

@@ -1,4 +1,4 @@
-// Fitting a GPU profile to measured kernels (tensat/tensor/calibrate_device.h), without a GPU:
+// Fitting a GPU profile to measured kernels (tensat/exec/calibrate_device.h), without a GPU:
 // measurements made from known parameters are fitted back to them, the fitted profile predicts
 // the measured contractions, and the recorded measurements of a real GPU refit to the profile
 // of record committed beside them.
@@ -12,7 +12,7 @@
 #include <string>
 
 #include <tensat/tensor.h>
-#include <tensat/tensor/calibrate_device.h>
+#include <tensat/exec/calibrate_device.h>
 
 using namespace tensat::tensor;
 

@@ -1,5 +1,5 @@
-// The roofline cost model (tensat/tensor/cost_model.h), the device profiles
-// (tensat/tensor/device_profile.h) and host calibration (tensat/tensor/calibrate.h).
+// The roofline cost model (tensat/cost/cost_model.h), the device profiles
+// (tensat/cost/device_profile.h) and host calibration (tensat/exec/calibrate.h).
 //
 // The worked numbers of the design note (H100, alpha = 1, launch 1 us, lat_m = 0) are checked
 // within 1 %: the built-in H100 profile carries lat_m = 4 us, so they use a copy with lat_m = 0.
@@ -17,9 +17,9 @@
 #include <vector>
 
 #include <tensat/tensor.h>
-#include <tensat/tensor/calibrate.h>
-#include <tensat/tensor/cost_model.h>
-#include <tensat/tensor/device_profile.h>
+#include <tensat/exec/calibrate.h>
+#include <tensat/cost/cost_model.h>
+#include <tensat/cost/device_profile.h>
 #include <tensat/tensor/models.h>
 
 using namespace tensat;

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include <tensat/tensor.h>
-#include <tensat/tensor/cuda_executor.h>
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/cuda_executor.h>
+#include <tensat/exec/executor.h>
 #include <tensat/tensor/rule_instances.h>
 
 #include "fused_body.h"

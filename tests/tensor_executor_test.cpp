@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include <tensat/tensor.h>
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/executor.h>
 #include <tensat/tensor/rule_instances.h>
 
 using namespace tensat;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include <tensat/tensor.h>
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/executor.h>
 
 using namespace tensat;
 using namespace tensat::tensor;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include <tensat/tensor.h>
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/executor.h>
 
 using namespace tensat;
 using namespace tensat::tensor;

@@ -9,7 +9,7 @@
 #include <string>
 
 #include <tensat/tensor.h>
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/executor.h>
 #include <tensat/tensor/models.h>
 
 using namespace tensat;

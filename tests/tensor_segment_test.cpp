@@ -8,7 +8,7 @@
 #include <vector>
 
 #include <tensat/tensor.h>
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/executor.h>
 #include <tensat/tensor/models.h>
 #include <tensat/tensor/segment.h>
 

@@ -1,4 +1,4 @@
-// The cost model's own error (tensat/tensor/uncertainty.h): kernel classes, the worst-case gain
+// The cost model's own error (tensat/cost/uncertainty.h): kernel classes, the worst-case gain
 // of a change, and `optimize`'s do-no-harm extraction, which keeps only the changes whose gain
 // survives the profile's error factors.
 #include <catch2/catch.hpp>
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include <tensat/tensor.h>
-#include <tensat/tensor/calibrate.h>
-#include <tensat/tensor/uncertainty.h>
+#include <tensat/exec/calibrate.h>
+#include <tensat/cost/uncertainty.h>
 
 using namespace tensat;
 using namespace tensat::tensor;

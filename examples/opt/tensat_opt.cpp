@@ -22,7 +22,7 @@
 // --json: nothing but one JSON object on one line.
 //
 // --verify runs the original and the optimized program on the Eigen reference executor
-// (tensat/tensor/executor.h, `verify` with seed 1: random inputs and weights; an ONNX model's own
+// (tensat/exec/executor.h, `verify` with seed 1: random inputs and weights; an ONNX model's own
 // weights with random inputs) and compares every output element, and with --out also the
 // exported file read back; --measure N times both programs on that executor (weight-only
 // subgraphs precomputed first; one untimed warm-up run, then the median of N runs; with
@@ -51,7 +51,7 @@
 
 #include <tensat/core/error.h>
 #include <tensat/tensor.h>
-#include <tensat/tensor/executor.h>
+#include <tensat/exec/executor.h>
 #include <tensat/tensor/models.h>
 
 #ifdef TENSAT_HAS_ONNX

@@ -24,7 +24,7 @@
 #include "tensat/core/rule_set.h"
 #include "tensat/core/scheduler.h"
 #include "tensat/core/runner.h"
-#include "tensat/io/sexpr.h"
+#include "tensat/core/sexpr.h"
 #include "tensat/extract/cost.h"
 #include "tensat/extract/graph.h"
 #include "tensat/extract/extraction.h"

@@ -15,13 +15,13 @@
 #include "tensat/tensor/rules.h"
 #include "tensat/tensor/recognize.h"
 #include "tensat/tensor/cycle_filter.h"
-#include "tensat/tensor/simple_cost.h"
+#include "tensat/cost/simple_cost.h"
 #include "tensat/tensor/fusion.h"
-#include "tensat/tensor/optimize.h"
+#include "tensat/opt/optimize.h"
 #include "tensat/tensor/segment.h"
-#include "tensat/tensor/device_profile.h"
-#include "tensat/tensor/cost_model.h"
-#include "tensat/tensor/uncertainty.h"
+#include "tensat/cost/device_profile.h"
+#include "tensat/cost/cost_model.h"
+#include "tensat/cost/uncertainty.h"
 #include "tensat/tensor/models.h"
 
 #endif  // TENSAT_TENSOR_H

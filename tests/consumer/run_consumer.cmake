@@ -1,7 +1,7 @@
 # cmake -P script behind the consumer.* tests: configures, builds and runs one consumer project
 # from tests/consumer/<MODE>/ in a fresh scratch directory, failing on the first step that fails.
 #
-#   MODE              find_package | add_subdirectory | fetchcontent
+#   MODE              find_package | add_subdirectory | fetchcontent | layer (LAYER: a target)
 #   TENSAT_SOURCE_DIR tensat's source tree          TENSAT_VERSION  the version it declares
 #   CONSUMER_DIR      the consumer project          WORK_DIR        scratch directory (wiped)
 #   GENERATOR, GENERATOR_PLATFORM, GENERATOR_TOOLSET, MAKE_PROGRAM, CXX_COMPILER, TOOLCHAIN_FILE,
@@ -71,9 +71,19 @@ if(MODE STREQUAL "find_package")
   endif()
   list(PREPEND PREFIX_PATH "${_prefix}")
   list(APPEND _consumer_args "-DTENSAT_EXPECTED_VERSION=${TENSAT_VERSION}"
+       "-DTENSAT_EXPECT_ONNX=${EXPECT_ONNX}"
        -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON)
 elseif(MODE STREQUAL "add_subdirectory" OR MODE STREQUAL "fetchcontent")
   list(APPEND _consumer_args "-DTENSAT_SOURCE_DIR=${TENSAT_SOURCE_DIR}")
+elseif(MODE STREQUAL "layer")
+  if("${LAYER}" STREQUAL "")
+    message(FATAL_ERROR "run_consumer.cmake: MODE layer needs -DLAYER=...")
+  endif()
+  list(APPEND _consumer_args "-DTENSAT_SOURCE_DIR=${TENSAT_SOURCE_DIR}" "-DTENSAT_LAYER=${LAYER}")
+  if(LAYER STREQUAL "core")  # the core must need neither
+    list(APPEND _consumer_args -DCMAKE_DISABLE_FIND_PACKAGE_Eigen3=ON
+         -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON)
+  endif()
 else()
   message(FATAL_ERROR "run_consumer.cmake: unknown MODE '${MODE}'")
 endif()

@@ -16,7 +16,7 @@
 #include "tensat/core/recexpr.h"
 #include "tensat/core/subst.h"
 #include "tensat/detail/id_buffer.h"
-#include "tensat/io/sexpr.h"
+#include "tensat/core/sexpr.h"
 
 namespace tensat {
 inline namespace v0 {

@@ -34,7 +34,7 @@
 #include "tensat/core/error.h"
 #include "tensat/core/recexpr.h"
 #include "tensat/onnx/import.h"
-#include "tensat/tensor/executor.h"
+#include "tensat/exec/executor.h"
 #include "tensat/tensor/graph.h"
 
 namespace tensat {

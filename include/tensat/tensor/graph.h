@@ -15,7 +15,7 @@
 
 #include "tensat/core/language.h"
 #include "tensat/core/recexpr.h"
-#include "tensat/io/sexpr.h"
+#include "tensat/core/sexpr.h"
 #include "tensat/tensor/node.h"
 #include "tensat/tensor/op.h"
 #include "tensat/tensor/shape.h"

@@ -17,7 +17,7 @@
 #include "tensat/core/multipattern.h"
 #include "tensat/core/pattern.h"
 #include "tensat/tensor/checked_rewrite.h"
-#include "tensat/io/sexpr.h"
+#include "tensat/core/sexpr.h"
 #include "tensat/tensor/graph.h"
 
 namespace tensat {

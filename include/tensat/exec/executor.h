@@ -1,8 +1,8 @@
 // A reference executor of the tensor dialect on the CPU (Eigen): evaluates programs on concrete
 // tensors, generates deterministic random inputs and weights, precomputes weight-only subgraphs,
 // and checks numerically that an optimized program computes what the original did.
-#ifndef TENSAT_TENSOR_EXECUTOR_H
-#define TENSAT_TENSOR_EXECUTOR_H
+#ifndef TENSAT_EXEC_EXECUTOR_H
+#define TENSAT_EXEC_EXECUTOR_H
 
 #include <algorithm>
 #include <chrono>
@@ -2943,4 +2943,4 @@ namespace detail {
 }  // namespace v0
 }  // namespace tensat
 
-#endif  // TENSAT_TENSOR_EXECUTOR_H
+#endif  // TENSAT_EXEC_EXECUTOR_H

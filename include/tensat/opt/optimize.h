@@ -1,7 +1,7 @@
 // optimize(): the tensor superoptimizer end to end: saturate with the dialect's rules under
 // TENSAT's limits and cycle filtering, then extract the cheapest program (DAG cost).
-#ifndef TENSAT_TENSOR_OPTIMIZE_H
-#define TENSAT_TENSOR_OPTIMIZE_H
+#ifndef TENSAT_OPT_OPTIMIZE_H
+#define TENSAT_OPT_OPTIMIZE_H
 
 #include <algorithm>
 #include <array>
@@ -25,16 +25,16 @@
 #include "tensat/extract/ilp.h"
 #include "tensat/extract/order.h"
 #include "tensat/tensor/analysis.h"
-#include "tensat/tensor/cost_model.h"
+#include "tensat/cost/cost_model.h"
 #include "tensat/tensor/cycle_filter.h"
-#include "tensat/tensor/device_profile.h"
+#include "tensat/cost/device_profile.h"
 #include "tensat/tensor/fusion.h"
 #include "tensat/tensor/graph.h"
 #include "tensat/tensor/recognize.h"
 #include "tensat/tensor/rules.h"
 #include "tensat/tensor/segment.h"
-#include "tensat/tensor/simple_cost.h"
-#include "tensat/tensor/uncertainty.h"
+#include "tensat/cost/simple_cost.h"
+#include "tensat/cost/uncertainty.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -529,4 +529,4 @@ inline OptimizeResult optimize(const RecExpr<TensorNode>& program,
 }  // namespace v0
 }  // namespace tensat
 
-#endif  // TENSAT_TENSOR_OPTIMIZE_H
+#endif  // TENSAT_OPT_OPTIMIZE_H

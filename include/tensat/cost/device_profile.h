@@ -1,8 +1,8 @@
 // DeviceProfile: what the roofline cost model knows about a machine (peaks per dtype and unit,
 // memory bandwidth, launch overhead, latency, derates, transcendental weights); the built-in
 // profiles with their sources, and JSON load/save.
-#ifndef TENSAT_TENSOR_DEVICE_PROFILE_H
-#define TENSAT_TENSOR_DEVICE_PROFILE_H
+#ifndef TENSAT_COST_DEVICE_PROFILE_H
+#define TENSAT_COST_DEVICE_PROFILE_H
 
 #include <algorithm>
 #include <array>
@@ -963,4 +963,4 @@ inline const std::vector<DeviceProfile>& builtin_profiles() {
 }  // namespace v0
 }  // namespace tensat
 
-#endif  // TENSAT_TENSOR_DEVICE_PROFILE_H
+#endif  // TENSAT_COST_DEVICE_PROFILE_H

@@ -2,17 +2,17 @@
 // on an NVIDIA GPU with cuBLAS (matmul) and cuDNN (conv2d) and small CUDA kernels for the other
 // operators. Compiled separately: link `tensat::cuda` (built when CMake finds CUDA and cuDNN,
 // option TENSAT_WITH_CUDA); this header only declares.
-#ifndef TENSAT_TENSOR_CUDA_EXECUTOR_H
-#define TENSAT_TENSOR_CUDA_EXECUTOR_H
+#ifndef TENSAT_EXEC_CUDA_EXECUTOR_H
+#define TENSAT_EXEC_CUDA_EXECUTOR_H
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
 #include "tensat/core/recexpr.h"
-#include "tensat/tensor/calibrate_device.h"
-#include "tensat/tensor/device_profile.h"
-#include "tensat/tensor/executor.h"
+#include "tensat/exec/calibrate_device.h"
+#include "tensat/cost/device_profile.h"
+#include "tensat/exec/executor.h"
 #include "tensat/tensor/node.h"
 
 namespace tensat {
@@ -106,4 +106,4 @@ struct CudaCalibrationOptions {
 }  // namespace v0
 }  // namespace tensat
 
-#endif  // TENSAT_TENSOR_CUDA_EXECUTOR_H
+#endif  // TENSAT_EXEC_CUDA_EXECUTOR_H

@@ -1,8 +1,8 @@
 // The cost model's own error, and what a change is worth once it is counted: the class of each
 // kernel (`cost_class`), the worst-case gain of replacing one program by another (`gain_band`),
 // and a cautious extraction cost (`RobustCost`): what `optimize` uses to do no harm.
-#ifndef TENSAT_TENSOR_UNCERTAINTY_H
-#define TENSAT_TENSOR_UNCERTAINTY_H
+#ifndef TENSAT_COST_UNCERTAINTY_H
+#define TENSAT_COST_UNCERTAINTY_H
 
 #include <algorithm>
 #include <array>
@@ -17,8 +17,8 @@
 #include "tensat/core/language.h"
 #include "tensat/core/recexpr.h"
 #include "tensat/tensor/analysis.h"
-#include "tensat/tensor/cost_model.h"
-#include "tensat/tensor/device_profile.h"
+#include "tensat/cost/cost_model.h"
+#include "tensat/cost/device_profile.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -253,4 +253,4 @@ class RobustCost {
 }  // namespace v0
 }  // namespace tensat
 
-#endif  // TENSAT_TENSOR_UNCERTAINTY_H
+#endif  // TENSAT_COST_UNCERTAINTY_H

@@ -2,8 +2,8 @@
 // with launch overhead, memory latency, derates and compute/memory overlap, the time of a fused
 // group of ops, the extraction cost `RooflineCost`, and the time of a program with a per-op-kind
 // breakdown. Times are in microseconds.
-#ifndef TENSAT_TENSOR_COST_MODEL_H
-#define TENSAT_TENSOR_COST_MODEL_H
+#ifndef TENSAT_COST_COST_MODEL_H
+#define TENSAT_COST_COST_MODEL_H
 
 #include <algorithm>
 #include <array>
@@ -24,12 +24,12 @@
 #include "tensat/core/small_vector.h"
 #include "tensat/core/span.h"
 #include "tensat/tensor/analysis.h"
-#include "tensat/tensor/device_profile.h"
+#include "tensat/cost/device_profile.h"
 #include "tensat/tensor/graph.h"
 #include "tensat/tensor/node.h"
 #include "tensat/tensor/op.h"
 #include "tensat/tensor/shape.h"
-#include "tensat/tensor/simple_cost.h"
+#include "tensat/cost/simple_cost.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -1015,4 +1015,4 @@ struct ProgramTime {
 }  // namespace v0
 }  // namespace tensat
 
-#endif  // TENSAT_TENSOR_COST_MODEL_H
+#endif  // TENSAT_COST_COST_MODEL_H

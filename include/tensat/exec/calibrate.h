@@ -1,8 +1,8 @@
 // calibrate_host: measures this machine (STREAM-triad bandwidth, Eigen GEMM FLOP/s, the relative
 // cost of exp/tanh/divide/rsqrt against an add, the reference executor's fixed cost per node,
 // its matrix-vector, add and depthwise-convolution rates) and returns a DeviceProfile named "host".
-#ifndef TENSAT_TENSOR_CALIBRATE_H
-#define TENSAT_TENSOR_CALIBRATE_H
+#ifndef TENSAT_EXEC_CALIBRATE_H
+#define TENSAT_EXEC_CALIBRATE_H
 
 #include <algorithm>
 #include <chrono>
@@ -22,11 +22,11 @@
 #include <unistd.h>
 #endif
 
-#include "tensat/tensor/device_profile.h"
-#include "tensat/tensor/executor.h"
+#include "tensat/cost/device_profile.h"
+#include "tensat/exec/executor.h"
 #include "tensat/tensor/graph.h"
-#include "tensat/tensor/optimize.h"
-#include "tensat/tensor/uncertainty.h"
+#include "tensat/opt/optimize.h"
+#include "tensat/cost/uncertainty.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -958,4 +958,4 @@ inline std::vector<Residual> measure_uncertainty(DeviceProfile& profile,
 }  // namespace v0
 }  // namespace tensat
 
-#endif  // TENSAT_TENSOR_CALIBRATE_H
+#endif  // TENSAT_EXEC_CALIBRATE_H

@@ -2,8 +2,8 @@
 // (`DeviceMeasurements`, filled on a GPU by `measure_cuda_device`, cuda_executor.h), and the
 // profile fitted to them over a datasheet profile (`device_profile_from`). Fitting needs no GPU,
 // so a profile can be refitted, and tested, from recorded measurements.
-#ifndef TENSAT_TENSOR_CALIBRATE_DEVICE_H
-#define TENSAT_TENSOR_CALIBRATE_DEVICE_H
+#ifndef TENSAT_EXEC_CALIBRATE_DEVICE_H
+#define TENSAT_EXEC_CALIBRATE_DEVICE_H
 
 #include <algorithm>
 #include <cmath>
@@ -14,8 +14,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "tensat/tensor/calibrate.h"
-#include "tensat/tensor/device_profile.h"
+#include "tensat/exec/calibrate.h"
+#include "tensat/cost/device_profile.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -463,4 +463,4 @@ struct GemvCurve {
 }  // namespace v0
 }  // namespace tensat
 
-#endif  // TENSAT_TENSOR_CALIBRATE_DEVICE_H
+#endif  // TENSAT_EXEC_CALIBRATE_DEVICE_H

@@ -1,6 +1,6 @@
 // Reading s-expressions into RecExprs, with errors that name the byte offset and the reason.
-#ifndef TENSAT_IO_SEXPR_H
-#define TENSAT_IO_SEXPR_H
+#ifndef TENSAT_CORE_SEXPR_H
+#define TENSAT_CORE_SEXPR_H
 
 #include <cctype>
 #include <string>
@@ -131,4 +131,4 @@ RecExpr<L> parse_expr(std::string_view text) {
 }  // namespace v0
 }  // namespace tensat
 
-#endif  // TENSAT_IO_SEXPR_H
+#endif  // TENSAT_CORE_SEXPR_H

@@ -1,7 +1,7 @@
 // SimpleCost: a per-op cost of flops plus bytes moved, the placeholder the analytical cost
 // model (issue 6) replaces. Weight-only and view ops are free.
-#ifndef TENSAT_TENSOR_SIMPLE_COST_H
-#define TENSAT_TENSOR_SIMPLE_COST_H
+#ifndef TENSAT_COST_SIMPLE_COST_H
+#define TENSAT_COST_SIMPLE_COST_H
 
 #include <algorithm>
 #include <cstdint>
@@ -190,4 +190,4 @@ template <class NodeCost>
 }  // namespace v0
 }  // namespace tensat
 
-#endif  // TENSAT_TENSOR_SIMPLE_COST_H
+#endif  // TENSAT_COST_SIMPLE_COST_H
