@@ -18,6 +18,7 @@
 #include <tensat/exec/calibrate_device.h>
 #ifdef TENSAT_HAS_CUDA
 #include <tensat/exec/cuda_executor.h>
+#include <tensat/cost/profiles.h>
 #endif
 
 namespace {

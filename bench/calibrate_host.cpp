@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include <tensat/cost/profile_json.h>
 #include <tensat/exec/calibrate.h>
 
 #include "common/heap.h"

@@ -20,6 +20,8 @@
 #include "tensat/opt/optimize.h"
 #include "tensat/tensor/segment.h"
 #include "tensat/cost/device_profile.h"
+#include "tensat/cost/profile_json.h"
+#include "tensat/cost/profiles.h"
 #include "tensat/cost/cost_model.h"
 #include "tensat/cost/uncertainty.h"
 #include "tensat/tensor/models.h"

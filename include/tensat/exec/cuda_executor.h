@@ -10,8 +10,9 @@
 #include <vector>
 
 #include "tensat/core/recexpr.h"
-#include "tensat/exec/calibrate_device.h"
 #include "tensat/cost/device_profile.h"
+#include "tensat/cost/profiles.h"
+#include "tensat/exec/calibrate_device.h"
 #include "tensat/exec/executor.h"
 #include "tensat/tensor/node.h"
 
