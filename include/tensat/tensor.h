@@ -22,6 +22,8 @@
 #include "tensat/cost/device_profile.h"
 #include "tensat/cost/profile_json.h"
 #include "tensat/cost/profiles.h"
+#include "tensat/cost/op_work.h"
+#include "tensat/cost/fused_group.h"
 #include "tensat/cost/cost_model.h"
 #include "tensat/cost/uncertainty.h"
 #include "tensat/tensor/models.h"
