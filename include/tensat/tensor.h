@@ -8,6 +8,7 @@
 
 #include "tensat/tensor/op.h"
 #include "tensat/tensor/node.h"
+#include "tensat/tensor/tensor_info.h"
 #include "tensat/tensor/shape.h"
 #include "tensat/tensor/analysis.h"
 #include "tensat/tensor/graph.h"
