@@ -210,38 +210,34 @@ struct DeviceProfile {
       0;  ///< N at which a matrix-vector product streams at half gemv_bandwidth
   /// A kernel's first `cache_resident_bytes` of memory traffic (R + W) move at `cache_bandwidth`
   /// bytes/s, the rest at `mem_bandwidth`: on a CPU a kernel reads what its producer has just
-  /// written, and as much of it as the cache still holds comes from the cache (measured on the
-  /// development VM: an add of two 250 KB arrays ran at 45 GB/s, of 1 MB ones at 22 GB/s, of
-  /// 3 MB ones at 15 GB/s, the triad over 256 MiB at 13.7). 0: every byte at `mem_bandwidth`.
+  /// written, and as much of it as the cache still holds comes from the cache
+  /// (device_profile.md, "Measured rates"). 0: every byte at `mem_bandwidth`.
   /// JSON "cache_bandwidth" and "cache_resident_bytes", optional (0 when absent).
   double cache_bandwidth = 0;
   double cache_resident_bytes = 0;
   /// FLOP/s of the windowed kernels that have no product to lower to: depthwise convolutions
   /// (one input channel per group) and pooling, which slide a small window over each channel
   /// with no reduction over channels, so a GEMM's register and cache blocking does not apply.
-  /// On a CPU these are direct loops well below the GEMM rate (the reference executor's
-  /// depthwise 3x3 convolution: about 19 GFLOP/s where its GEMM reaches 38 on the development
-  /// VM). 0: the vector peak. JSON "window_flops", optional (0 when absent).
+  /// On a CPU these are direct loops well below the GEMM rate (device_profile.md, "Measured
+  /// rates"). 0: the vector peak. JSON "window_flops", optional (0 when absent).
   double window_flops = 0;
   /// Seconds a depthwise convolution spends on each plane (an image's channel) beyond its
   /// arithmetic: the reference executor lays each input channel out padded and computes rows
   /// (W_o + k_w - 1) / s_w wide, so a small plane (7x7 in MobileNet's last stages) runs at a
-  /// fraction of the rate a 56x56 one does (3x its prediction before). The cost model charges
+  /// fraction of the rate a 56x56 one does. The cost model charges
   /// it per plane and the rows' extra width (`op_work`). 0: not modelled. JSON
   /// "window_plane_overhead", optional (0 when absent).
   double window_plane_overhead = 0;
   /// A grouped convolution's product runs per group as a GEMM whose rows are the group's output
   /// channels (Og = C_out / groups); with few rows it cannot fill the register blocks of the GEMM
-  /// kernel, and runs at peak · Og / (Og + gemm_half_rows) (`gemm_rows_rate`). Measured on the
-  /// reference executor (Eigen, one thread, 3x3 and 1x1 kernels): 6-10 GFLOP/s at Og = 2, 12-15
-  /// at 4, 17-22 at 8, 23-28 at 16, 28-35 at 32, where its 1024-row GEMM reaches 40: the curve
-  /// with gemm_half_rows about 8. It prices ResNeXt's 32 groups of 4-32 channels, and a depthwise
-  /// convolution merged into groups of two (TASO's merge_gconv), as they run. A convolution of
-  /// one group keeps the peak: its rows are its output channels (32-512 in the models here,
-  /// 80-98 % of the peak on the curve), and pricing them on the curve makes every
-  /// convolution sharing an input worth merging into one wider product and a split, which
-  /// measured no faster on this executor (the split copies its parts). 0: not modelled. JSON
-  /// "gemm_half_rows", optional (0 when absent).
+  /// kernel, and runs at peak · Og / (Og + gemm_half_rows) (`gemm_rows_rate`), the curve the
+  /// reference executor's grouped products follow (device_profile.md, "Measured rates"). It
+  /// prices ResNeXt's groups, and a depthwise convolution merged into groups of two (TASO's
+  /// merge_gconv), as they run. A convolution of one group keeps the peak: its rows are its
+  /// output channels, and pricing them on the curve makes every convolution sharing an input
+  /// worth merging into one wider product and a split, which runs no faster on this executor
+  /// (the split copies its parts). 0: not modelled. JSON "gemm_half_rows", optional (0 when
+  /// absent).
   double gemm_half_rows = 0;
   /// Seconds a grouped convolution (not a depthwise one) spends on each group beyond its
   /// arithmetic: the reference executor runs one im2col and one GEMM call a group, so many small

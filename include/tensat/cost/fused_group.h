@@ -57,9 +57,8 @@ struct FusedGroup {
   /// loop fuses it. Empty, or shorter than `members`: 1.
   std::vector<double> member_scales{};
   /// The contraction members' own times, each as the kernel it would be alone (its time scale
-  /// included): a kernel runs its product as the library call it is, so it costs no less. Without
-  /// it a matrix-vector product fused with its bias and ReLU was priced at the group's roofline,
-  /// 30 % below the product alone (which streams its matrix at `gemv_bandwidth`, scaled x1.4).
+  /// included): a kernel runs its product as the library call it is, so it costs no less than
+  /// the product alone would (fused_group.md).
   double floor_us = 0;
 };
 

@@ -376,8 +376,8 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
         work.compute_rate = work.flops / ((work.flops - products) / peak +
                                           products / (peak * profile.gemm_columns_fill(block)));
         // One tile a block: 16 matrix-vector products over u (16/9 of the filter's bytes), at the
-        // executor's matrix-vector rate even where the weights fit in cache (measured 10-20 GB/s
-        // on 2x2 planes of 128-512 channels; priced as products at the peak, 2-4x too fast).
+        // executor's matrix-vector rate even where the weights fit in cache: priced as products
+        // at the peak they came out several times too fast (op_work.md).
         if (block == 1 && profile.gemv_bandwidth > 0) work.bandwidth = profile.gemv_bandwidth;
       }
       if (children[2]->layout != profile.native_conv_layout(out.dtype))

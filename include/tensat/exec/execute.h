@@ -184,9 +184,8 @@ struct PrecomputedProgram {
 /// precomputed (`precompute_weights` of its `random_bindings`), and one `Bindings` for both. A
 /// tensor both read under one name with the same value (every input, every weight the optimized
 /// program reads unchanged) is then one buffer, so the kernels the two programs share read the
-/// same memory: given a copy each, the fully connected layers of VGG-19, which stream its 411 MB
-/// fc6 weight, ran 11 % slower on one copy than on the other in 57 of 61 pairs of a process
-/// (bench/history/executor-runs.md), a bias as large as the change being measured.
+/// same memory: with a copy each, where the copies lie can favour one program for a whole
+/// process, by as much as the change being measured (execute.md, `precompute_pair`).
 struct PrecomputedPair {
   RecExpr<TensorNode> program[2];  ///< the original and the optimized program, precomputed
   Bindings bindings;               ///< the bindings of both

@@ -50,9 +50,8 @@ struct CalibrationOptions {
   int overhead_nodes = 1024;
   /// Bytes of matrices the matrix-vector products stream through, one after the other (as a
   /// model's weights are read once per run), at each of the two output widths measured. Past
-  /// the last-level cache, like the triad's arrays: a model's weights come from memory (NasRNN's
-  /// 80 MB), and on the development VM 64 MiB still measured 15-21 GB/s at N = 4096 where 128
-  /// and 256 MiB measured 12.9 and 12.4 (and NasRNN's 4096-column products ran at 14).
+  /// the last-level cache, like the triad's arrays: a model's weights come from memory, and
+  /// matrices that partly fit in the cache measure a rate no model sees (measure_host.md).
   std::size_t gemv_bytes = std::size_t{256} << 20;
   /// Elements of the two executor adds that measure the cache tier: one whose operands and
   /// result fit in a core's L2 (384 KiB of traffic), one a few times larger (3 MiB), each run

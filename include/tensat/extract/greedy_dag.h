@@ -552,8 +552,8 @@ inline Extraction extract_greedy_dag(const ExtractionGraph& graph,
   result.choice = detail::reachable_choice(graph, search.choice());
   result.dag_cost = dag_cost(graph, result.choice);
   // Never worse than a start, by the DAG cost computed afresh: the search's own running total
-  // decides its moves, and one fuzzed e-graph ended 12 % above the tree choice it could have
-  // kept (docs/fuzzing.md; not reproduced since, the drift not found).
+  // decides its moves, and a fuzzed e-graph once ended above the tree choice it could have
+  // kept (docs/fuzzing.md; the drift not found since).
   for (const std::vector<std::uint32_t>* start : {&tree_choice, &greedy_choice}) {
     if (start == &greedy_choice && !greedy_complete) continue;
     std::vector<std::uint32_t> kept = detail::reachable_choice(graph, *start);

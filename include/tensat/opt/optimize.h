@@ -140,8 +140,8 @@ struct OptimizeOptions {
   bool do_no_harm = true;
   /// With do_no_harm: the worst-case gain must also reach this percent of the input's predicted
   /// time, or the input is kept. Below it a change is lost in what no kernel's error sees: the
-  /// order kernels run in, where buffers land (pairs of one program against itself measured
-  /// within about 1 % of each other on the corpus of bench/corpus). 0: any positive gain.
+  /// order kernels run in, where buffers land (what A/A pairs of one program against itself
+  /// show: bench/corpus). 0: any positive gain.
   double min_gain_percent = 1.0;
   /// Segmented optimization (τ): a program of more than this many operators is cut into
   /// segments of at most this many (`segment_program`: narrow cuts, never between the readers

@@ -25,9 +25,8 @@ inline namespace v0 {
 namespace tensor {
 
 /// Tile rows per block of a Winograd convolution: the block's transformed input, 16 x C x T
-/// floats, and its products, 16 x O x T, stay near 4 MiB each, at least one tile row. (On the
-/// Zen 5 VM of bench/RESULTS.md, 1 MiB made the products on 28x28 planes of 512 channels 14 %
-/// slower, columns too few for Eigen's blocking; 16 MiB made 224x224 planes 2.8x slower.)
+/// floats, and its products, 16 x O x T, stay near 4 MiB each, at least one tile row: smaller
+/// blocks leave Eigen's products too few columns, larger ones leave the cache (shape.md).
 inline std::int64_t wino_block_rows(std::int64_t C, std::int64_t O, std::int64_t tile_cols) {
   const std::int64_t per_row = 16 * std::max(C, O) * tile_cols;
   return std::max<std::int64_t>(1, 1048576 / std::max<std::int64_t>(per_row, 1));

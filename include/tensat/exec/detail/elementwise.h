@@ -63,8 +63,8 @@ inline void exp_to(float* out, const float* x, std::int64_t n) {
   ArrayMap(out, n) = ConstArrayMap(x, n).exp();
 }
 
-/// GELU's tanh form with Eigen's vectorized tanh (a scalar std::tanh per element ran 25x the
-/// roofline's price).
+/// GELU's tanh form with Eigen's vectorized tanh (a scalar std::tanh per element costs far more
+/// than the roofline prices it at).
 inline void gelu(float* p, std::int64_t n) {
   const float c = 0.7978845608028654f;  // sqrt(2 / pi)
   ArrayMap a(p, n);
