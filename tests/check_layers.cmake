@@ -2,6 +2,7 @@
 # allowed to include only its own and lower layers (docs/design.md, "Layers"):
 #
 #   core (core/, detail/, fwd.h, version.h) < extract < io < tensor < cost < opt < exec < onnx
+#   < testing (helpers for tests and tools)
 #
 # The top-level aggregators (tensat.h, tensor.h) may include anything and nothing includes them.
 # Fails, naming the header, the line and the include, on an include that goes up a layer, into an
@@ -23,6 +24,7 @@ set(_rank_cost 4)
 set(_rank_opt 5)
 set(_rank_exec 6)
 set(_rank_onnx 7)
+set(_rank_testing 8)
 set(_aggregators tensat.h tensor.h)
 
 # The layer rank of a header path relative to INCLUDE_DIR ("tensat/core/egraph.h"), or

@@ -14,7 +14,7 @@
 #include <tensat/tensor.h>
 #include <tensat/exec/cuda_executor.h>
 #include <tensat/exec/executor.h>
-#include <tensat/tensor/rule_instances.h>
+#include <tensat/testing/rule_instances.h>
 
 #include "fused_body.h"
 

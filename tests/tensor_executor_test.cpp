@@ -17,7 +17,7 @@
 
 #include <tensat/tensor.h>
 #include <tensat/exec/executor.h>
-#include <tensat/tensor/rule_instances.h>
+#include <tensat/testing/rule_instances.h>
 
 using namespace tensat;
 using namespace tensat::tensor;

@@ -9,7 +9,7 @@
 #include <string>
 
 #include <tensat/tensor.h>
-#include <tensat/tensor/rule_instances.h>
+#include <tensat/testing/rule_instances.h>
 
 using namespace tensat;
 using namespace tensat::tensor;

@@ -2,8 +2,8 @@
 // search over small tensors and attributes, with whether the rule applied (its checked
 // right-hand side was valid) or was rejected. Tests use it to show every rule fires; the
 // reference executor checks each rule numerically on such instances.
-#ifndef TENSAT_TENSOR_RULE_INSTANCES_H
-#define TENSAT_TENSOR_RULE_INSTANCES_H
+#ifndef TENSAT_TESTING_RULE_INSTANCES_H
+#define TENSAT_TESTING_RULE_INSTANCES_H
 
 #include <algorithm>
 #include <cstdint>
@@ -239,4 +239,4 @@ inline std::vector<RuleInstance> find_rule_instances(const TensorRewrite& rule,
 }  // namespace v0
 }  // namespace tensat
 
-#endif  // TENSAT_TENSOR_RULE_INSTANCES_H
+#endif  // TENSAT_TESTING_RULE_INSTANCES_H
