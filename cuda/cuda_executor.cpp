@@ -787,14 +787,14 @@ class Executor {
         auto y = make(info.dims, info.dtype);
         TENSAT_CUDA_CHECK(k::batchnorm(x.ptr(), ten(1).ptr(), ten(2).ptr(), ten(3).ptr(),
                                        ten(4).ptr(), y->ptr(), extent, inner, y->elements(),
-                                       detail::kNormEps, stream_));
+                                       kNormEps, stream_));
         return result(std::move(y));
       }
       case Op::LayerNorm: {
         const DeviceTensor& x = ten(0);
         const std::int64_t n = x.dims.back(), rows = n ? x.elements() / n : 0;
         auto y = make(info.dims, info.dtype);
-        const float eps = ch.size() == 4 ? to_host(ten(3)).data.at(0) : detail::kNormEps;
+        const float eps = ch.size() == 4 ? to_host(ten(3)).data.at(0) : kNormEps;
         TENSAT_CUDA_CHECK(
             k::layernorm(x.ptr(), ten(1).ptr(), ten(2).ptr(), y->ptr(), rows, n, eps, stream_));
         return result(std::move(y));

@@ -91,6 +91,10 @@ enum class Op : std::uint8_t {
 
 inline constexpr std::size_t kNumOps = static_cast<std::size_t>(Op::Fused) + 1;
 
+/// The epsilon of `batchnorm`, and of a `layernorm` without its own: part of their semantics, so
+/// the executors, the importer (ONNX's other epsilons) and the exporter all read it here.
+inline constexpr float kNormEps = 1e-5f;
+
 /// Text name and arity of an operator. `min_children` = `max_children` for fixed arity.
 struct OpInfo {
   std::string_view name;

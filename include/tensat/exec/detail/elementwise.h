@@ -26,8 +26,6 @@ using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Ro
 using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
 using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
 
-inline constexpr float kNormEps = 1e-5f;
-
 /// A value of a node: an integer, a list, a name, a tensor, a pair or outputs.
 struct Value {
   std::int64_t value = 0;

@@ -34,10 +34,10 @@ inline void Importer::batchnorm(const NodeContext& c) {
       c.fail("scale, bias, mean and var must have one value per channel");
   // The dialect's eps is 1e-5; another epsilon is folded into a constant variance.
   const double eps = c.float_attr("epsilon", 1e-5);
-  const bool other_eps = std::fabs(eps - static_cast<double>(tensor::detail::kNormEps)) > 1e-12;
+  const bool other_eps = std::fabs(eps - static_cast<double>(tensor::kNormEps)) > 1e-12;
   if (other_eps) {
     if (!var.is_constant()) c.unsupported("an epsilon other than 1e-5 needs a constant variance");
-    for (double& d : var.data) d += eps - static_cast<double>(tensor::detail::kNormEps);
+    for (double& d : var.data) d += eps - static_cast<double>(tensor::kNormEps);
   }
   const Tensor v =
       weight_of(var, other_eps ? derived_key(c.input_name(4), "eps") : c.input_name(4));
@@ -62,7 +62,7 @@ inline void Importer::layer_normalization(const NodeContext& c) {
   const Tensor bias = has_bias ? c.tensor(2) : scalar_zeros(normalized, c.derived("bias"));
   if (axis == static_cast<std::int64_t>(d.size()) - 1 && g_.shape(scale) == normalized &&
       g_.shape(bias) == normalized)
-    return set_tensor(c, static_cast<float>(eps) == tensor::detail::kNormEps
+    return set_tensor(c, static_cast<float>(eps) == tensor::kNormEps
                              ? g_.layernorm(x, scale, bias)
                              : g_.layernorm(x, scale, bias, g_.scalar(static_cast<float>(eps))));
   const std::int64_t outer =

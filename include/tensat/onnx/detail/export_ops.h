@@ -231,7 +231,7 @@ inline std::vector<std::string> Exporter::emit(std::size_t i, Body* body, const 
     case Op::BatchNorm: {
       const std::string y =
           op("BatchNormalization", {in(0), in(1), in(2), in(3), in(4)}, name, &created);
-      attr(created, "epsilon", tensor::detail::kNormEps);
+      attr(created, "epsilon", tensor::kNormEps);
       return {y};
     }
     case Op::Enlarge: {
@@ -299,7 +299,7 @@ inline std::vector<std::string> Exporter::emit(std::size_t i, Body* body, const 
     }
     case Op::LayerNorm: {
       const std::string x = in(0);
-      float eps = tensor::detail::kNormEps;
+      float eps = tensor::kNormEps;
       if (n.children().size() == 4) {
         const std::optional<float> value = constant_value(n.children()[3].index());
         if (!value) throw ExportError(where(i), "layernorm: eps has no known value");
