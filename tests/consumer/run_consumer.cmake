@@ -80,7 +80,7 @@ elseif(MODE STREQUAL "layer")
     message(FATAL_ERROR "run_consumer.cmake: MODE layer needs -DLAYER=...")
   endif()
   list(APPEND _consumer_args "-DTENSAT_SOURCE_DIR=${TENSAT_SOURCE_DIR}" "-DTENSAT_LAYER=${LAYER}")
-  if(LAYER STREQUAL "core")  # the core must need neither
+  if(LAYER STREQUAL "core" OR LAYER STREQUAL "tensor")  # these must need neither
     list(APPEND _consumer_args -DCMAKE_DISABLE_FIND_PACKAGE_Eigen3=ON
          -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON)
   endif()

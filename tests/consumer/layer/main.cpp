@@ -4,8 +4,9 @@
 #include <cstdio>
 #include <string>
 
-#if defined(TENSAT_CONSUMER_LAYER_core) && defined(NLOHMANN_JSON_VERSION_MAJOR)
-#error "a core header included nlohmann/json"
+#if (defined(TENSAT_CONSUMER_LAYER_core) || defined(TENSAT_CONSUMER_LAYER_tensor)) && \
+    defined(NLOHMANN_JSON_VERSION_MAJOR)
+#error "a core or dialect header included nlohmann/json"
 #endif
 #if !defined(TENSAT_CONSUMER_LAYER_exec) && !defined(TENSAT_CONSUMER_LAYER_onnx) && \
     defined(EIGEN_WORLD_VERSION)
