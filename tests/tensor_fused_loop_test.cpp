@@ -177,6 +177,14 @@ TEST_CASE("fused loop: a convolution's per-channel post-ops run on each block as
               {{"x", "2 6 9 10"}, {"w", "12 1 3 3"}, {"b", "1 12 1 1"}});
   check_fused("(ewmul (conv2d 2 2 0 0 $0 $1) (broadcast (ints 1 12 8 8) $2))",
               {{"x", "1 12 16 16"}, {"w", "12 3 3 3"}, {"b", "1 12 1 1"}});
+  // A residual add read at the output's positions (a ResNet block: bias, residual, ReLU), on
+  // either side, across column blocks of a 1x1 convolution.
+  const std::vector<Operand> res8{
+      {"x", "2 16 17 17"}, {"w", "8 16 3 3"}, {"b", "1 8 1 1"}, {"r", "2 8 17 17"}};
+  check_fused("(relu (ewadd (ewadd (conv2d 1 1 0 0 $0 $1) " + bias8 + ") $3))", res8);
+  check_fused("(ewadd $3 (ewmul (conv2d 1 1 0 0 $0 $1) " + bias8 + "))", res8);
+  check_fused("(relu (ewadd (ewadd (conv2d 1 1 0 0 $0 $1) (broadcast (ints 1 64 40 40) $2)) $3))",
+              {{"x", "1 16 40 40"}, {"w", "64 16 1 1"}, {"b", "64 1 1"}, {"r", "1 64 40 40"}});
   // Not per-channel: a bias along the last axis, and the product read twice (x * sigmoid(x)).
   check_fused("(ewadd (conv2d 1 1 0 0 $0 $1) (broadcast (ints 1 8 12 12) $2))",
               {{"x", "1 16 12 12"}, {"w", "8 16 3 3"}, {"b", "12"}});

@@ -17,6 +17,7 @@
 #include "tensat/tensor/recognize.h"
 #include "tensat/tensor/cycle_filter.h"
 #include "tensat/cost/simple_cost.h"
+#include "tensat/tensor/post_ops.h"
 #include "tensat/tensor/fusion.h"
 #include "tensat/opt/optimize.h"
 #include "tensat/tensor/segment.h"

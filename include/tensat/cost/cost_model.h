@@ -15,7 +15,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <fmt/format.h>
 
 #include "tensat/core/language.h"
 #include "tensat/core/recexpr.h"
@@ -29,6 +28,7 @@
 #include "tensat/tensor/graph.h"
 #include "tensat/tensor/node.h"
 #include "tensat/tensor/op.h"
+#include "tensat/tensor/post_ops.h"
 #include "tensat/tensor/shape.h"
 
 namespace tensat {
@@ -65,8 +65,7 @@ class RooflineCost {
   [[nodiscard]] KernelTime time(const TensorNode& node, const TensorEGraph::EClass& cls) const {
     if (node.op() == Op::Fused && !cls.data.weight_only) {
       const FusedGroup g = group(node, cls);
-      return scaled(fused_time(g, profile_),
-                    profile_.time_scale_of(Op::Fused, false, g.has_contraction, g.has_gather));
+      return scaled(fused_time(g, profile_), profile_.time_scale[fused_kind(g)]);
     }
     const OpWork w = work(node, cls);
     return scaled(kernel_time(w, profile_), profile_.time_scale_of(node.op(), w.own_form(), false));
@@ -137,6 +136,19 @@ class RooflineCost {
     g.has_contraction = has_contraction;
     g.contractions = contractions;
     g.has_gather = has_gather;
+    if (has_contraction && runs_post_ops(profile_)) {
+      const auto view = node_body_view(
+          [this](Id c) -> const TensorNode* {
+            const auto& body = (*egraph_)[c];
+            return body.nodes.empty() ? nullptr : &egraph_->node(body.nodes[0]);
+          },
+          [this](Id c) -> const TensorInfo& { return (*egraph_)[c].data; });
+      if (const auto post = conv_post_ops(view, root)) {
+        g.post_ops = true;
+        if (post->residual)
+          g.post_bytes = static_cast<double>((*egraph_)[*post->residual].data.bytes());
+      }
+    }
     return g;
   }
   /// The cost: `time(node, cls).total_us`.
@@ -282,7 +294,17 @@ struct ProgramTime {
       group.has_contraction = has_contraction;
       group.contractions = contractions;
       group.has_gather = has_gather;
-      scale_kind = kernel_kind(Op::Fused, false, has_contraction, has_gather);
+      if (has_contraction && runs_post_ops(profile)) {
+        const auto view =
+            node_body_view([&](Id c) -> const TensorNode* { return &program[c]; },
+                           [&](Id c) -> const TensorInfo& { return infos[c.index()]; });
+        if (const auto post = conv_post_ops(view, node.children()[0])) {
+          group.post_ops = true;
+          if (post->residual)
+            group.post_bytes = static_cast<double>(infos[post->residual->index()].bytes());
+        }
+      }
+      scale_kind = fused_kind(group);
       time = scaled(fused_time(group, profile), profile.time_scale[scale_kind]);
       work = OpWork{};
       work.kernel = time.total_us > 0;

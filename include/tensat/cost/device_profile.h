@@ -111,21 +111,25 @@ inline constexpr std::array<std::string_view, kNumCostClasses> kCostClassNames{
 /// Indices of `DeviceProfile::time_scale`: one per `Op` (the op's index), then a depthwise
 /// convolution (computed at the window rate), a fused kernel with a contraction in it, one
 /// without whose body reads through a data-movement op (pad, transpose, slice, concat,
-/// broadcast: a gather), and a matrix-vector product (a matmul of one row priced on the
-/// profile's `gemv_bandwidth` curve); `Op::Fused`'s own index is a plain elementwise fused kernel.
+/// broadcast: a gather), a matrix-vector product (a matmul of one row priced on the
+/// profile's `gemv_bandwidth` curve), and a fused convolution with per-channel post-ops run as
+/// the product is written (`conv_post_ops`, on a profile without `fusion_overlap`);
+/// `Op::Fused`'s own index is a plain elementwise fused kernel.
 inline constexpr std::size_t kDepthwiseScale = kNumOps;
 inline constexpr std::size_t kFusedContractionScale = kNumOps + 1;
 inline constexpr std::size_t kFusedGatherScale = kNumOps + 2;
 inline constexpr std::size_t kGemvScale = kNumOps + 3;
-inline constexpr std::size_t kNumTimeScales = kNumOps + 4;
+inline constexpr std::size_t kConvPostOpsScale = kNumOps + 4;
+inline constexpr std::size_t kNumTimeScales = kNumOps + 5;
 
 /// The JSON key of a `time_scale` index: the op's name, "depthwise_conv2d", "fused_contraction",
-/// "fused_gather" or "gemv".
+/// "fused_gather", "gemv" or "conv_post_ops".
 [[nodiscard]] constexpr std::string_view time_scale_name(std::size_t i) noexcept {
   return i == kDepthwiseScale          ? std::string_view("depthwise_conv2d")
          : i == kFusedContractionScale ? std::string_view("fused_contraction")
          : i == kFusedGatherScale      ? std::string_view("fused_gather")
          : i == kGemvScale             ? std::string_view("gemv")
+         : i == kConvPostOpsScale      ? std::string_view("conv_post_ops")
                                        : op_name(static_cast<Op>(i));
 }
 

@@ -60,7 +60,28 @@ struct FusedGroup {
   /// included): a kernel runs its product as the library call it is, so it costs no less than
   /// the product alone would (fused_group.md).
   double floor_us = 0;
+  /// The body is a convolution with per-channel post-ops (`conv_post_ops`) on a profile that
+  /// `runs_post_ops`: the executor runs the post-ops on each block of the product as the
+  /// convolution writes it, so the kernel costs its convolution alone (`floor_us`) plus one pass
+  /// of the post-ops over data in cache (`fused_time`) and the reads of a residual input
+  /// (`post_bytes`); its kind is `kConvPostOpsScale`.
+  bool post_ops = false;
+  double post_bytes = 0;  ///< the residual input's bytes, read once by the post-ops pass
 };
+
+/// Whether `p` runs a convolution's per-channel post-ops on each block of its product as the
+/// product is written (the reference executor: no `fusion_overlap`, no `epilogue_kernel`), so
+/// that `FusedGroup::post_ops` applies.
+[[nodiscard]] inline bool runs_post_ops(const DeviceProfile& p) noexcept {
+  return !p.fusion_overlap && !p.epilogue_kernel;
+}
+
+/// The `time_scale` index (the kind) of a fused group's kernel: `kConvPostOpsScale` for one
+/// with `post_ops`, else `kernel_kind(Op::Fused, ...)` by its contraction and gather.
+[[nodiscard]] inline std::size_t fused_kind(const FusedGroup& g) noexcept {
+  return g.post_ops ? kConvPostOpsScale
+                    : kernel_kind(Op::Fused, false, g.has_contraction, g.has_gather);
+}
 
 /// Index of the group's primary member (see `FusedGroup::primary`); `members.size()` when no
 /// member is a kernel.
@@ -88,10 +109,41 @@ struct FusedGroup {
 /// `compute_rate` or P_G; BW_G the primary member's bandwidth
 /// (`OpWork::bandwidth`: a matrix-vector product's) or the profile's. A group without a kernel
 /// member is free.
+/// A group with `post_ops`: cost(G) = floor_us + sum_i max(s_i · F_i / (P_vec · eta_c),
+/// s_i · t_i − t_m,i) over the post-ops (t_i its time alone without the launch, t_m,i that
+/// time's memory part: a sigmoid that runs at 2 ns an element alone does so in cache too, a
+/// ReLU that only streams memory alone is nearly free), + post_bytes / (BW · eta_m), the
+/// overlap alpha taken between those two, + t_term for every member (the body compiled on each
+/// run, its broadcasts too).
 [[nodiscard]] inline KernelTime fused_time(const FusedGroup& g, const DeviceProfile& p) {
   const std::size_t primary = primary_member(g);
   if (primary >= g.members.size() || !g.members[primary].kernel) return KernelTime{};
   const OpWork& root = g.members[primary];
+  if (g.post_ops) {
+    KernelTime t = kernel_time(root, p);
+    const double conv_scale = t.total_us > 0 ? g.floor_us / t.total_us : 1.0;
+    t = scaled(t, conv_scale);  // the convolution as it would run alone
+    // Each step on data in cache: what it costs alone (its kind's scale included) less the
+    // memory traffic it no longer has, and no less than its own flops at the vector peak.
+    double compute_us = 0;
+    for (std::size_t i = 0; i < g.members.size(); ++i) {
+      const OpWork& m = g.members[i];
+      if (i == primary || !m.kernel) continue;
+      const double scale = i < g.member_scales.size() ? g.member_scales[i] : 1.0;
+      const KernelTime alone = kernel_time(m, p);
+      const double flops_us = m.flops / (p.peak(m.dtype, Unit::Vector) * p.eta_c) * 1e6;
+      compute_us +=
+          std::max(scale * flops_us, scale * (alone.total_us - alone.launch_us) - alone.memory_us);
+    }
+    const double memory_us = p.memory_seconds(g.post_bytes) / p.eta_m * 1e6;
+    // The executor compiles the body on every run: each term's setup, kernel or not.
+    const double setup_us = static_cast<double>(g.members.size()) * p.fused_term_overhead * 1e6;
+    t.compute_us += compute_us;
+    t.memory_us += memory_us;
+    t.launch_us += setup_us;
+    t.total_us += setup_us + compute_us + memory_us - p.alpha * std::min(compute_us, memory_us);
+    return t;
+  }
   const double peak = p.peak(root.dtype, root.unit);
   double flops =
       0;  // at `peak`: a member with a rate of its own counts as many flops as take it as long

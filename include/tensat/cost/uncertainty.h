@@ -72,7 +72,8 @@ namespace tensor {
 /// values, like a convolution with a batchnorm folded into its weights). A removed and an added
 /// kernel of the same kind whose flops agree to within 25 % (a convolution that took its
 /// activation in) run the same library kernel and share its error: they pair up, and only the
-/// difference d of their times is charged, as a removed (d > 0) or an added (d < 0) time. The
+/// difference d of their times is charged, as a removed (d > 0) or an added (d < 0) time; so do
+/// a convolution with post-ops (`kConvPostOpsScale`) and the bare convolution it runs. The
 /// others are netted by class against the class's systematic error s
 /// (`DeviceProfile::systematic_error`, common to its kernels): a class the change removes time
 /// from on balance saves at least net / s, one it adds time to costs at most net · s; then each
@@ -153,6 +154,19 @@ struct GainBand {
   // that took its activation or bias in, a convolution whose epilogue changed) run the same
   // library kernel, whose error they share: only the difference of their times is uncertain.
   constexpr double kSameWork = 1.25;
+  // The same kind, or a convolution with post-ops (`kConvPostOpsScale`) and the bare convolution
+  // it runs: the post-ops pass is all that differs.
+  const auto same_library_kernel = [](const Signature& a, const Signature& b) {
+    const auto conv = [](const Signature& k) {
+      const auto kind = static_cast<std::size_t>(std::get<4>(k));
+      return kind == static_cast<std::size_t>(Op::Conv2d) || kind == kDepthwiseScale;
+    };
+    const auto post = [](const Signature& k) {
+      return static_cast<std::size_t>(std::get<4>(k)) == kConvPostOpsScale;
+    };
+    if (std::get<0>(a) == std::get<0>(b) && std::get<4>(a) == std::get<4>(b)) return true;
+    return (post(a) && conv(b)) || (conv(a) && post(b));
+  };
   std::vector<std::pair<Signature, bool>> left;  // one entry a kernel; true: removed
   for (const auto& [sig, count] : unpaired)
     for (std::ptrdiff_t i = 0; i < (count > 0 ? count : -count); ++i)
@@ -166,8 +180,7 @@ struct GainBand {
     for (std::size_t r = 0; r < left.size(); ++r) {
       if (used[r] || !left[r].second) continue;
       const Signature& removed = left[r].first;
-      if (std::get<0>(removed) != std::get<0>(added) || std::get<4>(removed) != std::get<4>(added))
-        continue;
+      if (!same_library_kernel(removed, added)) continue;
       const double fa = std::get<1>(added), fr = std::get<1>(removed);
       if (!(fa > 0 && fr > 0)) continue;
       const double ratio = std::max(fa, fr) / std::min(fa, fr);
@@ -232,7 +245,7 @@ class RobustCost {
     std::size_t kind = kernel_kind(node.op(), work.own_form(), false);
     if (node.op() == Op::Fused) {
       const FusedGroup g = roofline_.group(node, cls);
-      kind = kernel_kind(Op::Fused, false, g.has_contraction, g.has_gather);
+      kind = fused_kind(g);
     }
     const double f = p.uncertainty_of(cost_class(node.op(), work), kind);
     return in_original(node) ? t.total_us / f : t.total_us * f;

@@ -25,28 +25,15 @@ namespace tensor {
 
 namespace detail {
 
-/// The `time_scale` index of the fused kernels in `program` (`Op::Fused`'s, or with a
-/// contraction or a gather in a body), `kNumTimeScales` if they differ or there is none.
-inline std::size_t fused_scale_of(const RecExpr<TensorNode>& program) {
+/// The `time_scale` index of the fused kernels in `program` on `profile` (`fused_kind`, as
+/// `program_breakdown` reports them), `kNumTimeScales` if they differ or there is none.
+inline std::size_t fused_scale_of(const RecExpr<TensorNode>& program,
+                                  const DeviceProfile& profile) {
   std::size_t scale = kNumTimeScales;
-  for (const TensorNode& node : program) {
-    if (node.op() != Op::Fused) continue;
-    bool contraction = false, gather = false;
-    std::vector<Id> stack{node.children()[0]};
-    while (!stack.empty()) {
-      const TensorNode& n = program[stack.back()];
-      stack.pop_back();
-      if (n.op() == Op::Arg) continue;
-      contraction = contraction || is_contraction(n.op());
-      gather = gather || body_gathers(n.op(), n.op() == Op::Broadcast && n.children().size() == 2 &&
-                                                  program[n.children()[1]].op() == Op::Arg);
-      for (Id c : n.children()) stack.push_back(c);
-    }
-    const std::size_t own = contraction ? kFusedContractionScale
-                            : gather    ? kFusedGatherScale
-                                        : static_cast<std::size_t>(Op::Fused);
-    if (scale != kNumTimeScales && scale != own) return kNumTimeScales;
-    scale = own;
+  for (const KernelReport& k : program_breakdown(program, profile).kernels) {
+    if (k.op != Op::Fused) continue;
+    if (scale != kNumTimeScales && scale != k.kind) return kNumTimeScales;
+    scale = k.kind;
   }
   return scale;
 }
@@ -247,6 +234,42 @@ struct Residual {
     add(fmt::format("fused matmul + bias + relu [{}, 384]", rows), CostClass::Fused,
         kFusedContractionScale, optimize(g.program(), fuse).optimized);
   }
+  // A convolution with per-channel post-ops (kConvPostOpsScale), on a profile that runs them so,
+  // written as the kernel itself (the fusion phase may not choose it where its fixed costs
+  // weigh): a ReLU6 expansion on a large and a small map, a bias and Swish (an activation
+  // dearer than the memory it saves), and a ResNet block's bias, residual and ReLU.
+  if (runs_post_ops(profile))
+    for (auto [c, size, k, step] :
+         {std::tuple<std::int64_t, std::int64_t, std::int64_t, int>{64, 28, 1, 0},
+          {96, 4, 1, 0},
+          {32, 28, 3, 1},
+          {128, 14, 1, 2}}) {
+      const std::string x = fmt::format("1 {} {} {}", c, size, size);
+      const std::string w = fmt::format("{} {} {} {}", c, c, k, k), b = fmt::format("1 {} 1 1", c);
+      std::string body = fmt::format(
+          "(ewadd (conv2d 1 1 0 0 (arg 0 f32 (ints {})) (arg 1 f32 (ints {}))) "
+          "(broadcast (ints {}) (arg 2 f32 (ints {}))))",
+          x, w, x, b);
+      std::string inputs = fmt::format(
+          "(input x f32 (ints {})) (weight w f32 (ints {})) "
+          "(weight b f32 (ints {}))",
+          x, w, b);
+      if (step == 0) {
+        body = fmt::format("(clip {} (arg 3 f32 (ints 1)) (arg 4 f32 (ints 1)))", body);
+        inputs += " (scalar 0) (scalar 6)";
+      } else if (step == 1) {
+        body = fmt::format("(silu {})", body);
+      } else {
+        body = fmt::format("(relu (ewadd {} (arg 3 f32 (ints {}))))", body, x);
+        inputs += fmt::format(" (input r f32 (ints {}))", x);
+      }
+      add(fmt::format("conv2d {}x{} [1, {}, {}, {}] + bias + {}", k, k, c, size, size,
+                      step == 0   ? "relu6"
+                      : step == 1 ? "silu"
+                                  : "residual + relu"),
+          CostClass::Fused, kConvPostOpsScale,
+          parse_program(fmt::format("(fused {} {})", body, inputs)));
+    }
   return probes;
 }
 
@@ -278,7 +301,7 @@ inline std::vector<Residual> fit_uncertainty(DeviceProfile& profile,
     const bool fused = std::any_of(probe.program.begin(), probe.program.end(),
                                    [](const TensorNode& n) { return n.op() == Op::Fused; });
     if (probe.cls == CostClass::Fused &&
-        (!fused || detail::fused_scale_of(probe.program) != probe.scale))
+        (!fused || detail::fused_scale_of(probe.program, base) != probe.scale))
       continue;
     Residual r;
     r.name = probe.name;
@@ -298,7 +321,7 @@ inline std::vector<Residual> fit_uncertainty(DeviceProfile& profile,
   };
   const auto is_fused_kind = [](std::size_t k) {
     return k == static_cast<std::size_t>(Op::Fused) || k == kFusedContractionScale ||
-           k == kFusedGatherScale;
+           k == kFusedGatherScale || k == kConvPostOpsScale;
   };
   const auto fit_kind = [&](std::size_t k) {
     std::vector<double> logs;
@@ -361,7 +384,7 @@ inline std::vector<Residual> measure_uncertainty(DeviceProfile& profile,
     const bool fused = std::any_of(probe.program.begin(), probe.program.end(),
                                    [](const TensorNode& n) { return n.op() == Op::Fused; });
     if (probe.cls == CostClass::Fused &&
-        (!fused || detail::fused_scale_of(probe.program) != probe.scale))
+        (!fused || detail::fused_scale_of(probe.program, base) != probe.scale))
       continue;
     seconds[i] = detail::seconds_of_passes(probe.program, passes, options.repetitions) /
                  static_cast<double>(passes);

@@ -151,8 +151,12 @@ inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t s
           Ym.noalias() = Wm * Eigen::Map<const RowMatrix>(col.data(), K, t);
         }
         activate_block(y + p0, Og, t, P, act);  // the activation, while the block is in cache
-        if (epilogue && by_block)
-          for (std::int64_t o = 0; o < Og; ++o) (*epilogue)((n * O + g * Og + o) * P + p0, t);
+        if (epilogue && by_block) {
+          if (t == P)  // the block is whole rows: one contiguous range
+            (*epilogue)((n * O + g * Og) * P, Og * P);
+          else
+            for (std::int64_t o = 0; o < Og; ++o) (*epilogue)((n * O + g * Og + o) * P + p0, t);
+        }
       }
       // Otherwise the epilogue runs once per group, on its whole rows: one contiguous range.
       // With a full-size operand, per-block calls read it in Og strided segments between the

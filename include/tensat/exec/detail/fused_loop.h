@@ -22,6 +22,7 @@
 #include "tensat/exec/detail/onnx_ops.h"
 #include "tensat/exec/detail/pool.h"
 #include "tensat/core/recexpr.h"
+#include "tensat/tensor/post_ops.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -180,6 +181,7 @@ class FusedLoop {
       }
     }
     if (contraction == terms_.size() || !epilogue_op(terms_[root].op)) return std::nullopt;
+    if (std::optional<HostTensor> out = run_post_ops(root, contraction)) return out;
     const std::int64_t n = terms_[root].elements;
     if (terms_[contraction].elements != n) return std::nullopt;
     // The terms the epilogue evaluates: from the root down to the contraction and the leaves.
@@ -213,20 +215,6 @@ class FusedLoop {
     const auto a = materialize(c.operands[0]);
     const auto b = materialize(c.operands[1]);
     HostTensor out(terms_[root].dims, DType::F32);
-    if (c.op == Op::Conv2d)
-      if (const std::optional<std::vector<ChannelStep>> steps = channel_steps(root, contraction)) {
-        // Per-channel post-ops: each row of the product, as the convolution finishes it.
-        const std::int64_t C = c.dims[1], P = c.dims[2] * c.dims[3];
-        const Epilogue channel = [&](std::int64_t start, std::int64_t length) {
-          for (std::int64_t at = start, end = start + length; at < end;) {
-            const std::int64_t row = at / P, stop = std::min(end, (row + 1) * P);
-            apply_channel_steps(*steps, out.data.data() + at, stop - at, row % C);
-            at = stop;
-          }
-        };
-        conv2d_into(*a, *b, c.attrs[0], c.attrs[1], c.attrs[2], c.attrs[3], out, &channel, true);
-        return out;
-      }
     // The contraction's leaf is the output itself: the epilogue reads a part, then overwrites it.
     c.leaf = std::shared_ptr<const HostTensor>(&out, [](const HostTensor*) {});
     // The root writes each chunk straight over the output's part it was computed from (an
@@ -260,7 +248,45 @@ class FusedLoop {
     std::int64_t stride = 0;
     bool constant_first = false;
     float lo = 0, hi = 0;
+    const float* full = nullptr;  ///< a residual add: the input read at the output's positions
   };
+
+  /// The body as `conv_post_ops` reads it: terms by index, leaves as the kernel's inputs.
+  struct PostOpsView {
+    using Term = std::size_t;
+    const FusedLoop* loop;
+    [[nodiscard]] Op op(Term t) const { return loop->terms_[t].op; }
+    [[nodiscard]] bool input(Term t) const { return loop->terms_[t].leaf != nullptr; }
+    [[nodiscard]] std::size_t operands(Term t) const { return loop->terms_[t].operands.size(); }
+    [[nodiscard]] Term operand(Term t, std::size_t k) const { return loop->terms_[t].operands[k]; }
+    [[nodiscard]] const Dims& dims(Term t) const { return loop->terms_[t].dims; }
+    [[nodiscard]] DType dtype(Term t) const { return loop->terms_[t].dtype; }
+    [[nodiscard]] bool per_channel(Term t, const Dims& dims) const {
+      const auto& term = loop->terms_[t];
+      return term.dims == dims && term.strides.size() == 4 && term.strides[2] == 0 &&
+             term.strides[3] == 0 && (dims[0] == 1 || term.strides[0] == 0);
+    }
+  };
+
+  /// A kernel that `conv_post_ops` accepts, run as it says: the convolution writes the output
+  /// and the post-ops run on each row of it (one output channel) as the convolution finishes
+  /// the row, in cache. Nothing for any other kernel.
+  std::optional<HostTensor> run_post_ops(std::size_t root, std::size_t contraction) {
+    const auto post = conv_post_ops(PostOpsView{this}, root);
+    if (!post || post->conv != contraction) return std::nullopt;
+    const std::optional<std::vector<ChannelStep>> steps =
+        channel_steps(root, contraction, post->residual);
+    if (!steps) return std::nullopt;
+    const Term& c = terms_[contraction];
+    HostTensor out(terms_[root].dims, DType::F32);
+    const std::int64_t C = c.dims[1], P = c.dims[2] * c.dims[3];
+    const Epilogue channel = [&](std::int64_t start, std::int64_t length) {
+      apply_channel_steps(*steps, out.data.data(), start, length, P, C);
+    };
+    conv2d_into(*terms_[c.operands[0]].leaf, *terms_[c.operands[1]].leaf, c.attrs[0], c.attrs[1],
+                c.attrs[2], c.attrs[3], out, &channel, true);
+    return out;
+  }
 
   /// Term `t` as a per-channel constant over `dims` ([N, C, H, W]): a one-element leaf, or a
   /// broadcast of a leaf that varies along the channel axis only.
@@ -283,9 +309,10 @@ class FusedLoop {
 
   /// The body from `root` down to the convolution `contraction` as per-channel steps, in the
   /// order they apply: a chain of elementwise terms over the product's shape, each with one
-  /// operand on the chain and the others per-channel constants. Nothing otherwise.
+  /// operand on the chain and the others per-channel constants, or the `residual` input of an
+  /// `ewadd` (`conv_post_ops`). Nothing otherwise.
   [[nodiscard]] std::optional<std::vector<ChannelStep>> channel_steps(
-      std::size_t root, std::size_t contraction) const {
+      std::size_t root, std::size_t contraction, std::optional<std::size_t> residual) const {
     const Dims& dims = terms_[contraction].dims;
     if (dims.size() != 4) return std::nullopt;
     std::vector<ChannelStep> steps;
@@ -320,6 +347,13 @@ class FusedLoop {
           const auto k1 = channel_constant(term.operands[1], dims);
           const auto k0 =
               term.op == Op::SMul ? std::nullopt : channel_constant(term.operands[0], dims);
+          if (!k0 && !k1 && term.op == Op::EwAdd && residual) {  // the residual add
+            const bool first = term.operands[0] == *residual;
+            if (!first && term.operands[1] != *residual) return std::nullopt;
+            s.full = terms_[*residual].leaf->data.data();
+            t = term.operands[first ? 1 : 0];
+            break;
+          }
           if (k1.has_value() == k0.has_value()) return std::nullopt;
           s.op = term.op == Op::SMul ? Op::EwMul : term.op;
           s.constant_first = k0.has_value();
@@ -336,51 +370,80 @@ class FusedLoop {
     return steps;
   }
 
-  /// Applies `steps` to the run `y[0, n)` of output channel `c`, in place.
-  static void apply_channel_steps(const std::vector<ChannelStep>& steps, float* y, std::int64_t n,
-                                  std::int64_t c) {
-    ArrayMap a(y, n);
+  /// Applies `steps` in place to the output `y` over its flat positions [at, at + n), rows of
+  /// `P` positions, one output channel of `C` a row: step by step over the whole range (one call
+  /// of an activation, a per-channel constant row by row), so that a small map's many short rows
+  /// cost what their elements do.
+  static void apply_channel_steps(const std::vector<ChannelStep>& steps, float* y, std::int64_t at,
+                                  std::int64_t n, std::int64_t P, std::int64_t C) {
+    float* const part = y + at;
+    ArrayMap whole(part, n);
+    // f(run, constant) on each row's run of the range, with the row's constant of `s`.
+    const auto by_row = [&](const ChannelStep& s, auto&& f) {
+      for (std::int64_t p = at, end = at + n; p < end;) {
+        const std::int64_t row = p / P, stop = std::min(end, (row + 1) * P);
+        f(ArrayMap(y + p, stop - p), s.data[(row % C) * s.stride]);
+        p = stop;
+      }
+    };
     for (const ChannelStep& s : steps) {
-      const float k = s.data ? s.data[c * s.stride] : 0.0f;
+      const bool uniform = s.data && s.stride == 0;  // one scalar for every channel
+      const float k = uniform ? s.data[0] : 0.0f;
       switch (s.op) {
         case Op::EwAdd:
-          a += k;
+          if (s.full)
+            whole += ConstArrayMap(s.full + at, n);
+          else if (uniform)
+            whole += k;
+          else
+            by_row(s, [](ArrayMap a, float c) { a += c; });
           break;
         case Op::EwMul:
-          a *= k;
+          if (uniform)
+            whole *= k;
+          else
+            by_row(s, [](ArrayMap a, float c) { a *= c; });
           break;
         case Op::EwSub:
-          if (s.constant_first)
-            a = k - a;
+          if (uniform && s.constant_first)
+            whole = k - whole;
+          else if (uniform)
+            whole -= k;
+          else if (s.constant_first)
+            by_row(s, [](ArrayMap a, float c) { a = c - a; });
           else
-            a -= k;
+            by_row(s, [](ArrayMap a, float c) { a -= c; });
           break;
         case Op::EwDiv:
-          if (s.constant_first)
-            a = k / a;
+          if (uniform && s.constant_first)
+            whole = k / whole;
+          else if (uniform)
+            whole /= k;
+          else if (s.constant_first)
+            by_row(s, [](ArrayMap a, float c) { a = c / a; });
           else
-            a /= k;
+            by_row(s, [](ArrayMap a, float c) { a /= c; });
           break;
         case Op::Relu:
-          a = a.max(0.0f);
+          whole = whole.max(0.0f);
           break;
         case Op::Clip:
-          clip(y, n, s.lo, s.hi);
+          clip(part, n, s.lo, s.hi);
           break;
         case Op::Sigmoid:
-          activate_to(y, y, n, 1);
+          activate_to(part, part, n, 1);
           break;
         case Op::Tanh:
-          activate_to(y, y, n, 3);
+          activate_to(part, part, n, 3);
           break;
         case Op::Silu:
-          silu(y, y, n);
+          silu(part, part, n);
           break;
         case Op::HardSwish:
-          hard_swish(y, y, n);
+          hard_swish(part, part, n);
           break;
         case Op::GeluErf:
-          gelu_erf(y, y, n);
+          gelu_erf(part, part, n);
           break;
         default:
           break;
