@@ -1,6 +1,7 @@
 // conv_post_ops (tensor/post_ops.h): which fused bodies are a convolution with per-channel
-// post-ops, and how the cost model prices them (their own kind, the convolution alone plus one
-// pass) and pairs them with the bare convolution in gain_band.
+// post-ops, how the cost model prices them (their own kind, the convolution alone plus one pass)
+// and pairs them with the bare convolution in gain_band, and that the fusion phase builds them
+// with a residual read as a kernel input.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -130,4 +131,27 @@ TEST_CASE("post ops: gain_band charges only the pass beyond the convolution it r
   CHECK(band.worst_case_us ==
         Approx(band.predicted_us - (fused_us - conv_us) * 0.05 - rest_us * (1 - 1 / 1.05))
             .epsilon(1e-9));
+}
+
+TEST_CASE("post ops: fusion builds a ResNet block's kernel with the residual as an input") {
+  Graph g;
+  const Tensor x = g.input("x", {1, 32, 14, 14});
+  const Tensor block_in = g.relu(g.ewadd(x, g.input("y", {1, 32, 14, 14})));
+  Tensor y = g.ewadd(g.conv2d(block_in, g.weight("w", {32, 32, 1, 1}), 1, 1, Padding::Same),
+                     g.broadcast(g.weight("b", {1, 32, 1, 1}), {1, 32, 14, 14}));
+  g.output(g.relu(g.ewadd(y, block_in)));
+  OptimizeOptions options;
+  options.profile = one_thread_cpu();
+  options.fusion = true;
+  options.do_no_harm = false;
+  options.layouts = LayoutSearch::Off;
+  const auto original = g.program();
+  const OptimizeResult result = optimize(original, options);
+  std::size_t with_residual = 0;
+  for (const KernelReport& k : program_breakdown(result.optimized, *options.profile).kernels)
+    if (k.kind == kConvPostOpsScale) ++with_residual;
+  CHECK(with_residual == 1);
+  const VerifyResult r = verify(original, result.optimized, 3);
+  INFO(r.message);
+  CHECK(r.ok);
 }

@@ -103,6 +103,29 @@ class FusedBuilder {
     return arg(cls);
   }
 
+  /// The body term for class `cls` as a kernel input, nothing inlined: an `arg`, a weight's
+  /// broadcast, or the class itself for an attribute.
+  Ref input(Id cls) {
+    cls = egraph_.find(cls);
+    const TensorInfo& info = egraph_[cls].data;
+    if (info.kind != Kind::Tensor) return rhs_.cls(cls);
+    return info.weight_only && !info.symbolic ? weight(cls) : arg(cls);
+  }
+
+  /// Whether class `cls` is a convolution's value or its epilogue's: it holds a `conv2d`, or a
+  /// `fused` node whose body has one.
+  [[nodiscard]] bool brings_conv(Id cls) const {
+    cls = egraph_.find(cls);
+    const TensorInfo& info = egraph_[cls].data;
+    if (info.kind != Kind::Tensor || info.symbolic || info.weight_only) return false;
+    for (Id nid : egraph_[cls].nodes) {
+      const TensorNode& n = egraph_.node(nid);
+      if (n.op() == Op::Conv2d) return true;
+      if (n.op() == Op::Fused && body_has(n.children()[0], Op::Conv2d)) return true;
+    }
+    return false;
+  }
+
   /// The `fused` node over `body`.
   Ref fused(Ref body) {
     SmallVector<Ref, 8> children{body};
@@ -160,6 +183,23 @@ class FusedBuilder {
       for (Id child : n.children())
         if (egraph_[child].data.symbolic) stack.push_back(egraph_.find(child));
     }
+  }
+
+  /// Whether the body under class `b` has a term of op `op` (each class's first member).
+  [[nodiscard]] bool body_has(Id b, Op op) const {
+    std::vector<Id> stack{egraph_.find(b)}, seen;
+    while (!stack.empty()) {
+      const Id c = stack.back();
+      stack.pop_back();
+      if (std::find(seen.begin(), seen.end(), c) != seen.end() || egraph_[c].nodes.empty())
+        continue;
+      seen.push_back(c);
+      const TensorNode& n = egraph_.node(egraph_[c].nodes[0]);
+      if (n.op() == op) return true;
+      for (Id child : n.children())
+        if (egraph_[child].data.symbolic) stack.push_back(egraph_.find(child));
+    }
+    return false;
   }
 
   /// A copy of the body under class `b` with its args renumbered by `args`.
@@ -230,9 +270,19 @@ inline std::vector<TensorRewrite> fusion_rules(std::size_t max_per_class = 2) {
       if (all_weight_only) return {};
       RightHandSide rhs(g);
       detail::FusedBuilder builder(rhs, g, !is_fusible_elementwise(op));
+      // A convolution's epilogue (oneDNN's post-ops): once an operand brings a convolution, the
+      // others stay kernel inputs rather than producers recomputed in the kernel, so the kernel
+      // is the convolution, its per-channel steps and a residual read (`conv_post_ops`).
+      std::size_t conv_operand = reads.size();
+      if (is_fusible_elementwise(op))
+        for (std::size_t i = 0; i < reads.size() && conv_operand == reads.size(); ++i)
+          if (builder.brings_conv(s[reads[i]])) conv_operand = i;
       bool inlined = false;
       SmallVector<RightHandSide::Ref, 8> operands;
-      for (const Var& v : reads) operands.push_back(builder.operand(s[v], inlined));
+      for (std::size_t i = 0; i < reads.size(); ++i)
+        operands.push_back(conv_operand < reads.size() && i != conv_operand
+                               ? builder.input(s[reads[i]])
+                               : builder.operand(s[reads[i]], inlined));
       if (!inlined) return {};
       const RightHandSide::Ref root =
           builder.fused(rhs.op(op, Span<const RightHandSide::Ref>(operands)));
