@@ -166,9 +166,10 @@ class FusedBuilder {
     return ref;
   }
 
-  /// Body terms (distinct classes, `arg`s excluded) and contractions under body class `b`,
-  /// reading each class's first member.
-  void measure(Id b, std::size_t& size, std::size_t& contractions) const {
+  /// Calls `f(node)` on each distinct body term under class `b` (each class's first member,
+  /// `arg`s included), until `f` returns false.
+  template <class F>
+  void walk_body(Id b, F&& f) const {
     std::vector<Id> stack{egraph_.find(b)}, seen;
     while (!stack.empty()) {
       const Id c = stack.back();
@@ -177,29 +178,32 @@ class FusedBuilder {
         continue;
       seen.push_back(c);
       const TensorNode& n = egraph_.node(egraph_[c].nodes[0]);
+      if (!f(n)) return;
       if (n.op() == Op::Arg) continue;
-      ++size;
-      if (is_contraction(n.op())) ++contractions;
       for (Id child : n.children())
         if (egraph_[child].data.symbolic) stack.push_back(egraph_.find(child));
     }
   }
 
+  /// Body terms (distinct classes, `arg`s excluded) and contractions under body class `b`,
+  /// reading each class's first member.
+  void measure(Id b, std::size_t& size, std::size_t& contractions) const {
+    walk_body(b, [&](const TensorNode& n) {
+      if (n.op() == Op::Arg) return true;
+      ++size;
+      if (is_contraction(n.op())) ++contractions;
+      return true;
+    });
+  }
+
   /// Whether the body under class `b` has a term of op `op` (each class's first member).
   [[nodiscard]] bool body_has(Id b, Op op) const {
-    std::vector<Id> stack{egraph_.find(b)}, seen;
-    while (!stack.empty()) {
-      const Id c = stack.back();
-      stack.pop_back();
-      if (std::find(seen.begin(), seen.end(), c) != seen.end() || egraph_[c].nodes.empty())
-        continue;
-      seen.push_back(c);
-      const TensorNode& n = egraph_.node(egraph_[c].nodes[0]);
-      if (n.op() == op) return true;
-      for (Id child : n.children())
-        if (egraph_[child].data.symbolic) stack.push_back(egraph_.find(child));
-    }
-    return false;
+    bool found = false;
+    walk_body(b, [&](const TensorNode& n) {
+      found = n.op() == op;
+      return !found;
+    });
+    return found;
   }
 
   /// A copy of the body under class `b` with its args renumbered by `args`.
