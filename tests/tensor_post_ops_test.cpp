@@ -103,6 +103,19 @@ TEST_CASE("post ops: priced as the convolution alone plus one pass, a kind of it
         kFusedContractionScale);
 }
 
+TEST_CASE("post ops: the pass prices every step, whichever member has the most flops") {
+  // A 1x1 depthwise convolution does 2 flops an element, fewer than its sigmoid: the sigmoid is
+  // the group's primary member, and still one of the steps of the pass.
+  const std::vector<Operand> ops{{"x", "1 32 28 28"}, {"w", "32 1 1 1"}, {"b", "1 32 1 1"}};
+  const auto fused = parse_program(testing::fused_text(
+      "(sigmoid (ewadd (conv2d 1 1 0 0 $0 $1) (broadcast (ints 1 32 28 28) $2)))", ops));
+  DeviceProfile cpu = one_thread_cpu();
+  REQUIRE(program_breakdown(fused, cpu).kernels[0].kind == kConvPostOpsScale);
+  const double cheap = program_time(fused, cpu);
+  cpu.time_scale[static_cast<std::size_t>(Op::Sigmoid)] = 50.0;
+  CHECK(program_time(fused, cpu) > 2 * cheap);
+}
+
 TEST_CASE("post ops: gain_band charges only the pass beyond the convolution it replaces") {
   const std::vector<Operand> ops{{"x", "1 64 28 28"}, {"w", "64 64 1 1"}, {"b", "1 64 1 1"}};
   const std::string bias = "(broadcast (ints 1 64 28 28) $2)";

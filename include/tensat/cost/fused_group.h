@@ -67,6 +67,9 @@ struct FusedGroup {
   /// (`post_bytes`); its kind is `kConvPostOpsScale`.
   bool post_ops = false;
   double post_bytes = 0;  ///< the residual input's bytes, read once by the post-ops pass
+  /// The member that is the group's (last) contraction, set by `fused_group`: with `post_ops`,
+  /// the convolution, whatever member has the most flops.
+  std::optional<std::size_t> contraction;
 };
 
 /// Whether `p` runs a convolution's per-channel post-ops on each block of its product as the
@@ -119,8 +122,9 @@ struct FusedGroup {
   const std::size_t primary = primary_member(g);
   if (primary >= g.members.size() || !g.members[primary].kernel) return KernelTime{};
   const OpWork& root = g.members[primary];
-  if (g.post_ops) {
-    KernelTime t = kernel_time(root, p);
+  if (g.post_ops && g.contraction && *g.contraction < g.members.size()) {
+    const std::size_t conv = *g.contraction;
+    KernelTime t = kernel_time(g.members[conv], p);
     const double conv_scale = t.total_us > 0 ? g.floor_us / t.total_us : 1.0;
     t = scaled(t, conv_scale);  // the convolution as it would run alone
     // Each step on data in cache: what it costs alone (its kind's scale included) less the
@@ -128,7 +132,7 @@ struct FusedGroup {
     double compute_us = 0;
     for (std::size_t i = 0; i < g.members.size(); ++i) {
       const OpWork& m = g.members[i];
-      if (i == primary || !m.kernel) continue;
+      if (i == conv || !m.kernel) continue;
       const double scale = i < g.member_scales.size() ? g.member_scales[i] : 1.0;
       const KernelTime alone = kernel_time(m, p);
       const double flops_us = m.flops / (p.peak(m.dtype, Unit::Vector) * p.eta_c) * 1e6;
@@ -229,8 +233,10 @@ template <class VisitBody>
     concrete.symbolic = false;
     g.members.push_back(op_work(node, concrete, children, profile));
     g.member_scales.push_back(profile.time_scale_of(node.op(), g.members.back().own_form(), false));
-    if (is_contraction(node.op()))
+    if (is_contraction(node.op())) {
       g.floor_us += scaled(kernel_time(g.members.back(), profile), g.member_scales.back()).total_us;
+      g.contraction = g.members.size() - 1;
+    }
     g.bytes_written += materialized;
     g.bytes_read += materialized;
     g.staged_bytes += 2 * materialized;
