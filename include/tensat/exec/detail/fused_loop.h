@@ -269,8 +269,8 @@ class FusedLoop {
   };
 
   /// A kernel that `conv_post_ops` accepts, run as it says: the convolution writes the output
-  /// and the post-ops run on each row of it (one output channel) as the convolution finishes
-  /// the row, in cache. Nothing for any other kernel.
+  /// and the post-ops run on each part of it (a column block's rows, one output channel a row)
+  /// as the convolution finishes the part, in cache. Nothing for any other kernel.
   std::optional<HostTensor> run_post_ops(std::size_t root, std::size_t contraction) {
     const auto post = conv_post_ops(PostOpsView{this}, root);
     if (!post || post->conv != contraction) return std::nullopt;
