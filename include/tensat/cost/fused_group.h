@@ -69,7 +69,7 @@ struct FusedGroup {
   double post_bytes = 0;  ///< the residual input's bytes, read once by the post-ops pass
   /// The member that is the group's (last) contraction, set by `fused_group`: with `post_ops`,
   /// the convolution, whatever member has the most flops.
-  std::optional<std::size_t> contraction;
+  std::optional<std::size_t> contraction{};
 };
 
 /// Whether `p` runs a convolution's per-channel post-ops on each block of its product as the

@@ -30,7 +30,7 @@ template <class Term>
 struct ConvPostOps {
   Term conv{};
   std::size_t steps = 0;
-  std::optional<Term> residual;
+  std::optional<Term> residual{};
 };
 
 /// The post-ops structure of the body rooted at `root`, or nothing. A `View` answers, for a term
