@@ -185,6 +185,21 @@ TEST_CASE("fused loop: a convolution's per-channel post-ops run on each block as
   check_fused("(ewadd $3 (ewmul (conv2d 1 1 0 0 $0 $1) " + bias8 + "))", res8);
   check_fused("(relu (ewadd (ewadd (conv2d 1 1 0 0 $0 $1) (broadcast (ints 1 64 40 40) $2)) $3))",
               {{"x", "1 16 40 40"}, {"w", "64 16 1 1"}, {"b", "64 1 1"}, {"r", "1 64 40 40"}});
+  // Pads of the spatial axes folded into the convolution (PyTorch's symmetric pads on a stride-2
+  // depthwise convolution, asymmetric and one-axis pads, a padded SAME convolution, a padded
+  // 1x1), with post-ops and alone.
+  const std::string dw = "(conv2d 2 2 1 0 (pad 3 1 1 (pad 2 1 1 $0)) $1)";
+  const std::vector<Operand> dw16{
+      {"x", "1 16 15 14"}, {"w", "16 1 3 3"}, {"b", "1 16 1 1"}, {"lo", "1"}, {"hi", "1"}};
+  check_fused("(clip (ewadd " + dw + " (broadcast (ints 1 16 8 7) $2)) $3 $4)", dw16);
+  check_fused(dw, dw16);
+  check_fused("(relu (ewadd (conv2d 2 1 1 0 (pad 2 0 2 (pad 3 2 1 $0)) $1) $2))",
+              {{"x", "2 6 9 10"}, {"w", "8 6 5 3"}, {"r", "2 8 4 11"}});
+  check_fused("(silu (conv2d 1 1 0 0 (pad 2 1 0 $0) $1))", {{"x", "1 4 7 7"}, {"w", "4 1 3 3"}});
+  check_fused("(sigmoid (conv2d 1 1 1 0 (pad 3 0 1 (pad 2 1 0 $0)) $1))",
+              {{"x", "1 8 6 6"}, {"w", "5 8 1 1"}});
+  // Not folded: a pad of the channel axis.
+  check_fused("(relu (conv2d 1 1 1 0 (pad 1 1 1 $0) $1))", {{"x", "1 3 6 6"}, {"w", "4 5 3 3"}});
   // Not per-channel: a bias along the last axis, and the product read twice (x * sigmoid(x)).
   check_fused("(ewadd (conv2d 1 1 0 0 $0 $1) (broadcast (ints 1 8 12 12) $2))",
               {{"x", "1 16 12 12"}, {"w", "8 16 3 3"}, {"b", "12"}});

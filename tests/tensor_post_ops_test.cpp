@@ -4,6 +4,8 @@
 // with a residual read as a kernel input.
 #include <catch2/catch.hpp>
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,42 @@ TEST_CASE("post ops: a convolution's per-channel chain, with at most one residua
   // Depthwise: the channel's constant still per output channel.
   CHECK(post_ops_of("(relu (ewadd (conv2d 1 1 0 0 $0 $1) (broadcast (ints 1 8 12 12) $2)))",
                     {{"x", "1 8 12 12"}, {"w", "8 1 3 3"}, {"b", "8 1 1"}}));
+}
+
+TEST_CASE("post ops: the convolution's input pads are folded into it") {
+  const std::vector<Operand> dw{{"x", "1 8 15 14"}, {"w", "8 1 3 3"}, {"b", "1 8 1 1"}};
+  const std::string padded = "(pad 3 1 2 (pad 2 1 0 $0))";
+  auto found = post_ops_of(
+      "(relu (ewadd (conv2d 2 2 1 0 " + padded + " $1) (broadcast (ints 1 8 7 8) $2)))", dw);
+  REQUIRE(found);
+  CHECK(found->steps == 2);
+  CHECK(found->pads == std::array<std::int64_t, 4>{1, 0, 1, 2});
+  // The input under the pads: the kernel's first `arg`.
+  found = post_ops_of("(conv2d 2 2 1 0 " + padded + " $1)", dw);
+  REQUIRE(found);  // a padded convolution alone is a kernel of its own
+  CHECK(found->steps == 0);
+  CHECK(found->pads == std::array<std::int64_t, 4>{1, 0, 1, 2});
+  CHECK_FALSE(post_ops_of("(conv2d 2 2 1 0 (pad 1 0 8 $0) $1)",
+                          {{"x", "1 8 15 14"}, {"w", "16 1 3 3"}}));          // the channel axis
+  CHECK_FALSE(post_ops_of("(conv2d 2 2 1 0 (pad 2 1 1 (relu $0)) $1)", dw));  // a prologue
+}
+
+TEST_CASE("post ops: a folded pad costs nothing but its term's setup") {
+  // The same convolution over a padded input, once through the body's pads and once over an
+  // input already padded: the same kernel, but for the two pad terms' setup.
+  const std::string tail = " $1) (broadcast (ints 1 32 16 16) $2)) $3 $4)";
+  const auto with_pads = parse_program(testing::fused_text(
+      "(clip (ewadd (conv2d 2 2 1 0 (pad 3 1 1 (pad 2 1 1 $0))" + tail,
+      {{"x", "1 32 32 32"}, {"w", "32 1 3 3"}, {"b", "1 32 1 1"}, {"lo", "1"}, {"hi", "1"}}));
+  const auto prepadded = parse_program(testing::fused_text(
+      "(clip (ewadd (conv2d 2 2 1 0 $0" + tail,
+      {{"x", "1 32 34 34"}, {"w", "32 1 3 3"}, {"b", "1 32 1 1"}, {"lo", "1"}, {"hi", "1"}}));
+  DeviceProfile cpu = one_thread_cpu();
+  cpu.fused_term_overhead = 0.5e-6;
+  const ProgramTime t = program_breakdown(with_pads, cpu);
+  REQUIRE(t.kernels.size() == 1);
+  CHECK(t.kernels[0].kind == kConvPostOpsScale);
+  CHECK(t.total_us == Approx(program_time(prepadded, cpu) + 2 * 0.5).epsilon(1e-9));
 }
 
 TEST_CASE("post ops: what the executor's per-channel path does not run") {

@@ -64,12 +64,16 @@ struct FusedGroup {
   /// `runs_post_ops`: the executor runs the post-ops on each block of the product as the
   /// convolution writes it, so the kernel costs its convolution alone (`floor_us`) plus one pass
   /// of the post-ops over data in cache (`fused_time`) and the reads of a residual input
-  /// (`post_bytes`); its kind is `kConvPostOpsScale`.
+  /// (`post_bytes`); its kind is `kConvPostOpsScale`. The `pad`s of its input are folded into
+  /// the convolution (`folded_pads`): they cost nothing.
   bool post_ops = false;
   double post_bytes = 0;  ///< the residual input's bytes, read once by the post-ops pass
   /// The member that is the group's (last) contraction, set by `fused_group`: with `post_ops`,
   /// the convolution, whatever member has the most flops.
   std::optional<std::size_t> contraction{};
+  /// Each member is a `pad`, set by `fused_group`: with `post_ops`, a padding the convolution
+  /// applies as it reads its input (`conv_post_ops`), never run as a step.
+  std::vector<bool> folded_pads{};
 };
 
 /// Whether `p` runs a convolution's per-channel post-ops on each block of its product as the
@@ -117,7 +121,7 @@ struct FusedGroup {
 /// time's memory part: a sigmoid that runs at 2 ns an element alone does so in cache too, a
 /// ReLU that only streams memory alone is nearly free), + post_bytes / (BW · eta_m), the
 /// overlap alpha taken between those two, + t_term for every member (the body compiled on each
-/// run, its broadcasts too).
+/// run, its broadcasts too); the `pad`s the convolution folds in (`folded_pads`) are no steps.
 [[nodiscard]] inline KernelTime fused_time(const FusedGroup& g, const DeviceProfile& p) {
   const std::size_t primary = primary_member(g);
   if (primary >= g.members.size() || !g.members[primary].kernel) return KernelTime{};
@@ -132,7 +136,7 @@ struct FusedGroup {
     double compute_us = 0;
     for (std::size_t i = 0; i < g.members.size(); ++i) {
       const OpWork& m = g.members[i];
-      if (i == conv || !m.kernel) continue;
+      if (i == conv || !m.kernel || (i < g.folded_pads.size() && g.folded_pads[i])) continue;
       const double scale = i < g.member_scales.size() ? g.member_scales[i] : 1.0;
       const KernelTime alone = kernel_time(m, p);
       const double flops_us = m.flops / (p.peak(m.dtype, Unit::Vector) * p.eta_c) * 1e6;
@@ -233,6 +237,7 @@ template <class VisitBody>
     concrete.symbolic = false;
     g.members.push_back(op_work(node, concrete, children, profile));
     g.member_scales.push_back(profile.time_scale_of(node.op(), g.members.back().own_form(), false));
+    g.folded_pads.push_back(node.op() == Op::Pad);
     if (is_contraction(node.op())) {
       g.floor_us += scaled(kernel_time(g.members.back(), profile), g.member_scales.back()).total_us;
       g.contraction = g.members.size() - 1;

@@ -96,11 +96,28 @@ class FusedBuilder {
       SmallVector<Ref, 8> children;
       for (Id c : n.children()) {
         const TensorInfo& ci = egraph_[c].data;
-        children.push_back(ci.kind == Kind::Tensor ? arg(egraph_.find(c)) : rhs_.cls(c));
+        children.push_back(ci.kind != Kind::Tensor ? rhs_.cls(c)
+                           : n.op() == Op::Pad     ? pad_operand(egraph_.find(c), 1)
+                                                   : arg(egraph_.find(c)));
       }
       return rhs_.op(n.op(), Span<const Ref>(children));
     }
     return arg(cls);
+  }
+
+  /// The body term for a convolution's data operand `cls`: where the class holds a `pad`, its
+  /// chain of pads over an `arg`, whatever fused producers it has, so that the convolution folds
+  /// the padding in (`conv_post_ops`) instead of reading a padded copy; else `operand`.
+  Ref conv_input(Id cls, bool& inlined) {
+    cls = egraph_.find(cls);
+    const TensorInfo& info = egraph_[cls].data;
+    if (info.kind == Kind::Tensor && !info.symbolic && !info.weight_only)
+      for (Id nid : egraph_[cls].nodes)
+        if (egraph_.node(nid).op() == Op::Pad) {
+          inlined = true;
+          return pad_operand(cls, 0);
+        }
+    return operand(cls, inlined);
   }
 
   /// The body term for class `cls` as a kernel input, nothing inlined: an `arg`, a weight's
@@ -146,6 +163,26 @@ class FusedBuilder {
       const TensorInfo& si = egraph_[src].data;
       if (si.kind != Kind::Tensor || si.bytes() >= info.bytes()) continue;
       return rhs_.op(Op::Broadcast, {rhs_.cls(n.children()[0]), arg(src)});
+    }
+    return arg(cls);
+  }
+
+  /// A `pad`'s operand: the pads below it inlined with it, so that a chain of pads (a 2-D
+  /// padding, one ONNX Pad, is a pad per axis) is one producer level and a convolution folds all
+  /// of its input's padding (`conv_post_ops`); an `arg` below the chain.
+  Ref pad_operand(Id cls, std::size_t depth) {
+    const TensorInfo& info = egraph_[cls].data;
+    if (info.kind != Kind::Tensor) return rhs_.cls(cls);
+    if (info.symbolic || info.weight_only || depth > 8) return arg(cls);
+    for (Id nid : egraph_[cls].nodes) {
+      const TensorNode& n = egraph_.node(nid);
+      if (n.op() != Op::Pad || n.children().size() != 4) continue;
+      const Id x = egraph_.find(n.children()[3]);
+      if (x == cls || egraph_[x].data.kind != Kind::Tensor) continue;  // an empty pad
+      SmallVector<Ref, 8> children;
+      for (std::size_t k = 0; k < 3; ++k) children.push_back(rhs_.cls(n.children()[k]));
+      children.push_back(pad_operand(x, depth + 1));
+      return rhs_.op(Op::Pad, Span<const Ref>(children));
     }
     return arg(cls);
   }
@@ -286,7 +323,8 @@ inline std::vector<TensorRewrite> fusion_rules(std::size_t max_per_class = 2) {
       for (std::size_t i = 0; i < reads.size(); ++i)
         operands.push_back(conv_operand < reads.size() && i != conv_operand
                                ? builder.input(s[reads[i]])
-                               : builder.operand(s[reads[i]], inlined));
+                           : op == Op::Conv2d && i == 4 ? builder.conv_input(s[reads[i]], inlined)
+                                                        : builder.operand(s[reads[i]], inlined));
       if (!inlined) return {};
       const RightHandSide::Ref root =
           builder.fused(rhs.op(op, Span<const RightHandSide::Ref>(operands)));

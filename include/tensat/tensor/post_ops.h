@@ -5,7 +5,9 @@
 #ifndef TENSAT_TENSOR_POST_OPS_H
 #define TENSAT_TENSOR_POST_OPS_H
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <utility>
 
@@ -24,28 +26,37 @@ namespace tensor {
          op == Op::HardSwish || op == Op::GeluErf;
 }
 
-/// What `conv_post_ops` found: the body's convolution, how many post-ops follow it, and the
-/// full-size kernel input a residual add reads (if any).
+/// What `conv_post_ops` found: the body's convolution, how many post-ops follow it, the
+/// full-size kernel input a residual add reads (if any), and the convolution's data input with
+/// the zero padding the body's `pad`s put around it (folded into the convolution's own: oneDNN
+/// and onnxruntime fold a Pad into the Conv after it the same way).
 template <class Term>
 struct ConvPostOps {
   Term conv{};
   std::size_t steps = 0;
   std::optional<Term> residual{};
+  /// The kernel input the convolution reads, under its `pad`s if any.
+  Term input{};
+  /// Zero rows and columns around `input`: top, bottom, left, right.
+  std::array<std::int64_t, 4> pads{};
 };
 
 /// The post-ops structure of the body rooted at `root`, or nothing. A `View` answers, for a term
 /// `t` of the body: `op(t)`; `input(t)` (a kernel input: an `arg`, a leaf); `operands(t)` and
 /// `operand(t, k)` (tensor operands only, in order); `dims(t)` and `dtype(t)`; and
 /// `per_channel(t, dims)` (t is a `broadcast` of an input over `dims` = [N, C, H, W] that varies
-/// along C at most, or along N as well only where N is 1).
+/// along C at most, or along N as well only where N is 1); and `pad(t, axis, before, after)`
+/// (t is a `pad`: its attributes).
 ///
 /// The body qualifies when, from the root down, every term is an f32 term of the root's shape
 /// that is one of: an activation (`is_post_activation`) of the term below; a `clip` of it with
 /// one-element inputs as bounds; an `smul` of it by a one-element input; an `ewadd`, `ewmul`,
 /// `ewsub` or `ewdiv` of it and a per-channel constant (a one-element input, or a broadcast that
 /// `per_channel` accepts) on either side; or, once, an `ewadd` of it and a kernel input of the
-/// same shape (the residual). The chain ends at a rank-4 `conv2d` of the root's shape whose two
-/// operands are kernel inputs, after at least one post-op.
+/// same shape (the residual). The chain ends at a rank-4 `conv2d` of the root's shape whose
+/// operands are kernel inputs, its data operand possibly through `pad`s of the spatial axes
+/// (2 and 3), after at least one post-op or `pad` (a convolution alone, neither, is no kernel
+/// of its own).
 template <class View>
 [[nodiscard]] std::optional<ConvPostOps<typename View::Term>> conv_post_ops(
     const View& body, typename View::Term root) {
@@ -74,10 +85,24 @@ template <class View>
     if (body.input(t) || body.dims(t) != dims || body.dtype(t) != DType::F32) return std::nullopt;
     const Op op = body.op(t);
     if (op == Op::Conv2d) {
-      if (found.steps == 0 || body.operands(t) != 2 || !body.input(body.operand(t, 0)) ||
-          !body.input(body.operand(t, 1)))
+      if (body.operands(t) != 2 || !body.input(body.operand(t, 1))) return std::nullopt;
+      Term x = body.operand(t, 0);
+      bool padded = false;
+      while (!body.input(x) && body.op(x) == Op::Pad && body.operands(x) == 1) {
+        std::int64_t axis = 0, before = 0, after = 0;
+        if (!body.pad(x, axis, before, after) || (axis != 2 && axis != 3) || before < 0 ||
+            after < 0 || body.dtype(x) != DType::F32)
+          return std::nullopt;
+        found.pads[axis == 2 ? 0 : 2] += before;
+        found.pads[axis == 2 ? 1 : 3] += after;
+        padded = true;
+        x = body.operand(x, 0);
+      }
+      if (!body.input(x) || body.dims(x).size() != 4 || body.dtype(x) != DType::F32 ||
+          (found.steps == 0 && !padded))
         return std::nullopt;
       found.conv = t;
+      found.input = x;
       return found;
     }
     ++found.steps;
@@ -138,6 +163,18 @@ struct NodeBodyView {
     return Id{};
   }
   [[nodiscard]] const Dims& dims(Id t) const { return info_of(t).dims; }
+  /// A `pad`'s attributes (children 0 to 2, integers).
+  [[nodiscard]] bool pad(Id t, std::int64_t& axis, std::int64_t& before,
+                         std::int64_t& after) const {
+    const TensorNode* n = node_of(t);
+    if (!n || n->op() != Op::Pad || n->children().size() != 4) return false;
+    const auto attr = [&](std::size_t k, std::int64_t& v) {
+      const TensorInfo& info = info_of(n->children()[k]);
+      v = info.value;
+      return info.kind == Kind::Int;
+    };
+    return attr(0, axis) && attr(1, before) && attr(2, after);
+  }
   [[nodiscard]] DType dtype(Id t) const { return info_of(t).dtype; }
   /// A broadcast (numpy's right-aligned rule) of a source whose H and W extents are 1, and whose
   /// N extent is 1 unless the output's is.

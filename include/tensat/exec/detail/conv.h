@@ -95,11 +95,18 @@ inline void depthwise_outputs(const DepthwisePlanes& planes, const float* wk, st
   }
 }
 
-/// The output shape of conv2d.
+/// Zero rows and columns around a convolution's input, beyond its own padding mode's: the input
+/// convolved is x padded so (a `pad` folded into the convolution, never materialized).
+struct ConvInputPads {
+  std::int64_t top = 0, bottom = 0, left = 0, right = 0;
+};
+
+/// The output shape of conv2d (of x padded by `pads`).
 inline Dims conv2d_dims(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw,
-                        std::int64_t pad) {
-  return Dims{x.dims[0], w.dims[0], window_out(x.dims[2], w.dims[2], sh, pad),
-              window_out(x.dims[3], w.dims[3], sw, pad)};
+                        std::int64_t pad, const ConvInputPads& pads = {}) {
+  return Dims{x.dims[0], w.dims[0],
+              window_out(x.dims[2] + pads.top + pads.bottom, w.dims[2], sh, pad),
+              window_out(x.dims[3] + pads.left + pads.right, w.dims[3], sw, pad)};
 }
 
 /// conv2d into `out` (shape `conv2d_dims`), calling `epilogue` (if any) on each finished part of
@@ -107,14 +114,18 @@ inline Dims conv2d_dims(const HostTensor& x, const HostTensor& w, std::int64_t s
 /// convolution's outputs of one input channel. `by_block`: on each column block's rows instead,
 /// as the block is computed (still in cache), for an epilogue whose other operands are per-channel
 /// views or scalars (a full-size operand read in per-channel segments costs more than it saves).
+/// `pads`: the convolution of x zero-padded so, read from x (every path takes a padding offset).
 inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw,
                         std::int64_t pad, std::int64_t act, HostTensor& out,
-                        const Epilogue* epilogue = nullptr, bool by_block = false) {
+                        const Epilogue* epilogue = nullptr, bool by_block = false,
+                        const ConvInputPads& pads = {}) {
   const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
   const std::int64_t O = w.dims[0], Cg = w.dims[1], kh = w.dims[2], kw = w.dims[3];
   const std::int64_t G = C / Cg, Og = O / G;
-  const std::int64_t Ho = window_out(H, kh, sh, pad), Wo = window_out(W, kw, sw, pad);
-  const std::int64_t ph = pad_before(H, kh, sh, pad, Ho), pw = pad_before(W, kw, sw, pad, Wo);
+  const std::int64_t Hp = H + pads.top + pads.bottom, Wp = W + pads.left + pads.right;
+  const std::int64_t Ho = window_out(Hp, kh, sh, pad), Wo = window_out(Wp, kw, sw, pad);
+  const std::int64_t ph = pad_before(Hp, kh, sh, pad, Ho) + pads.top,
+                     pw = pad_before(Wp, kw, sw, pad, Wo) + pads.left;
   const std::int64_t K = Cg * kh * kw, P = Ho * Wo;
   if (Cg == 1 &&
       G > 1) {  // depthwise (with a channel multiplier when Og > 1): no product to lower to

@@ -180,8 +180,9 @@ class FusedLoop {
         contraction = t;
       }
     }
-    if (contraction == terms_.size() || !epilogue_op(terms_[root].op)) return std::nullopt;
+    if (contraction == terms_.size()) return std::nullopt;
     if (std::optional<HostTensor> out = run_post_ops(root, contraction)) return out;
+    if (!epilogue_op(terms_[root].op)) return std::nullopt;
     const std::int64_t n = terms_[root].elements;
     if (terms_[contraction].elements != n) return std::nullopt;
     // The terms the epilogue evaluates: from the root down to the contraction and the leaves.
@@ -261,6 +262,15 @@ class FusedLoop {
     [[nodiscard]] Term operand(Term t, std::size_t k) const { return loop->terms_[t].operands[k]; }
     [[nodiscard]] const Dims& dims(Term t) const { return loop->terms_[t].dims; }
     [[nodiscard]] DType dtype(Term t) const { return loop->terms_[t].dtype; }
+    [[nodiscard]] bool pad(Term t, std::int64_t& axis, std::int64_t& before,
+                           std::int64_t& after) const {
+      const auto& term = loop->terms_[t];
+      if (term.op != Op::Pad || term.attrs.size() != 3) return false;
+      axis = term.attrs[0];
+      before = term.attrs[1];
+      after = term.attrs[2];
+      return true;
+    }
     [[nodiscard]] bool per_channel(Term t, const Dims& dims) const {
       const auto& term = loop->terms_[t];
       return term.dims == dims && term.strides.size() == 4 && term.strides[2] == 0 &&
@@ -268,9 +278,10 @@ class FusedLoop {
     }
   };
 
-  /// A kernel that `conv_post_ops` accepts, run as it says: the convolution writes the output
-  /// and the post-ops run on each part of it (a column block's rows, one output channel a row)
-  /// as the convolution finishes the part, in cache. Nothing for any other kernel.
+  /// A kernel that `conv_post_ops` accepts, run as it says: the convolution (of its input with
+  /// the body's pads folded in, never materialized) writes the output and the post-ops run on
+  /// each part of it (a column block's rows, one output channel a row) as the convolution
+  /// finishes the part, in cache. Nothing for any other kernel.
   std::optional<HostTensor> run_post_ops(std::size_t root, std::size_t contraction) {
     const auto post = conv_post_ops(PostOpsView{this}, root);
     if (!post || post->conv != contraction) return std::nullopt;
@@ -283,8 +294,9 @@ class FusedLoop {
     const Epilogue channel = [&](std::int64_t start, std::int64_t length) {
       apply_channel_steps(*steps, out.data.data(), start, length, P, C);
     };
-    conv2d_into(*terms_[c.operands[0]].leaf, *terms_[c.operands[1]].leaf, c.attrs[0], c.attrs[1],
-                c.attrs[2], c.attrs[3], out, &channel, true);
+    const ConvInputPads pads{post->pads[0], post->pads[1], post->pads[2], post->pads[3]};
+    conv2d_into(*terms_[post->input].leaf, *terms_[c.operands[1]].leaf, c.attrs[0], c.attrs[1],
+                c.attrs[2], c.attrs[3], out, steps->empty() ? nullptr : &channel, true, pads);
     return out;
   }
 
