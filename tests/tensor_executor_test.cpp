@@ -847,6 +847,39 @@ TEST_CASE("executor: precompute_weights removes weight-only subgraphs") {
   CHECK(want[0].data == got[0].data);
 }
 
+TEST_CASE("executor: WeightValues evaluates exactly the weight-only tensors") {
+  Graph g;
+  auto x = g.input("x", {1, 8, 5, 5});
+  auto w = g.merge(g.weight("w", {8, 2, 3, 3}), 4, 2);
+  g.output(g.relu(g.conv2d(x, w)));
+  const auto p = g.program();
+  Bindings b = random_bindings(p, 3);
+  b.erase("x");  // inputs need no binding
+  const WeightValues values(p, b);
+  REQUIRE(values.size() == p.size());
+  std::size_t merged = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const Op op = p[Id(i)].op();
+    INFO("node " << i << " " << p[Id(i)].op_name());
+    CHECK((values.value(i) != nullptr) == values.is_weight_tensor(i));
+    if (op == Op::Weight) CHECK(values.value(i)->data == b.at("w").data);
+    if (op == Op::Input || op == Op::Conv2d || op == Op::Relu) CHECK(values.value(i) == nullptr);
+    if (op == Op::Merge) {
+      // The merged filter is what the program computes there: the conv reads it unchanged.
+      const auto alone = [] {
+        Graph h;
+        h.output(h.merge(h.weight("w", {8, 2, 3, 3}), 4, 2));
+        return h.program();
+      }();
+      CHECK(values.value(i)->data == execute(alone, b).at(0).data);
+      ++merged;
+    }
+  }
+  CHECK(merged == 1);
+  CHECK_THROWS_AS(values.value(p.size()), std::out_of_range);
+  CHECK_THROWS_AS(WeightValues(p, Bindings{}), MissingBindingError);
+}
+
 TEST_CASE("executor: precompute_weights keeps a precomputed weight's layout") {
   // A bias relayouted to channels_last to be added to a channels_last activation (what the
   // layout rules make of conv + bias): the precomputed weight must stay channels_last.

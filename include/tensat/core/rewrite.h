@@ -312,7 +312,8 @@ class Rewrite {
   std::vector<std::string> labels_;
 };
 
-namespace detail {
+/// The pattern `text` of rule `rule`'s `side` ("lhs", "rhs"): what the builders below parse, for
+/// a rule type of one's own. Throws `ParseError` naming the side and the rule.
 template <class L>
 Pattern<L> rule_pattern(const std::string& rule, const char* side, std::string_view text) {
   try {
@@ -321,15 +322,13 @@ Pattern<L> rule_pattern(const std::string& rule, const char* side, std::string_v
     throw ParseError(e.offset(), fmt::format("in {} of rule '{}': {}", side, rule, e.reason()));
   }
 }
-}  // namespace detail
 
 /// `lhs => rhs`, both pattern texts (egg's `rewrite!(name; lhs => rhs)`).
 /// Throws `ParseError` (offset, side and rule named) or `RuleError` (unbound variable).
 template <class L, class A = NoAnalysis>
 Rewrite<L, A> rewrite(std::string name, std::string_view lhs, std::string_view rhs) {
-  auto searcher =
-      std::make_shared<PatternSearcher<L, A>>(detail::rule_pattern<L>(name, "lhs", lhs));
-  auto applier = std::make_shared<PatternApplier<L, A>>(detail::rule_pattern<L>(name, "rhs", rhs));
+  auto searcher = std::make_shared<PatternSearcher<L, A>>(rule_pattern<L>(name, "lhs", lhs));
+  auto applier = std::make_shared<PatternApplier<L, A>>(rule_pattern<L>(name, "rhs", rhs));
   return Rewrite<L, A>(std::move(name), std::move(searcher), std::move(applier));
 }
 
@@ -337,8 +336,7 @@ Rewrite<L, A> rewrite(std::string name, std::string_view lhs, std::string_view r
 template <class L, class A = NoAnalysis>
 Rewrite<L, A> rewrite(std::string name, std::string_view lhs,
                       std::shared_ptr<const Applier<L, A>> applier) {
-  auto searcher =
-      std::make_shared<PatternSearcher<L, A>>(detail::rule_pattern<L>(name, "lhs", lhs));
+  auto searcher = std::make_shared<PatternSearcher<L, A>>(rule_pattern<L>(name, "lhs", lhs));
   return Rewrite<L, A>(std::move(name), std::move(searcher), std::move(applier));
 }
 

@@ -115,7 +115,7 @@ class RuleSet {
     if constexpr (std::is_base_of_v<RewriteRule<L, A>, R>) {
       auto rule = std::make_shared<const R>(args...);
       auto searcher = std::make_shared<PatternSearcher<L, A>>(
-          detail::rule_pattern<L>(rule->name(), "pattern", rule->pattern()));
+          rule_pattern<L>(rule->name(), "pattern", rule->pattern()));
       Rewrite<L, A> rw(rule->name(), std::move(searcher),
                        std::make_shared<detail::RuleObjectApplier<L, A>>(rule));
       rw = rw.with_priority(rule->priority());

@@ -432,8 +432,8 @@ struct DeviceProfile {
   }
 };
 
-namespace detail {
-
+/// Checks one number of a profile (or of measurements a profile is fitted from): finite, not
+/// negative, not 0 when `positive`, at most `max`. Throws `ProfileError` naming `field`.
 inline void check_profile_number(const std::string& field, double v, bool positive,
                                  double max = HUGE_VAL) {
   if (!std::isfinite(v))
@@ -442,6 +442,8 @@ inline void check_profile_number(const std::string& field, double v, bool positi
   if (positive && v == 0) throw ProfileError(field, "must be positive, got 0");
   if (v > max) throw ProfileError(field, fmt::format("must be at most {}, got {}", max, v));
 }
+
+namespace detail {
 
 inline constexpr std::array<std::string_view, 3> kProfileDtypes{"f32", "f16", "bf16"};
 
@@ -465,7 +467,6 @@ void for_each_weight(W& w, F&& f) {
 /// latency and weights non-negative, everything finite, eta in (0, 1], alpha in [0, 1], a name.
 /// Throws `ProfileError` naming the field (with its JSON path).
 inline void validate(const DeviceProfile& p) {
-  using detail::check_profile_number;
   if (p.name.empty()) throw ProfileError("name", "must not be empty");
   for (std::size_t i = 0; i < 3; ++i) {
     check_profile_number(fmt::format("peak_flops.vector.{}", detail::kProfileDtypes[i]),
@@ -493,7 +494,7 @@ inline void validate(const DeviceProfile& p) {
   check_profile_number("conv_half_flops", p.conv_half_flops, false);
   check_profile_number("fused_term_overhead", p.fused_term_overhead, false);
   detail::for_each_weight(p.weights, [](std::string_view key, double v) {
-    detail::check_profile_number(fmt::format("op_weights.{}", key), v, false);
+    check_profile_number(fmt::format("op_weights.{}", key), v, false);
   });
   for (std::size_t i = 0; i < kNumTimeScales; ++i) {
     check_profile_number(fmt::format("time_scale.{}", time_scale_name(i)), p.time_scale[i], true);

@@ -256,7 +256,6 @@ struct GemvCurve {
 /// missing or not positive.
 [[nodiscard]] inline DeviceProfile device_kernels_profile_from(const DeviceProfile& base,
                                                                const DeviceMeasurements& m) {
-  using detail::check_profile_number;
   check_profile_number("measurements.kernel_seconds", m.kernel_seconds, true);
   check_profile_number("measurements.bandwidth", m.bandwidth, true);
   check_profile_number("measurements.grouped_rows", m.grouped_rows, false);
@@ -394,7 +393,7 @@ struct GemvCurve {
     const std::string field = path.empty() ? key : path + "." + key;
     if (it == obj.end() || !it->is_number()) throw ProfileError(field, "must be a number");
     const double v = it->get<double>();
-    detail::check_profile_number(field, v, false);
+    check_profile_number(field, v, false);
     return v;
   };
   const auto sample = [&](const nlohmann::json& s, const std::string& path) {

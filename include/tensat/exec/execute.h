@@ -1,6 +1,6 @@
 // execute: a program evaluated on concrete tensors by the Eigen reference executor; deterministic
 // random inputs and weights (random_bindings); weight-only subgraphs evaluated ahead of time
-// (precompute_weights, precompute_pair).
+// (precompute_weights, precompute_pair, on weight_values.h).
 #ifndef TENSAT_EXEC_EXECUTE_H
 #define TENSAT_EXEC_EXECUTE_H
 
@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "tensat/exec/detail/evaluator.h"
+#include "tensat/exec/weight_values.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -139,8 +140,7 @@ struct PrecomputedProgram {
   if (computed(n - 1)) frontier[n - 1] = true;
   // Values of the frontier nodes (every weight-only node is evaluated once here, and nothing
   // else: the rest may read inputs that are not bound, or be opaque).
-  detail::Evaluator ev(program, bindings);
-  ev.run(true, true);
+  const WeightValues values(program, bindings);
   PrecomputedProgram out;
   std::vector<Id> map(n, kInvalidId);
   std::vector<bool> needed(n, false);
@@ -166,7 +166,7 @@ struct PrecomputedProgram {
               : out.program.add(TensorNode(
                     Op::Weight, {name_id, dtype_id, ints,
                                  out.program.add(TensorNode::sym(layout_name(infos[i].layout)))}));
-      out.bindings.emplace(name, *ev.value(i).t);
+      out.bindings.emplace(name, *values.value(i));
       continue;
     }
     const TensorNode& node = program[Id(i)];

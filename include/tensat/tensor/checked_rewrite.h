@@ -261,10 +261,9 @@ using RhsBuilder = std::function<std::optional<RightHandSide::Ref>(
 inline TensorRewrite tensor_rewrite(std::string name, std::string_view family, std::string_view lhs,
                                     std::string_view rhs, TensorCondition condition = {}) {
   auto searcher = std::make_shared<PatternSearcher<TensorNode, TensorAnalysis>>(
-      tensat::detail::rule_pattern<TensorNode>(name, "lhs", lhs));
+      tensat::rule_pattern<TensorNode>(name, "lhs", lhs));
   std::shared_ptr<const Applier<TensorNode, TensorAnalysis>> applier =
-      std::make_shared<CheckedPatternApplier>(
-          tensat::detail::rule_pattern<TensorNode>(name, "rhs", rhs));
+      std::make_shared<CheckedPatternApplier>(tensat::rule_pattern<TensorNode>(name, "rhs", rhs));
   TensorRewrite rule(std::move(name), std::move(searcher), std::move(applier));
   if (condition)
     rule = rule.when([condition](TensorEGraph& g, Id, const Subst& s) { return condition(g, s); });

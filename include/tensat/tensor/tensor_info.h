@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
-#include <fmt/format.h>
 #include <fmt/format.h>
 
 #include "tensat/core/small_vector.h"
@@ -78,6 +78,24 @@ struct TensorInfo {
   }
   friend bool operator!=(const TensorInfo& a, const TensorInfo& b) noexcept { return !(a == b); }
 };
+
+/// The row-major strides of `dims`, in elements: the last axis 1.
+[[nodiscard]] inline std::vector<std::int64_t> strides_of(const Dims& dims) {
+  std::vector<std::int64_t> s(dims.size(), 1);
+  for (std::size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+/// `dims` around `axis` (in [0, rank)): the product of the dims before it (`outer`), its own
+/// (`extent`), and the product of those after it (`inner`).
+inline void split_dims(const Dims& dims, std::int64_t axis, std::int64_t& outer,
+                       std::int64_t& extent, std::int64_t& inner) {
+  outer = 1;
+  inner = 1;
+  for (std::int64_t i = 0; i < axis; ++i) outer *= dims[static_cast<std::size_t>(i)];
+  extent = dims[static_cast<std::size_t>(axis)];
+  for (std::size_t i = static_cast<std::size_t>(axis) + 1; i < dims.size(); ++i) inner *= dims[i];
+}
 
 /// "[1, 512]".
 [[nodiscard]] inline std::string dims_to_string(const Dims& dims) {

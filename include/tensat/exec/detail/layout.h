@@ -17,16 +17,6 @@ inline namespace v0 {
 namespace tensor {
 namespace detail {
 
-/// outer (dims before axis), extent, inner (dims after axis).
-inline void split_dims(const Dims& d, std::int64_t axis, std::int64_t& outer, std::int64_t& extent,
-                       std::int64_t& inner) {
-  outer = 1;
-  inner = 1;
-  for (std::int64_t i = 0; i < axis; ++i) outer *= d[static_cast<std::size_t>(i)];
-  extent = d[static_cast<std::size_t>(axis)];
-  for (std::size_t i = static_cast<std::size_t>(axis) + 1; i < d.size(); ++i) inner *= d[i];
-}
-
 /// Entries [start, end) of x along axis.
 inline HostTensor slice(const HostTensor& x, std::int64_t axis, std::int64_t start,
                         std::int64_t end) {
@@ -94,12 +84,6 @@ inline void strided_gather(const float* in, const Dims& out_dims,
       idx[k] = 0;
     }
   }
-}
-
-inline std::vector<std::int64_t> strides_of(const Dims& d) {
-  std::vector<std::int64_t> s(d.size(), 1);
-  for (std::size_t i = d.size(); i-- > 1;) s[i - 1] = s[i] * d[i];
-  return s;
 }
 
 inline HostTensor transpose(const HostTensor& x, const Dims& perm) {

@@ -286,7 +286,7 @@ inline void Importer::slice(const NodeContext& c) {
   Dims out_dims = dims_of(count);
   if (v.is_constant()) {
     const std::int64_t n = checked_elements(out_dims, max_constant_, c.where, "the result");
-    const auto strides = tensor::detail::strides_of(v.dims);
+    const auto strides = tensor::strides_of(v.dims);
     Value out;
     out.dims = out_dims;
     out.integer = v.integer;
@@ -366,7 +366,7 @@ inline void Importer::split(const NodeContext& c) {
       set_tensor(c, slice_of(*v.tensor, axis, start, end), out);
     } else {
       std::int64_t outer, ext, inner;
-      tensor::detail::split_dims(v.dims, axis, outer, ext, inner);
+      tensor::split_dims(v.dims, axis, outer, ext, inner);
       Value part;
       part.dims = v.dims;
       part.dims[static_cast<std::size_t>(axis)] = end - start;

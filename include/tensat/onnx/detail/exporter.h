@@ -18,7 +18,6 @@
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
@@ -222,9 +221,8 @@ class Exporter {
       elided_[i] =
           needed_[i] && p_[Id(i)].op() == Op::Broadcast && !infos_[i].symbolic && uses[i] == 0;
     if (std::find(frontier_.begin(), frontier_.end(), true) != frontier_.end()) {
-      evaluator_ = std::make_unique<tensor::detail::Evaluator>(p_, weights_);
       try {
-        evaluator_->run(true, true);
+        weight_values_ = std::make_unique<tensor::WeightValues>(p_, weights_);
       } catch (const tensor::MissingBindingError& e) {
         throw ExportError("model", fmt::format("weight '{}' has no value", e.name()));
       }
@@ -330,8 +328,8 @@ class Exporter {
       if (it == weights_.end() || it->second.data.size() != 1) return std::nullopt;
       return it->second.data[0];
     }
-    if (!evaluator_) return std::nullopt;
-    const auto& value = evaluator_->value(c).t;
+    if (!weight_values_) return std::nullopt;
+    const tensor::HostTensor* value = weight_values_->value(c);
     if (!value || value->data.size() != 1) return std::nullopt;
     return value->data[0];
   }
@@ -495,7 +493,7 @@ class Exporter {
       t.data[0] = constant_value(i).value_or(0.0f);
       return float_initializer(fmt::format("scalar_{}", i), t);
     }
-    const auto& value = evaluator_->value(i).t;
+    const tensor::HostTensor* value = weight_values_ ? weight_values_->value(i) : nullptr;
     if (!value) throw ExportError(where(i), "the precomputed value is missing");
     return float_initializer(fmt::format("{}_{}", p_[Id(i)].op_name(), i), *value);
   }
@@ -556,7 +554,7 @@ class Exporter {
   ::onnx::GraphProto* graph_ = nullptr;
   std::vector<std::size_t> outputs_;
   std::vector<bool> frontier_, needed_, elided_, absorbed_;
-  std::unique_ptr<tensor::detail::Evaluator> evaluator_;
+  std::unique_ptr<tensor::WeightValues> weight_values_;
   std::vector<std::vector<std::string>> names_;
   std::set<std::string> taken_;
   std::map<std::vector<std::int64_t>, std::string> int_constants_;

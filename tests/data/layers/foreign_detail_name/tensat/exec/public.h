@@ -1,0 +1,1 @@
+#include "tensat/exec/detail/kernels.h"
