@@ -4,7 +4,6 @@
 // with a residual read as a kernel input.
 #include <catch2/catch.hpp>
 
-#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -69,12 +68,12 @@ TEST_CASE("post ops: the convolution's input pads are folded into it") {
       "(relu (ewadd (conv2d 2 2 1 0 " + padded + " $1) (broadcast (ints 1 8 7 8) $2)))", dw);
   REQUIRE(found);
   CHECK(found->steps == 2);
-  CHECK(found->pads == std::array<std::int64_t, 4>{1, 0, 1, 2});
+  CHECK(found->pads == ConvInputPads{1, 0, 1, 2});
   // The input under the pads: the kernel's first `arg`.
   found = post_ops_of("(conv2d 2 2 1 0 " + padded + " $1)", dw);
   REQUIRE(found);  // a padded convolution alone is a kernel of its own
   CHECK(found->steps == 0);
-  CHECK(found->pads == std::array<std::int64_t, 4>{1, 0, 1, 2});
+  CHECK(found->pads == ConvInputPads{1, 0, 1, 2});
   CHECK_FALSE(post_ops_of("(conv2d 2 2 1 0 (pad 1 0 8 $0) $1)",
                           {{"x", "1 8 15 14"}, {"w", "16 1 3 3"}}));          // the channel axis
   CHECK_FALSE(post_ops_of("(conv2d 2 2 1 0 (pad 2 1 1 (relu $0)) $1)", dw));  // a prologue

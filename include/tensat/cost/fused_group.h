@@ -17,10 +17,7 @@ namespace tensor {
 
 /// The data-movement ops a fused body can read through (pad, transpose, slice, concat,
 /// broadcast): an executor's fused loop gathers their elements by index.
-[[nodiscard]] constexpr bool is_gather(Op op) noexcept {
-  return op == Op::Pad || op == Op::Transpose || op == Op::Slice || op == Op::Concat ||
-         op == Op::Broadcast;
-}
+[[nodiscard]] constexpr bool is_gather(Op op) noexcept { return has_trait(op, kGather); }
 
 /// Whether a body term of op `op` reads through a gather, given whether its data operand is an
 /// `arg`: a broadcast of a kernel input (a bias, a per-channel scale) is a fill, run by run.

@@ -25,12 +25,10 @@ inline constexpr std::string_view kFusionLabel = "fusion";
 /// Elementwise ops (TVM's lowest lattice level): the roots of fused kernels and their producers.
 [[nodiscard]] constexpr bool is_fusible_elementwise(Op op) noexcept { return is_elementwise(op); }
 /// Injective data movement (TVM's injective level): fuses into any consumer, as a root too.
-[[nodiscard]] constexpr bool is_injective(Op op) noexcept {
-  return op == Op::Transpose || op == Op::Slice || op == Op::Pad || op == Op::Concat;
-}
+[[nodiscard]] constexpr bool is_injective(Op op) noexcept { return has_trait(op, kInjective); }
 /// Reductions: the root of a kernel fed by elementwise/injective producers (XLA's kInput fusion).
 [[nodiscard]] constexpr bool is_reduction(Op op) noexcept {
-  return op == Op::ReduceSum || op == Op::ReduceMax || op == Op::ReduceMean;
+  return op_class(op) == OpClass::Reduction;
 }
 // Contractions (`is_contraction`, op.h; out-elementwise-fusable): at most one per kernel, as the
 // producer of an elementwise epilogue (XLA's kOutput fusion), with its own operands read from
@@ -110,13 +108,10 @@ class FusedBuilder {
   /// the padding in (`conv_post_ops`) instead of reading a padded copy; else `operand`.
   Ref conv_input(Id cls, bool& inlined) {
     cls = egraph_.find(cls);
-    const TensorInfo& info = egraph_[cls].data;
-    if (info.kind == Kind::Tensor && !info.symbolic && !info.weight_only)
-      for (Id nid : egraph_[cls].nodes)
-        if (egraph_.node(nid).op() == Op::Pad) {
-          inlined = true;
-          return pad_operand(cls, 0);
-        }
+    if (std::optional<Ref> chain = pad_chain(cls, 0)) {
+      inlined = true;
+      return *chain;
+    }
     return operand(cls, inlined);
   }
 
@@ -171,9 +166,17 @@ class FusedBuilder {
   /// padding, one ONNX Pad, is a pad per axis) is one producer level and a convolution folds all
   /// of its input's padding (`conv_post_ops`); an `arg` below the chain.
   Ref pad_operand(Id cls, std::size_t depth) {
+    if (egraph_[cls].data.kind != Kind::Tensor) return rhs_.cls(cls);
+    std::optional<Ref> chain = pad_chain(cls, depth);
+    return chain ? *chain : arg(cls);
+  }
+
+  /// Class `cls` as its (non-empty) `pad` over `pad_operand`, or nothing where it holds none or
+  /// is no computed tensor (a weight, a symbolic shape).
+  std::optional<Ref> pad_chain(Id cls, std::size_t depth) {
     const TensorInfo& info = egraph_[cls].data;
-    if (info.kind != Kind::Tensor) return rhs_.cls(cls);
-    if (info.symbolic || info.weight_only || depth > 8) return arg(cls);
+    if (info.kind != Kind::Tensor || info.symbolic || info.weight_only || depth > 8)
+      return std::nullopt;
     for (Id nid : egraph_[cls].nodes) {
       const TensorNode& n = egraph_.node(nid);
       if (n.op() != Op::Pad || n.children().size() != 4) continue;
@@ -184,7 +187,7 @@ class FusedBuilder {
       children.push_back(pad_operand(x, depth + 1));
       return rhs_.op(Op::Pad, Span<const Ref>(children));
     }
-    return arg(cls);
+    return std::nullopt;
   }
 
   /// The `arg` standing for input class `cls` (one per distinct input).

@@ -95,69 +95,100 @@ inline constexpr std::size_t kNumOps = static_cast<std::size_t>(Op::Fused) + 1;
 /// the executors, the importer (ONNX's other epsilons) and the exporter all read it here.
 inline constexpr float kNormEps = 1e-5f;
 
-/// Text name and arity of an operator. `min_children` = `max_children` for fixed arity.
+/// What an operator computes, as the library's passes group operators (TVM's operator patterns,
+/// MLIR's traits): each operator is in exactly one class.
+enum class OpClass : std::uint8_t {
+  Attribute,          ///< `num`, `sym`, `ints`: not tensors
+  Source,             ///< `input`, `weight`, `scalar`: tensor leaves no node computes
+  UnaryElementwise,   ///< one tensor, element by element (activations, exp, sqrt, erf)
+  BinaryElementwise,  ///< two tensors of the same shape, element by element
+  ScalarElementwise,  ///< one tensor element by element with one-element operands (smul, clip)
+  Contraction,        ///< a library kernel (GEMM, convolution) writing its whole product
+  Reduction,          ///< a reduction along one axis that removes it
+  Other,              ///< windows, movement, normalizations, weight transforms, structure
+};
+
+/// Properties of an operator beyond its class (`OpInfo::traits`, bits).
+enum OpTrait : std::uint8_t {
+  /// Launches no kernel and moves no data: attributes, sources, `noop`, `arg`, the views
+  /// `split`, `split_0`, `split_1`, `reshape` (of a contiguous tensor) and `broadcast` (a
+  /// stride-0 view: its consumers read the small source tensor).
+  kView = 1,
+  /// Injective data movement (TVM's injective level): fuses into any consumer, as a root too.
+  kInjective = 2,
+  /// A fused body reads through it by index (the injective ops and `broadcast`).
+  kGather = 4,
+  /// A convolution post-op applied to each element alone (`conv_post_ops`).
+  kPostActivation = 8,
+};
+
+/// One operator's record (MLIR's one-record operator definitions): its text name, its arity
+/// (`min_children` = `max_children` for a fixed one), its class and traits. Fusion, layout
+/// checks, both cost models and the executors' fused loops read these, never lists of their own.
 struct OpInfo {
   std::string_view name;
   std::uint8_t min_children;
   std::uint8_t max_children;  ///< 255: any number
+  OpClass cls = OpClass::Other;
+  std::uint8_t traits = 0;  ///< `OpTrait` bits
 };
 
 inline constexpr std::uint8_t kVariadic = 255;
 
 inline constexpr std::array<OpInfo, kNumOps> kOpInfo{{
-    {"num", 0, 0},
-    {"sym", 0, 0},
-    {"ints", 0, kVariadic},
-    {"input", 3, 4},
-    {"weight", 3, 4},
-    {"scalar", 1, 1},
-    {"ewadd", 2, 2},
-    {"ewmul", 2, 2},
-    {"smul", 2, 2},
-    {"relu", 1, 1},
-    {"tanh", 1, 1},
-    {"sigmoid", 1, 1},
-    {"gelu", 1, 1},
-    {"gelu_erf", 1, 1},
-    {"silu", 1, 1},
-    {"hard_swish", 1, 1},
-    {"exp", 1, 1},
-    {"matmul", 3, 3},
-    {"conv2d", 6, 6},
-    {"poolmax", 7, 7},
-    {"poolavg", 7, 7},
-    {"concat", 3, kVariadic},
-    {"split", 3, 3},
-    {"split_0", 1, 1},
-    {"split_1", 1, 1},
-    {"transpose", 2, 2},
-    {"reshape", 2, 2},
-    {"batchnorm", 5, 5},
-    {"enlarge", 2, 2},
-    {"merge", 3, 3},
-    {"wino_weight", 1, 1},
-    {"wino_conv2d", 4, 4},
-    {"noop", 2, kVariadic},
-    {"softmax", 2, 2},
-    {"layernorm", 3, 4},
-    {"broadcast", 2, 2},
-    {"reduce_sum", 2, 2},
-    {"reduce_max", 2, 2},
-    {"reduce_mean", 2, 2},
-    {"slice", 4, 4},
-    {"pad", 4, 4},
-    {"ewsub", 2, 2},
-    {"ewdiv", 2, 2},
-    {"ewpow", 2, 2},
-    {"sqrt", 1, 1},
-    {"erf", 1, 1},
-    {"clip", 3, 3},
-    {"resize", 5, 5},
-    {"conv_transpose", 9, 9},
-    {"opaque", 3, kVariadic},
-    {"relayout", 2, 2},
-    {"arg", 3, 4},
-    {"fused", 2, kVariadic},
+    {"num", 0, 0, OpClass::Attribute, kView},
+    {"sym", 0, 0, OpClass::Attribute, kView},
+    {"ints", 0, kVariadic, OpClass::Attribute, kView},
+    {"input", 3, 4, OpClass::Source, kView},
+    {"weight", 3, 4, OpClass::Source, kView},
+    {"scalar", 1, 1, OpClass::Source, kView},
+    {"ewadd", 2, 2, OpClass::BinaryElementwise, 0},
+    {"ewmul", 2, 2, OpClass::BinaryElementwise, 0},
+    {"smul", 2, 2, OpClass::ScalarElementwise, 0},
+    {"relu", 1, 1, OpClass::UnaryElementwise, kPostActivation},
+    {"tanh", 1, 1, OpClass::UnaryElementwise, kPostActivation},
+    {"sigmoid", 1, 1, OpClass::UnaryElementwise, kPostActivation},
+    {"gelu", 1, 1, OpClass::UnaryElementwise, 0},
+    {"gelu_erf", 1, 1, OpClass::UnaryElementwise, kPostActivation},
+    {"silu", 1, 1, OpClass::UnaryElementwise, kPostActivation},
+    {"hard_swish", 1, 1, OpClass::UnaryElementwise, kPostActivation},
+    {"exp", 1, 1, OpClass::UnaryElementwise, 0},
+    {"matmul", 3, 3, OpClass::Contraction, 0},
+    {"conv2d", 6, 6, OpClass::Contraction, 0},
+    {"poolmax", 7, 7, OpClass::Other, 0},
+    {"poolavg", 7, 7, OpClass::Other, 0},
+    {"concat", 3, kVariadic, OpClass::Other, kInjective | kGather},
+    {"split", 3, 3, OpClass::Other, kView},
+    {"split_0", 1, 1, OpClass::Other, kView},
+    {"split_1", 1, 1, OpClass::Other, kView},
+    {"transpose", 2, 2, OpClass::Other, kInjective | kGather},
+    {"reshape", 2, 2, OpClass::Other, kView},
+    {"batchnorm", 5, 5, OpClass::Other, 0},
+    {"enlarge", 2, 2, OpClass::Other, 0},
+    {"merge", 3, 3, OpClass::Other, 0},
+    {"wino_weight", 1, 1, OpClass::Other, 0},
+    {"wino_conv2d", 4, 4, OpClass::Other, 0},
+    {"noop", 2, kVariadic, OpClass::Other, kView},
+    {"softmax", 2, 2, OpClass::Other, 0},
+    {"layernorm", 3, 4, OpClass::Other, 0},
+    {"broadcast", 2, 2, OpClass::Other, kView | kGather},
+    {"reduce_sum", 2, 2, OpClass::Reduction, 0},
+    {"reduce_max", 2, 2, OpClass::Reduction, 0},
+    {"reduce_mean", 2, 2, OpClass::Reduction, 0},
+    {"slice", 4, 4, OpClass::Other, kInjective | kGather},
+    {"pad", 4, 4, OpClass::Other, kInjective | kGather},
+    {"ewsub", 2, 2, OpClass::BinaryElementwise, 0},
+    {"ewdiv", 2, 2, OpClass::BinaryElementwise, 0},
+    {"ewpow", 2, 2, OpClass::BinaryElementwise, 0},
+    {"sqrt", 1, 1, OpClass::UnaryElementwise, 0},
+    {"erf", 1, 1, OpClass::UnaryElementwise, 0},
+    {"clip", 3, 3, OpClass::ScalarElementwise, 0},
+    {"resize", 5, 5, OpClass::Other, 0},
+    {"conv_transpose", 9, 9, OpClass::Other, 0},
+    {"opaque", 3, kVariadic, OpClass::Other, 0},
+    {"relayout", 2, 2, OpClass::Other, 0},
+    {"arg", 3, 4, OpClass::Other, kView},
+    {"fused", 2, kVariadic, OpClass::Other, 0},
 }};
 
 [[nodiscard]] constexpr const OpInfo& op_info(Op op) noexcept {
@@ -222,64 +253,41 @@ enum class Layout : std::uint8_t { Contiguous = 0, ChannelsLast = 1 };
   return t == DType::F32 ? 4 : 2;
 }
 
-// Operator classes: each list is spelled here once, and layout checks, fusion and the executors'
-// fused loops ask these (a new unary or binary elementwise op joins its class here, and needs
-// only its own arithmetic and costs elsewhere).
+// Operator classes, read from the records: a new operator states its class and traits in its
+// `kOpInfo` entry, and layout checks, fusion and the executors' fused loops follow.
 
+[[nodiscard]] constexpr OpClass op_class(Op op) noexcept { return op_info(op).cls; }
+[[nodiscard]] constexpr bool has_trait(Op op, OpTrait trait) noexcept {
+  return (op_info(op).traits & trait) != 0;
+}
 /// True for ops applied element by element to one tensor (activations, exp, sqrt and erf).
 [[nodiscard]] constexpr bool is_unary_elementwise(Op op) noexcept {
-  return op == Op::Relu || op == Op::Tanh || op == Op::Sigmoid || op == Op::Gelu ||
-         op == Op::GeluErf || op == Op::Silu || op == Op::HardSwish || op == Op::Exp ||
-         op == Op::Sqrt || op == Op::Erf;
+  return op_class(op) == OpClass::UnaryElementwise;
 }
 /// True for ops combining two tensors of the same shape element by element.
 [[nodiscard]] constexpr bool is_binary_elementwise(Op op) noexcept {
-  return op == Op::EwAdd || op == Op::EwMul || op == Op::EwSub || op == Op::EwDiv ||
-         op == Op::EwPow;
+  return op_class(op) == OpClass::BinaryElementwise;
 }
 /// True for every op whose output element depends only on the same element of its tensor
 /// operand(s): the unary and binary ones, and `smul` and `clip`, whose scalar operands (one
 /// element each) are read at position 0.
 [[nodiscard]] constexpr bool is_elementwise(Op op) noexcept {
-  return is_unary_elementwise(op) || is_binary_elementwise(op) || op == Op::SMul || op == Op::Clip;
+  return is_unary_elementwise(op) || is_binary_elementwise(op) ||
+         op_class(op) == OpClass::ScalarElementwise;
 }
 /// True for the contractions (`matmul`, `conv2d`): library kernels (GEMM, convolution) that read
 /// their operands from memory and write their whole product; fusion allows one per kernel, the
 /// cost model stages its operands and, on one CPU thread, its product.
 [[nodiscard]] constexpr bool is_contraction(Op op) noexcept {
-  return op == Op::MatMul || op == Op::Conv2d;
+  return op_class(op) == OpClass::Contraction;
 }
 /// True for the tensor leaves, which no node computes: `input`, `weight` and `scalar`.
-[[nodiscard]] constexpr bool is_source(Op op) noexcept {
-  return op == Op::Input || op == Op::Weight || op == Op::Scalar;
-}
-/// True for ops that launch no kernel and move no data: attributes (`num`, `sym`, `ints`),
-/// sources (`input`, `weight`, `scalar`), `noop`, the views `split`, `split_0`, `split_1`,
-/// `reshape` (of a contiguous tensor) and `broadcast` (a stride-0 view; its consumers read the
-/// small source tensor, not the broadcast shape).
-[[nodiscard]] constexpr bool is_view_op(Op op) noexcept {
-  switch (op) {
-    case Op::Num:
-    case Op::Sym:
-    case Op::Ints:
-    case Op::Input:
-    case Op::Weight:
-    case Op::Scalar:
-    case Op::Noop:
-    case Op::Split:
-    case Op::Split0:
-    case Op::Split1:
-    case Op::Reshape:
-    case Op::Broadcast:
-    case Op::Arg:
-      return true;
-    default:
-      return false;
-  }
-}
+[[nodiscard]] constexpr bool is_source(Op op) noexcept { return op_class(op) == OpClass::Source; }
+/// True for ops that launch no kernel and move no data (`kView`).
+[[nodiscard]] constexpr bool is_view_op(Op op) noexcept { return has_trait(op, kView); }
 /// True for the attribute leaves and lists (`num`, `sym`, `ints`): not tensors.
 [[nodiscard]] constexpr bool is_attribute(Op op) noexcept {
-  return op == Op::Num || op == Op::Sym || op == Op::Ints;
+  return op_class(op) == OpClass::Attribute;
 }
 
 }  // namespace tensor

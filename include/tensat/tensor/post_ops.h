@@ -5,7 +5,6 @@
 #ifndef TENSAT_TENSOR_POST_OPS_H
 #define TENSAT_TENSOR_POST_OPS_H
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -22,9 +21,17 @@ namespace tensor {
 /// Whether `op` is a post-op applied to each element alone: relu, sigmoid, tanh, silu,
 /// hard_swish, gelu_erf (and clip with scalar bounds, see `conv_post_ops`).
 [[nodiscard]] constexpr bool is_post_activation(Op op) noexcept {
-  return op == Op::Relu || op == Op::Sigmoid || op == Op::Tanh || op == Op::Silu ||
-         op == Op::HardSwish || op == Op::GeluErf;
+  return has_trait(op, kPostActivation);
 }
+
+/// Zero rows and columns around a convolution's input, beyond its own padding mode's: the input
+/// convolved is the data padded so (`pad`s folded into the convolution, never materialized).
+struct ConvInputPads {
+  std::int64_t top = 0, bottom = 0, left = 0, right = 0;
+  friend constexpr bool operator==(const ConvInputPads& a, const ConvInputPads& b) noexcept {
+    return a.top == b.top && a.bottom == b.bottom && a.left == b.left && a.right == b.right;
+  }
+};
 
 /// What `conv_post_ops` found: the body's convolution, how many post-ops follow it, the
 /// full-size kernel input a residual add reads (if any), and the convolution's data input with
@@ -37,8 +44,8 @@ struct ConvPostOps {
   std::optional<Term> residual{};
   /// The kernel input the convolution reads, under its `pad`s if any.
   Term input{};
-  /// Zero rows and columns around `input`: top, bottom, left, right.
-  std::array<std::int64_t, 4> pads{};
+  /// Zero rows and columns around `input`.
+  ConvInputPads pads{};
 };
 
 /// The post-ops structure of the body rooted at `root`, or nothing. A `View` answers, for a term
@@ -93,8 +100,8 @@ template <class View>
         if (!body.pad(x, axis, before, after) || (axis != 2 && axis != 3) || before < 0 ||
             after < 0 || body.dtype(x) != DType::F32)
           return std::nullopt;
-        found.pads[axis == 2 ? 0 : 2] += before;
-        found.pads[axis == 2 ? 1 : 3] += after;
+        (axis == 2 ? found.pads.top : found.pads.left) += before;
+        (axis == 2 ? found.pads.bottom : found.pads.right) += after;
         padded = true;
         x = body.operand(x, 0);
       }

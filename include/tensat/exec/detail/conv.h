@@ -11,6 +11,7 @@
 #include <Eigen/Core>
 
 #include "tensat/exec/detail/elementwise.h"
+#include "tensat/tensor/post_ops.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -95,26 +96,20 @@ inline void depthwise_outputs(const DepthwisePlanes& planes, const float* wk, st
   }
 }
 
-/// Zero rows and columns around a convolution's input, beyond its own padding mode's: the input
-/// convolved is x padded so (a `pad` folded into the convolution, never materialized).
-struct ConvInputPads {
-  std::int64_t top = 0, bottom = 0, left = 0, right = 0;
-};
-
-/// The output shape of conv2d (of x padded by `pads`).
+/// The output shape of conv2d.
 inline Dims conv2d_dims(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw,
-                        std::int64_t pad, const ConvInputPads& pads = {}) {
-  return Dims{x.dims[0], w.dims[0],
-              window_out(x.dims[2] + pads.top + pads.bottom, w.dims[2], sh, pad),
-              window_out(x.dims[3] + pads.left + pads.right, w.dims[3], sw, pad)};
+                        std::int64_t pad) {
+  return Dims{x.dims[0], w.dims[0], window_out(x.dims[2], w.dims[2], sh, pad),
+              window_out(x.dims[3], w.dims[3], sw, pad)};
 }
 
-/// conv2d into `out` (shape `conv2d_dims`), calling `epilogue` (if any) on each finished part of
-/// the output: a group's channels (all their positions, one contiguous range), or a depthwise
-/// convolution's outputs of one input channel. `by_block`: on each column block's rows instead,
-/// as the block is computed (still in cache), for an epilogue whose other operands are per-channel
-/// views or scalars (a full-size operand read in per-channel segments costs more than it saves).
-/// `pads`: the convolution of x zero-padded so, read from x (every path takes a padding offset).
+/// conv2d into `out` (shape `conv2d_dims` of x padded by `pads`), calling `epilogue` (if any) on
+/// each finished part of the output: a group's channels (all their positions, one contiguous
+/// range), or a depthwise convolution's outputs of one input channel. `by_block`: on each column
+/// block's rows instead, as the block is computed (still in cache), for an epilogue whose other
+/// operands are per-channel views or scalars (a full-size operand read in per-channel segments
+/// costs more than it saves). `pads`: the convolution of x zero-padded so, read from x (every path
+/// takes a padding offset).
 inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw,
                         std::int64_t pad, std::int64_t act, HostTensor& out,
                         const Epilogue* epilogue = nullptr, bool by_block = false,
