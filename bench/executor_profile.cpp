@@ -19,6 +19,7 @@
 // Without --profile the host is calibrated first (calibrate_host, about two seconds). A plain
 // program, not Google Benchmark: its output is a report to read (bench/RESULTS.md quotes it).
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -152,11 +153,12 @@ std::string signature(const tensat::RecExpr<tt::TensorNode>& program,
 /// compare_times does) with every node timed, and prints per kind: the median of its per-run
 /// time in each program, the median of the pairwise differences (optimized - original),
 /// the pairs in which the optimized program spent less on it, the sign test on those pairs and
-/// the predicted difference. Two more rows split the nodes by `signature`: of a signature that
-/// occurs n0 times in the original and n1 times in the optimized program, the first min(n0, n1)
-/// in each program (in program order) are "(shared nodes)", the same kernels in both, predicted
-/// to cost the same (a measured difference is most likely the cache state the program's order
-/// leaves them, which the model does not see); the others are "(changed nodes)", the kernels
+/// the predicted difference; "(whole run)" is each `execute` call timed whole, what compare_times
+/// measures plus the per-node timer reads. Two more rows split the nodes by `signature`: of a
+/// signature that occurs n0 times in the original and n1 times in the optimized program, the first
+/// min(n0, n1) in each program (in program order) are "(shared nodes)", the same kernels in both,
+/// predicted to cost the same (a measured difference is most likely the cache state the program's
+/// order leaves them, which the model does not see); the others are "(changed nodes)", the kernels
 /// the optimizer added or removed, whose predicted difference is the whole prediction.
 void report_paired(const tt::PrecomputedPair& pre, const tt::DeviceProfile& profile,
                    std::size_t runs, std::size_t warm_runs) {
@@ -208,7 +210,10 @@ void report_paired(const tt::PrecomputedPair& pre, const tt::DeviceProfile& prof
       times[part_of(k, node)] += 1e3 * seconds;
       times["(all nodes)"] += 1e3 * seconds;
     };
+    const auto start = std::chrono::steady_clock::now();
     (void)tt::execute(pre.program[k], pre.bindings, options);
+    times["(whole run)"] =
+        1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     per_run[k].push_back(std::move(times));
   });
   std::map<std::string, int> kinds;
@@ -239,7 +244,9 @@ void report_paired(const tt::PrecomputedPair& pre, const tt::DeviceProfile& prof
     const char* verdict = sign > 0 ? "less" : sign < 0 ? "more" : "-";
     std::printf("  %-16s %12.3f %12.3f %12.3f %4zu/%-3zu %7s %12s\n", kind.c_str(), median(a),
                 median(b), median(d), less, runs, verdict,
-                kind == "(all nodes)" ? "" : fmt::format("{:.3f}", predicted[kind]).c_str());
+                kind == "(all nodes)" || kind == "(whole run)"
+                    ? ""
+                    : fmt::format("{:.3f}", predicted[kind]).c_str());
   }
 }
 
