@@ -11,6 +11,7 @@
 #include <Eigen/Core>
 
 #include "tensat/exec/detail/elementwise.h"
+#include "tensat/exec/detail/scratch.h"
 #include "tensat/tensor/post_ops.h"
 
 namespace tensat {
@@ -140,7 +141,8 @@ inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t s
   const bool direct =
       kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && Ho == H && Wo == W;
   const std::int64_t T = direct ? conv_tile_columns(Og, P) : conv_tile_columns(K, P);
-  std::vector<float> col(direct ? 0 : static_cast<std::size_t>(K * T));
+  float* const col =
+      direct ? nullptr : scratch(ScratchSlot::Columns, static_cast<std::size_t>(K * T));
   using Strided = Eigen::OuterStride<>;
   for (std::int64_t n = 0; n < N; ++n)
     for (std::int64_t g = 0; g < G; ++g) {
@@ -153,8 +155,8 @@ inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t s
         if (direct) {
           Ym.noalias() = Wm * Eigen::Map<const RowMatrix, 0, Strided>(xin + p0, K, t, Strided(P));
         } else {
-          im2col_tile(xin, Cg, H, W, kh, kw, sh, sw, ph, pw, Wo, p0, t, col.data());
-          Ym.noalias() = Wm * Eigen::Map<const RowMatrix>(col.data(), K, t);
+          im2col_tile(xin, Cg, H, W, kh, kw, sh, sw, ph, pw, Wo, p0, t, col);
+          Ym.noalias() = Wm * Eigen::Map<const RowMatrix>(col, K, t);
         }
         activate_block(y + p0, Og, t, P, act);  // the activation, while the block is in cache
         if (epilogue && by_block) {
@@ -219,8 +221,8 @@ inline HostTensor wino_conv2d(const HostTensor& x, const HostTensor& u, std::int
   const std::int64_t th = (Ho + 1) / 2, tw = (Wo + 1) / 2;
   const std::int64_t rows = std::min(th, wino_block_rows(C, O, tw)), T = rows * tw;
   HostTensor out(Dims{N, O, Ho, Wo}, x.dtype);
-  std::vector<float> V(static_cast<std::size_t>(16 * C * T)),
-      M(static_cast<std::size_t>(16 * O * T));
+  float* const V = scratch(ScratchSlot::WinoInput, static_cast<std::size_t>(16 * C * T));
+  float* const M = scratch(ScratchSlot::WinoOutput, static_cast<std::size_t>(16 * O * T));
   // One input row's columns 2q - pw and 2q + 1 - pw, q in [0, tw], zero outside the input.
   std::vector<float> even(static_cast<std::size_t>(4 * (tw + 1))), odd(even.size());
   Eigen::ArrayXf t(tw * 16), s(tw * 8);  // per tile row: the row transform, then the column one
@@ -258,7 +260,7 @@ inline HostTensor wino_conv2d(const HostTensor& x, const HostTensor& u, std::int
           for (std::int64_t b = 0; b < 4; ++b) {
             const auto row = [&](std::int64_t i) { return t.segment((i * 4 + b) * tw, tw); };
             const auto v = [&](std::int64_t a) {
-              return Eigen::Map<Eigen::ArrayXf>(V.data() + ((a * 4 + b) * C + c) * T + r * tw, tw);
+              return Eigen::Map<Eigen::ArrayXf>(V + ((a * 4 + b) * C + c) * T + r * tw, tw);
             };
             v(0) = row(0) - row(2);
             v(1) = row(1) + row(2);
@@ -270,16 +272,15 @@ inline HostTensor wino_conv2d(const HostTensor& x, const HostTensor& u, std::int
       using Strided = Eigen::OuterStride<>;
       for (std::int64_t k = 0; k < 16; ++k) {
         Eigen::Map<const RowMatrix> Uk(u.data.data() + k * O * C, O, C);
-        Eigen::Map<const RowMatrix, 0, Strided> Vk(V.data() + k * C * T, C, nt, Strided(T));
-        Eigen::Map<RowMatrix, 0, Strided> Mk(M.data() + k * O * T, O, nt, Strided(T));
+        Eigen::Map<const RowMatrix, 0, Strided> Vk(V + k * C * T, C, nt, Strided(T));
+        Eigen::Map<RowMatrix, 0, Strided> Mk(M + k * O * T, O, nt, Strided(T));
         Mk.noalias() = Uk * Vk;
       }
       for (std::int64_t o = 0; o < O; ++o) {
         float* y = out.data.data() + (n * O + o) * Ho * Wo;
         for (std::int64_t r = 0; r < nr; ++r) {
           const auto m = [&](std::int64_t a, std::int64_t b) {
-            return Eigen::Map<const Eigen::ArrayXf>(M.data() + ((a * 4 + b) * O + o) * T + r * tw,
-                                                    tw);
+            return Eigen::Map<const Eigen::ArrayXf>(M + ((a * 4 + b) * O + o) * T + r * tw, tw);
           };
           for (std::int64_t b = 0; b < 4; ++b) {  // A^T m: two rows
             s.segment((0 * 4 + b) * tw, tw) = m(0, b) + m(1, b) + m(2, b);
