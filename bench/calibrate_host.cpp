@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
       options.window_small_passes = 8;
       options.grouped_passes = 1;
       options.probe_passes = 1;
+      options.probe_rounds = 1;
     } else if ((arg == "--repetitions" || arg == "--gemm") && i + 1 < argc) {
       const int value = std::atoi(argv[++i]);
       if (value <= 0) {

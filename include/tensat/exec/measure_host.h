@@ -90,6 +90,9 @@ struct CalibrationOptions {
   /// Passes of each probe program whose residual measures the model's own error
   /// (`measure_uncertainty`).
   std::size_t probe_passes = 8;
+  /// Rounds over all the probes, each probe's time its best round: a slow spell of a shared
+  /// machine that outlasts one probe's repetitions then falls on one round of it, not on all.
+  std::size_t probe_rounds = 3;
   /// The least scatter factor recorded for a class: repeated timings of one program differ by a
   /// few percent, which a handful of probes cannot tell from the model's own error.
   double min_scatter = 1.05;

@@ -368,8 +368,9 @@ inline std::vector<Residual> fit_uncertainty(DeviceProfile& profile,
 }
 
 /// Calibrates `profile`'s corrections and error factors on the reference executor: times every
-/// probe of `uncertainty_probes` (`probe_passes` runs in a row, best of `repetitions`) and fits
-/// them (`fit_uncertainty`). Returns the residuals, against the corrected predictions.
+/// probe of `uncertainty_probes` (`probe_passes` runs in a row, best of `repetitions`, in each of
+/// `probe_rounds` rounds over all the probes; its best round) and fits them (`fit_uncertainty`).
+/// Returns the residuals, against the corrected predictions.
 inline std::vector<Residual> measure_uncertainty(DeviceProfile& profile,
                                                  const CalibrationOptions& options = {}) {
   DeviceProfile base = profile;
@@ -379,16 +380,18 @@ inline std::vector<Residual> measure_uncertainty(DeviceProfile& profile,
   const std::vector<Probe> probes = uncertainty_probes(base);
   std::vector<double> seconds(probes.size(), 0.0);
   const std::size_t passes = std::max<std::size_t>(options.probe_passes, 1);
-  for (std::size_t i = 0; i < probes.size(); ++i) {
-    const Probe& probe = probes[i];
-    const bool fused = std::any_of(probe.program.begin(), probe.program.end(),
-                                   [](const TensorNode& n) { return n.op() == Op::Fused; });
-    if (probe.cls == CostClass::Fused &&
-        (!fused || detail::fused_scale_of(probe.program, base) != probe.scale))
-      continue;
-    seconds[i] = detail::seconds_of_passes(probe.program, passes, options.repetitions) /
-                 static_cast<double>(passes);
-  }
+  for (std::size_t round = 0; round < std::max<std::size_t>(options.probe_rounds, 1); ++round)
+    for (std::size_t i = 0; i < probes.size(); ++i) {
+      const Probe& probe = probes[i];
+      const bool fused = std::any_of(probe.program.begin(), probe.program.end(),
+                                     [](const TensorNode& n) { return n.op() == Op::Fused; });
+      if (probe.cls == CostClass::Fused &&
+          (!fused || detail::fused_scale_of(probe.program, base) != probe.scale))
+        continue;
+      const double s = detail::seconds_of_passes(probe.program, passes, options.repetitions) /
+                       static_cast<double>(passes);
+      seconds[i] = round == 0 ? s : std::min(seconds[i], s);
+    }
   return fit_uncertainty(profile, probes, seconds, options);
 }
 
