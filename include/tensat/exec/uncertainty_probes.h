@@ -67,6 +67,19 @@ struct Probe {
   RecExpr<TensorNode> program;
 };
 
+namespace detail {
+
+/// Whether `probe` measures the kind its `scale` names: a fused probe must hold that fused kernel
+/// on `profile` (the fusion phase may have chosen another form, or none).
+inline bool probe_holds_its_kind(const Probe& probe, const DeviceProfile& profile) {
+  if (probe.cls != CostClass::Fused) return true;
+  const bool fused = std::any_of(probe.program.begin(), probe.program.end(),
+                                 [](const TensorNode& n) { return n.op() == Op::Fused; });
+  return fused && fused_scale_of(probe.program, profile) == probe.scale;
+}
+
+}  // namespace detail
+
 /// A probe's outcome: its predicted (with the fitted `time_scale`) and measured seconds a run.
 struct Residual {
   std::string name;
@@ -298,11 +311,7 @@ inline std::vector<Residual> fit_uncertainty(DeviceProfile& profile,
   std::vector<Residual> residuals;
   for (std::size_t i = 0; i < probes.size() && i < seconds.size(); ++i) {
     const Probe& probe = probes[i];
-    const bool fused = std::any_of(probe.program.begin(), probe.program.end(),
-                                   [](const TensorNode& n) { return n.op() == Op::Fused; });
-    if (probe.cls == CostClass::Fused &&
-        (!fused || detail::fused_scale_of(probe.program, base) != probe.scale))
-      continue;
+    if (!detail::probe_holds_its_kind(probe, base)) continue;
     Residual r;
     r.name = probe.name;
     r.cls = probe.cls;
@@ -382,13 +391,8 @@ inline std::vector<Residual> measure_uncertainty(DeviceProfile& profile,
   const std::size_t passes = std::max<std::size_t>(options.probe_passes, 1);
   for (std::size_t round = 0; round < std::max<std::size_t>(options.probe_rounds, 1); ++round)
     for (std::size_t i = 0; i < probes.size(); ++i) {
-      const Probe& probe = probes[i];
-      const bool fused = std::any_of(probe.program.begin(), probe.program.end(),
-                                     [](const TensorNode& n) { return n.op() == Op::Fused; });
-      if (probe.cls == CostClass::Fused &&
-          (!fused || detail::fused_scale_of(probe.program, base) != probe.scale))
-        continue;
-      const double s = detail::seconds_of_passes(probe.program, passes, options.repetitions) /
+      if (!detail::probe_holds_its_kind(probes[i], base)) continue;
+      const double s = detail::seconds_of_passes(probes[i].program, passes, options.repetitions) /
                        static_cast<double>(passes);
       seconds[i] = round == 0 ? s : std::min(seconds[i], s);
     }
