@@ -500,3 +500,121 @@ TEST_CASE(
   CHECK(count_of(zero, "Div") == 0);
   CHECK(count_of(zero, "Mul") == 2);
 }
+
+TEST_CASE("onnx export: hard sigmoids, global pools and the tanh GELU keep onnxruntime's forms") {
+  SECTION("clip(a*x + b, 0, 1) is a HardSigmoid") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 8, 6, 6});
+    const Tensor affine = g.add(g.smul(x, g.scalar(1.0f / 6.0f)), g.scalar(0.5f));
+    g.output(g.clip(affine, g.scalar(0.0f), g.scalar(1.0f)));
+    const RecExpr<TensorNode> program = g.program();
+    const ::onnx::ModelProto exported =
+        export_checked(program, random_bindings(program, 5), {"x"}, 13);
+    REQUIRE(op_types(exported) == std::vector<std::string>{"HardSigmoid"});
+    const auto& hs = exported.graph().node(0);
+    CHECK(hs.input(0) == "x");
+    for (const auto& a : hs.attribute()) {
+      if (a.name() == "alpha") CHECK(a.f() == 1.0f / 6.0f);
+      if (a.name() == "beta") CHECK(a.f() == 0.5f);
+    }
+  }
+  SECTION("an affine part something else reads is computed once") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 8, 6, 6});
+    const Tensor scaled = g.smul(x, g.scalar(0.25f));
+    const Tensor gate = g.clip(g.add(scaled, g.scalar(0.5f)), g.scalar(0.0f), g.scalar(1.0f));
+    g.output(g.ewmul(scaled, gate));
+    const RecExpr<TensorNode> program = g.program();
+    const std::vector<std::string> types =
+        op_types(export_checked(program, random_bindings(program, 6), {"x"}, 13));
+    CHECK(types == std::vector<std::string>{"Mul", "HardSigmoid", "Mul"});
+  }
+  SECTION("other bounds stay a Clip") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 8, 6, 6});
+    g.output(g.clip(g.add(x, g.scalar(3.0f)), g.scalar(0.0f), g.scalar(6.0f)));
+    const RecExpr<TensorNode> program = g.program();
+    const std::vector<std::string> types =
+        op_types(export_checked(program, random_bindings(program, 7), {"x"}, 13));
+    CHECK(types == std::vector<std::string>{"Add", "Clip"});  // constant bounds: rank-0 scalars
+  }
+  SECTION("a window over the whole plane is a global pool") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 8, 6, 6});
+    const Tensor avg = g.poolavg(x, 6, 6, 1, 1, Padding::Valid);
+    const Tensor max = g.poolmax(x, 6, 6, 6, 6, Padding::Valid);
+    const Tensor padded = g.poolavg(x, 6, 6, 1, 1, Padding::Same);  // pads: a real window
+    g.output(avg);
+    g.output(max);
+    g.output(padded);
+    const RecExpr<TensorNode> program = g.program();
+    const std::vector<std::string> types =
+        op_types(export_checked(program, random_bindings(program, 8), {"x"}, 13));
+    CHECK(types == std::vector<std::string>{"GlobalAveragePool", "GlobalMaxPool", "AveragePool"});
+  }
+  SECTION("the tanh GELU cubes with Pow, as FastGeluFusion matches") {
+    Graph g;
+    g.output(g.gelu(g.input("x", {4, 16})));
+    const RecExpr<TensorNode> program = g.program();
+    const std::vector<std::string> types =
+        op_types(export_checked(program, random_bindings(program, 9), {"x"}, 13));
+    CHECK(types ==
+          std::vector<std::string>{"Pow", "Mul", "Add", "Mul", "Tanh", "Mul", "Add", "Mul"});
+  }
+}
+
+TEST_CASE("onnx export: explicit window padding is written into the window's pads") {
+  const auto pads_of = [](const ::onnx::NodeProto& node) {
+    std::vector<std::int64_t> pads;
+    for (const auto& a : node.attribute())
+      if (a.name() == "pads") pads.assign(a.ints().begin(), a.ints().end());
+    return pads;
+  };
+  const auto int_attr = [](const ::onnx::NodeProto& node, const std::string& name) {
+    for (const auto& a : node.attribute())
+      if (a.name() == name) return a.i();
+    return std::int64_t{-1};
+  };
+  SECTION("zero pads before a convolution and an average that counts them") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 4, 8, 8});
+    const Tensor padded = g.pad(g.pad(x, 2, 1, 1), 3, 0, 1);
+    g.output(g.conv2d(padded, g.weight("w", {4, 4, 3, 3}), 2, 2, Padding::Valid));
+    g.output(g.poolavg(padded, 3, 3, 2, 2, Padding::Valid));
+    const RecExpr<TensorNode> program = g.program();
+    const ::onnx::ModelProto exported =
+        export_checked(program, random_bindings(program, 10), {"x"}, 13);
+    REQUIRE(op_types(exported) == std::vector<std::string>{"Conv", "AveragePool"});
+    for (const auto& node : exported.graph().node()) {
+      CHECK(node.input(0) == "x");
+      CHECK(pads_of(node) == std::vector<std::int64_t>{1, 0, 1, 1});
+      if (node.op_type() == "AveragePool") CHECK(int_attr(node, "count_include_pad") == 1);
+    }
+  }
+  SECTION("edge rows around a max pool (the importer's form for torchvision's pads)") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 4, 8, 8});
+    const Tensor rows =
+        g.concat(2, {g.slice(x, 2, 0, 1), x, g.slice(x, 2, 7, 8)});  // one row above, one below
+    const Tensor both = g.concat(3, {g.slice(rows, 3, 0, 1), rows, g.slice(rows, 3, 7, 8)});
+    g.output(g.poolmax(both, 3, 3, 2, 2, Padding::Valid));
+    const RecExpr<TensorNode> program = g.program();
+    const ::onnx::ModelProto exported =
+        export_checked(program, random_bindings(program, 11), {"x"}, 13);
+    REQUIRE(op_types(exported) == std::vector<std::string>{"MaxPool"});
+    CHECK(exported.graph().node(0).input(0) == "x");
+    CHECK(pads_of(exported.graph().node(0)) == std::vector<std::int64_t>{1, 1, 1, 1});
+  }
+  SECTION("padding something else reads, or zeros before a max, stay operators") {
+    Graph g;
+    const Tensor x = g.input("x", {1, 4, 8, 8});
+    const Tensor padded = g.pad(x, 2, 1, 1);
+    g.output(g.conv2d(padded, g.weight("w", {4, 4, 3, 3}), 1, 1, Padding::Valid));
+    g.output(g.relu(padded));
+    g.output(g.poolmax(g.pad(x, 3, 1, 1), 3, 3, 1, 1, Padding::Valid));
+    const RecExpr<TensorNode> program = g.program();
+    const std::vector<std::string> types =
+        op_types(export_checked(program, random_bindings(program, 12), {"x"}, 13));
+    CHECK(count_of(types, "Pad") == 2);
+  }
+}

@@ -128,12 +128,13 @@ inline std::vector<std::string> Exporter::emit(std::size_t i, Body* body, const 
       return {op("Erf", {in(0)}, name)};
     }
     case Op::Gelu: {
-      // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the executor's form.
+      // x·0.5·(1 + tanh(√(2/π)·(x + 0.044715·x³))) with x³ as Pow(x, 3): PyTorch's gelu_new
+      // export, the form onnxruntime's FastGeluFusion matches.
       const std::string x = in(0);
-      const std::string cube = op("Mul", {op("Mul", {x, x}), x});
+      const std::string cube = op("Pow", {x, scalar(3.0f)});
       const std::string inner = op("Add", {x, op("Mul", {cube, scalar(0.044715f)})});
       const std::string t = op("Tanh", {op("Mul", {inner, scalar(0.7978845608028654f)})});
-      return {op("Mul", {op("Mul", {x, op("Add", {t, scalar(1.0f)})}), scalar(0.5f)}, name)};
+      return {op("Mul", {op("Mul", {x, scalar(0.5f)}), op("Add", {t, scalar(1.0f)})}, name)};
     }
     case Op::GeluErf: {
       // x·(1 + erf(x / √2))·0.5, as PyTorch exports F.gelu (what GeluFusion matches).
@@ -159,10 +160,13 @@ inline std::vector<std::string> Exporter::emit(std::size_t i, Body* body, const 
           activation(num(0), op("MatMul", {in(1), in(2)}, num(0) ? std::string() : name), name)};
     case Op::Conv2d: {
       const Dims& w = dims(5);
-      const std::string y = op("Conv", {in(4), in(5)}, num(3) ? std::string() : name, &created);
+      const auto folded = folded_padding(i, body == nullptr);
+      const std::string x = folded ? tensor_of(Id(folded->source), nullptr) : in(4);
+      const std::string y = op("Conv", {x, in(5)}, num(3) ? std::string() : name, &created);
       attr(created, "kernel_shape", std::vector<std::int64_t>{w[2], w[3]});
       attr(created, "strides", std::vector<std::int64_t>{num(0), num(1)});
-      attr(created, "pads", window_pads(dims(4), w[2], w[3], num(0), num(1), num(2)));
+      attr(created, "pads",
+           folded ? folded->pads : window_pads(dims(4), w[2], w[3], num(0), num(1), num(2)));
       const std::int64_t groups = dims(4)[1] / w[1];
       if (groups != 1) attr(created, "group", groups);
       return {activation(num(3), y, name)};
@@ -170,13 +174,25 @@ inline std::vector<std::string> Exporter::emit(std::size_t i, Body* body, const 
     case Op::PoolMax:
     case Op::PoolAvg: {
       const bool is_max = n.op() == Op::PoolMax;
+      const auto folded = folded_padding(i, body == nullptr);
+      const std::vector<std::int64_t> pads =
+          folded ? folded->pads : window_pads(dims(6), num(0), num(1), num(2), num(3), num(4));
+      if (!folded && num(0) == dims(6)[2] && num(1) == dims(6)[3] &&
+          pads == std::vector<std::int64_t>{0, 0, 0, 0}) {
+        // A window over the whole plane: the global pool (what onnxruntime's NCHWc pass and
+        // the exporters of the frameworks write).
+        const std::string y = op(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {in(6)},
+                                 num(5) ? std::string() : name);
+        return {activation(num(5), y, name)};
+      }
+      const std::string x = folded ? tensor_of(Id(folded->source), nullptr) : in(6);
       const std::string y =
-          op(is_max ? "MaxPool" : "AveragePool", {in(6)}, num(5) ? std::string() : name, &created);
+          op(is_max ? "MaxPool" : "AveragePool", {x}, num(5) ? std::string() : name, &created);
       attr(created, "kernel_shape", std::vector<std::int64_t>{num(0), num(1)});
       attr(created, "strides", std::vector<std::int64_t>{num(2), num(3)});
-      attr(created, "pads", window_pads(dims(6), num(0), num(1), num(2), num(3), num(4)));
-      if (!is_max)
-        attr(created, "count_include_pad", std::int64_t{0});  // padding excluded, as the dialect's
+      attr(created, "pads", pads);
+      // The dialect's windows leave padding out of an average; zeros padded explicitly count.
+      if (!is_max) attr(created, "count_include_pad", std::int64_t{folded ? 1 : 0});
       return {activation(num(5), y, name)};
     }
     case Op::Concat: {
@@ -349,11 +365,26 @@ inline std::vector<std::string> Exporter::emit(std::size_t i, Body* body, const 
       pads[rank + static_cast<std::size_t>(num(0))] = num(2);
       return {op("Pad", {in(3), ints(pads)}, name)};
     }
-    case Op::Clip:
-      return {op(
-          "Clip",
-          {in(0), as_scalar(in(1), infos_[ch[1].index()]), as_scalar(in(2), infos_[ch[2].index()])},
-          name)};
+    case Op::Clip: {
+      if (auto f = body ? std::nullopt : hard_sigmoid_form(i)) {
+        // clip(α·x + β, 0, 1) as the HardSigmoid it spells (onnxruntime fuses it into the
+        // convolution before it).
+        const bool add = f->add && absorbed_[*f->add], mul = f->mul && absorbed_[*f->mul];
+        if ((add || !f->add) && (add || mul)) {
+          const std::size_t x = mul || !f->mul ? f->x : *f->mul;
+          const std::string y = op("HardSigmoid", {tensor_of(Id(x), nullptr)}, name, &created);
+          attr(created, "alpha", mul ? f->alpha : 1.0f);
+          attr(created, "beta", add ? f->beta : 0.0f);
+          return {y};
+        }
+      }
+      // ONNX's bounds are rank 0: a constant one is written as a scalar initializer.
+      const auto bound = [&](std::size_t k) {
+        if (auto v = body ? std::nullopt : scalar_constant(ch[k].index())) return scalar(*v);
+        return as_scalar(in(k), infos_[ch[k].index()]);
+      };
+      return {op("Clip", {in(0), bound(1), bound(2)}, name)};
+    }
     case Op::Resize: {
       const bool nearest = num(0) == static_cast<std::int64_t>(tensor::ResizeInterp::Nearest);
       const std::string y = op("Resize", {in(4), "", "", ints(ints_of(3))}, name, &created);

@@ -265,8 +265,192 @@ class Exporter {
                p_[Id(r)].children()[1].index() == c && p_[Id(r)].children()[2].index() != c;
       });
     }
+    const auto free_node = [&](std::size_t c) {
+      return needed_[c] && plain(c) && !output[c] && !readers[c].empty() &&
+             readers[c].size() == uses[c];
+    };
+    // Explicit window padding: each padding node when only window ops that fold it into their
+    // pads (or the padding node outside it, folded too) read it; outermost first.
+    std::vector<std::optional<ExplicitPadding>> padded(n);
+    std::vector<std::vector<std::size_t>> folds(n);  // the window ops that fold padding node c
+    std::vector<bool> edge_row(n, false);            // a row slice of an absorbed edge padding
+    for (std::size_t r = 0; r < n; ++r) {
+      if (!needed_[r] || frontier_[r]) continue;
+      padded[r] = window_explicit_padding(r);
+      if (padded[r])
+        for (std::size_t c : padded[r]->nodes) folds[c].push_back(r);
+    }
+    for (std::size_t c = n; c-- > 0;) {
+      if (folds[c].empty() || absorbed_[c] || !free_node(c)) continue;
+      absorbed_[c] = std::all_of(readers[c].begin(), readers[c].end(), [&](std::size_t r) {
+        return (padded[r] && std::count(folds[c].begin(), folds[c].end(), r)) ||
+               (absorbed_[r] && (!folds[r].empty() || edge_row[r]));
+      });
+      // An edge padding's row slices, when only it reads them.
+      if (!absorbed_[c] || p_[Id(c)].op() != Op::Concat) continue;
+      for (Id part : p_[Id(c)].children()) {
+        const std::size_t k = part.index();
+        if (p_[Id(k)].op() == Op::Slice && !absorbed_[k] && free_node(k))
+          absorbed_[k] = edge_row[k] = std::all_of(readers[k].begin(), readers[k].end(),
+                                                   [&](std::size_t r) { return r == c; });
+      }
+    }
+    // HardSigmoid's affine part: its add when only such clips read it, then its product when
+    // only those adds (or clips without an add) read it.
+    std::vector<std::optional<HardSigmoidForm>> hard(n);
+    for (std::size_t r = 0; r < n; ++r)
+      if (needed_[r] && !frontier_[r] && !elided_[r]) hard[r] = hard_sigmoid_form(r);
+    std::vector<std::optional<std::size_t>> add_mul(n);  // an absorbed add's product
+    for (std::size_t c = 0; c < n; ++c) {
+      if (p_[Id(c)].op() != Op::EwAdd || absorbed_[c] || !free_node(c)) continue;
+      absorbed_[c] = std::all_of(readers[c].begin(), readers[c].end(),
+                                 [&](std::size_t r) { return hard[r] && hard[r]->add == c; });
+      if (absorbed_[c]) add_mul[c] = hard[readers[c].front()]->mul;
+    }
+    for (std::size_t c = 0; c < n; ++c) {
+      const Op op = p_[Id(c)].op();
+      if ((op != Op::SMul && op != Op::EwMul) || absorbed_[c] || !free_node(c)) continue;
+      absorbed_[c] = std::all_of(readers[c].begin(), readers[c].end(), [&](std::size_t r) {
+        return (absorbed_[r] && add_mul[r] == c) || (hard[r] && !hard[r]->add && hard[r]->mul == c);
+      });
+    }
   }
   [[nodiscard]] bool plain(std::size_t i) const { return !frontier_[i] && !infos_[i].symbolic; }
+  /// clip(α·x + β, 0, 1) as ONNX's HardSigmoid reads it: x, α and β, and the add and product
+  /// nodes that spell the affine part (either may be absent: α 1, β 0).
+  struct HardSigmoidForm {
+    std::size_t x = 0;
+    float alpha = 1.0f, beta = 0.0f;
+    std::optional<std::size_t> add, mul;
+  };
+  /// `clip` node `r` as a HardSigmoid, when its bounds are 0 and 1 and an add of a one-element
+  /// constant or a product by one (or both) computes what it clips.
+  [[nodiscard]] std::optional<HardSigmoidForm> hard_sigmoid_form(std::size_t r) const {
+    if (p_[Id(r)].op() != Op::Clip || !plain(r)) return std::nullopt;
+    const auto ch = p_[Id(r)].children();
+    if (scalar_constant(ch[1].index()) != 0.0f || scalar_constant(ch[2].index()) != 1.0f)
+      return std::nullopt;
+    HardSigmoidForm f;
+    std::size_t a = ch[0].index();
+    // The constant operand of binary node `a`, and the other one (a product by a scalar reads
+    // its scalar second).
+    const auto split = [&](std::size_t a,
+                           bool either) -> std::optional<std::pair<float, std::size_t>> {
+      const auto ac = p_[Id(a)].children();
+      for (std::size_t k : {std::size_t{1}, std::size_t{0}}) {
+        if (k == 0 && !either) break;
+        if (auto v = scalar_constant(ac[k].index())) return std::pair{*v, ac[1 - k].index()};
+      }
+      return std::nullopt;
+    };
+    if (p_[Id(a)].op() == Op::EwAdd && plain(a)) {
+      if (auto s = split(a, true)) {
+        f.beta = s->first;
+        f.add = a;
+        a = s->second;
+      }
+    }
+    const Op m = p_[Id(a)].op();
+    if ((m == Op::SMul || m == Op::EwMul) && plain(a)) {
+      if (auto s = split(a, m == Op::EwMul)) {
+        f.alpha = s->first;
+        f.mul = a;
+        a = s->second;
+      }
+    }
+    if ((!f.add && !f.mul) || is_view_broadcast(a) || !plain(a)) return std::nullopt;
+    f.x = a;
+    return f;
+  }
+  /// The explicit padding that input `x` of a window op spells, in the importer's forms for pads
+  /// neither SAME nor VALID fits: zero `pad`s of the spatial axes, or (`edge`) concats that
+  /// repeat a tensor's first and last rows around it. The padded source, the pads [top, left,
+  /// bottom, right] and the padding nodes, outermost first.
+  struct ExplicitPadding {
+    std::size_t source = 0;
+    std::vector<std::int64_t> pads = std::vector<std::int64_t>(4, 0);
+    std::vector<std::size_t> nodes;
+  };
+  [[nodiscard]] std::optional<ExplicitPadding> explicit_padding(std::size_t x, bool edge) const {
+    ExplicitPadding e;
+    bool seen[2] = {false, false};
+    std::size_t c = x;
+    const auto value = [&](Id v) { return infos_[v.index()].value; };
+    while (e.nodes.size() < 2 && plain(c) && infos_[c].rank() == 4) {
+      const auto ch = p_[Id(c)].children();
+      std::int64_t axis = -1, before = 0, after = 0;
+      std::optional<std::size_t> source;
+      if (!edge && p_[Id(c)].op() == Op::Pad) {
+        axis = value(ch[0]), before = value(ch[1]), after = value(ch[2]);
+        if (before >= 0 && after >= 0) source = ch[3].index();
+      } else if (edge && p_[Id(c)].op() == Op::Concat) {
+        axis = value(ch[0]);
+        // Parts: slice(s, 0, 1) `before` times, s, slice(s, n - 1, n) `after` times.
+        const auto row_of = [&](std::size_t part, std::size_t s, bool first) {
+          if (p_[Id(part)].op() != Op::Slice || !plain(part)) return false;
+          const auto sc = p_[Id(part)].children();
+          const std::int64_t n = infos_[s].dims[static_cast<std::size_t>(axis)];
+          return sc[3].index() == s && value(sc[0]) == axis &&
+                 value(sc[1]) == (first ? 0 : n - 1) && value(sc[2]) == (first ? 1 : n);
+        };
+        for (std::size_t b = 1; b < ch.size() && !source && axis >= 2 && axis <= 3; ++b) {
+          const std::size_t s = ch[b].index();
+          bool fits = true;
+          for (std::size_t k = 1; k < ch.size() && fits; ++k)
+            if (k != b) fits = row_of(ch[k].index(), s, k < b);
+          if (fits && ch.size() > 2) {
+            source = s;
+            before = static_cast<std::int64_t>(b) - 1;
+            after = static_cast<std::int64_t>(ch.size() - 1 - b);
+          }
+        }
+      }
+      if (!source || axis < 2 || axis > 3 || seen[axis - 2]) break;
+      seen[axis - 2] = true;
+      e.pads[static_cast<std::size_t>(axis - 2)] = before;
+      e.pads[static_cast<std::size_t>(axis)] = after;
+      e.nodes.push_back(c);
+      c = *source;
+    }
+    if (e.nodes.empty()) return std::nullopt;
+    e.source = c;
+    return e;
+  }
+  /// Window op `r`'s explicit padding that its own pads attribute can say: zeros for a
+  /// convolution or an average that counts them, edge rows (each pad below the kernel) for a max.
+  [[nodiscard]] std::optional<ExplicitPadding> window_explicit_padding(std::size_t r) const {
+    const Op op = p_[Id(r)].op();
+    if ((op != Op::Conv2d && op != Op::PoolMax && op != Op::PoolAvg) || !plain(r))
+      return std::nullopt;
+    const auto ch = p_[Id(r)].children();
+    const bool conv = op == Op::Conv2d;
+    const std::int64_t mode = infos_[ch[conv ? 2 : 4].index()].value;
+    if (mode != static_cast<std::int64_t>(tensor::Padding::Valid)) return std::nullopt;
+    auto e = explicit_padding(ch[conv ? 4 : 6].index(), op == Op::PoolMax);
+    if (e && op == Op::PoolMax) {
+      const std::int64_t kh = infos_[ch[0].index()].value, kw = infos_[ch[1].index()].value;
+      if (e->pads[0] >= kh || e->pads[2] >= kh || e->pads[1] >= kw || e->pads[3] >= kw)
+        return std::nullopt;
+    }
+    return e;
+  }
+  /// Window op `r`'s explicit padding when it is written into its pads (at top level, the
+  /// padding nodes absorbed).
+  [[nodiscard]] std::optional<ExplicitPadding> folded_padding(std::size_t r, bool top_level) const {
+    if (!top_level) return std::nullopt;
+    auto e = window_explicit_padding(r);
+    if (!e || !absorbed_[e->nodes.front()]) return std::nullopt;
+    return e;
+  }
+  /// The value of one-element constant `c` (a weight, scalar or precomputed value, perhaps
+  /// broadcast), whatever it is.
+  [[nodiscard]] std::optional<float> scalar_constant(std::size_t c) const {
+    if (p_[Id(c)].op() == Op::Broadcast && !frontier_[c]) c = p_[Id(c)].children()[1].index();
+    const bool constant =
+        p_[Id(c)].op() == Op::Weight || p_[Id(c)].op() == Op::Scalar || frontier_[c];
+    if (!constant || infos_[c].symbolic || infos_[c].elements() != 1) return std::nullopt;
+    return constant_value(c);
+  }
   /// `reshape` node `r` of a reduction that gives its reduced axis back as 1.
   [[nodiscard]] bool keepdims_reshape(std::size_t r) const {
     if (p_[Id(r)].op() != Op::Reshape || !plain(r)) return false;
