@@ -618,3 +618,38 @@ TEST_CASE("onnx export: explicit window padding is written into the window's pad
     CHECK(count_of(types, "Pad") == 2);
   }
 }
+
+TEST_CASE("onnx export: a layer norm over several axes is one LayerNormalization from opset 17") {
+  // As the importer writes LayerNormalization(axis 1) of [2, 5, 8] with scale and bias [5, 8].
+  const auto build = [](bool with_bias_inside) {
+    Graph g;
+    const Tensor x = g.input("x", {2, 5, 8});
+    const Tensor ones = g.broadcast(g.scalar(1.0f), {40});
+    const Tensor beta = g.broadcast(g.scalar(with_bias_inside ? 0.5f : 0.0f), {40});
+    const Tensor n = g.layernorm(g.reshape(x, {2, 40}), ones, beta, g.scalar(1e-3f));
+    g.output(g.add(g.mul(g.reshape(n, {2, 5, 8}), g.weight("g", {5, 8})), g.weight("b", {5, 8})));
+    return g.program();
+  };
+  const auto attr_of = [](const ::onnx::NodeProto& node, const std::string& name) {
+    for (const auto& a : node.attribute())
+      if (a.name() == name) return a;
+    return ::onnx::AttributeProto{};
+  };
+  const RecExpr<TensorNode> program = build(false);
+  const Bindings b = random_bindings(program, 13);
+  const ::onnx::ModelProto at17 = export_checked(program, b, {"x"}, 17);
+  REQUIRE(op_types(at17) == std::vector<std::string>{"LayerNormalization"});
+  const auto& ln = at17.graph().node(0);
+  CHECK(ln.input(0) == "x");
+  CHECK(ln.input(1) == "g");
+  CHECK(ln.input(2) == "b");
+  CHECK(attr_of(ln, "axis").i() == 1);
+  CHECK(attr_of(ln, "epsilon").f() == 1e-3f);
+  // Before opset 17, and where the layernorm's own bias is not 0 (the product would scale it),
+  // the operators stay.
+  CHECK(count_of(op_types(export_checked(program, b, {"x"}, 13)), "LayerNormalization") == 0);
+  const RecExpr<TensorNode> biased = build(true);
+  const std::vector<std::string> types =
+      op_types(export_checked(biased, random_bindings(biased, 14), {"x"}, 17));
+  CHECK(count_of(types, "Mul") == 1);
+}

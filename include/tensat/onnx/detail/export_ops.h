@@ -62,6 +62,32 @@ inline std::vector<std::string> Exporter::emit(std::size_t i, Body* body, const 
   const auto in = [&](std::size_t k) { return tensor_of(ch[k], body); };
   const auto dims = [&](std::size_t k) -> const Dims& { return infos_[ch[k].index()].dims; };
   ::onnx::NodeProto* created = nullptr;
+  if (!body) {
+    if (auto it = layer_norms_.find(i); it != layer_norms_.end()) {
+      // One LayerNormalization over the trailing axes (`layer_norm_form`).
+      const LayerNormForm& f = it->second;
+      const Dims& d = infos_[f.source].dims;
+      const Dims trailing(d.begin() + f.axis, d.size() - static_cast<std::size_t>(f.axis));
+      const auto lc = p_[Id(f.ln)].children();
+      const auto param = [&](const std::optional<std::size_t>& outer, Id own) {
+        if (outer) return tensor_of(Id(*outer), nullptr);
+        if (auto v = scalar_constant(own.index())) {
+          tensor::HostTensor t(trailing);
+          std::fill(t.data.begin(), t.data.end(), *v);
+          return float_initializer(fmt::format("layernorm_{}", own.index()), t);
+        }
+        return op("Reshape", {tensor_of(own, nullptr),
+                              ints(std::vector<std::int64_t>(trailing.begin(), trailing.end()))});
+      };
+      const std::string scale = param(f.scale, lc[1]), bias = param(f.bias, lc[2]);
+      const float eps = lc.size() == 4 ? *constant_value(lc[3].index()) : tensor::kNormEps;
+      const std::string y =
+          op("LayerNormalization", {tensor_of(Id(f.source), nullptr), scale, bias}, name, &created);
+      attr(created, "axis", f.axis);
+      attr(created, "epsilon", eps);
+      return {y};
+    }
+  }
   switch (n.op()) {
     case Op::Arg: {
       const auto k = static_cast<std::size_t>(num(0));

@@ -240,6 +240,7 @@ class Exporter {
   void plan_fusible_forms(const std::vector<std::size_t>& uses) {
     const std::size_t n = p_.size();
     absorbed_.assign(n, false);
+    layer_norms_.clear();
     std::vector<std::vector<std::size_t>> readers(n);
     for (std::size_t i = 0; i < n; ++i) {
       if (!needed_[i] || frontier_[i] || elided_[i]) continue;
@@ -294,6 +295,30 @@ class Exporter {
           absorbed_[k] = edge_row[k] = std::all_of(readers[k].begin(), readers[k].end(),
                                                    [&](std::size_t r) { return r == c; });
       }
+    }
+    // Layer normalizations over several axes (outermost form first): their inner nodes when
+    // each is read only by the node above it, and the layernorm's constant broadcasts.
+    for (std::size_t t = n; t-- > 0;) {
+      if (!needed_[t] || absorbed_[t] || frontier_[t] || elided_[t]) continue;
+      auto f = layer_norm_form(t);
+      if (!f) continue;
+      bool free = true;
+      for (std::size_t k = 1; k < f->chain.size() && free; ++k) {
+        const std::size_t c = f->chain[k];
+        free = !absorbed_[c] && free_node(c) &&
+               std::all_of(readers[c].begin(), readers[c].end(),
+                           [&](std::size_t r) { return r == f->chain[k - 1]; });
+      }
+      if (!free) continue;
+      for (std::size_t k = 1; k < f->chain.size(); ++k) absorbed_[f->chain[k]] = true;
+      for (std::size_t k : {std::size_t{1}, std::size_t{2}}) {
+        const std::size_t p = p_[Id(f->ln)].children()[k].index();
+        if (is_view_broadcast(p) && scalar_constant(p) && free_node(p) &&
+            std::all_of(readers[p].begin(), readers[p].end(),
+                        [&](std::size_t r) { return r == f->ln; }))
+          absorbed_[p] = true;
+      }
+      layer_norms_.emplace(t, std::move(*f));
     }
     // HardSigmoid's affine part: its add when only such clips read it, then its product when
     // only those adds (or clips without an add) read it.
@@ -433,6 +458,84 @@ class Exporter {
         return std::nullopt;
     }
     return e;
+  }
+  /// A layer normalization over the trailing axes of `source` from `axis` (>= 1), as the importer
+  /// writes one over several axes: the input flattened to [outer, inner], a `layernorm`, the
+  /// result reshaped back, perhaps then a product by a constant scale and an add of a constant
+  /// bias of the normalized shape (the layernorm's own then 1 and 0). Opset 17 and later write
+  /// it as one LayerNormalization.
+  struct LayerNormForm {
+    std::size_t source = 0, ln = 0;
+    std::int64_t axis = 0;
+    std::optional<std::size_t> scale, bias;  ///< the constants (of the normalized shape)
+    std::vector<std::size_t> chain;          ///< the nodes it writes, outermost first
+  };
+  [[nodiscard]] std::optional<LayerNormForm> layer_norm_form(std::size_t t) const {
+    if (options_.opset < 17 || !plain(t)) return std::nullopt;
+    LayerNormForm f;
+    std::size_t c = t;
+    // The constant operand (through its broadcast) of binary node `c`, and the other one.
+    const auto constant_operand =
+        [&](std::size_t c) -> std::optional<std::pair<std::size_t, std::size_t>> {
+      const auto ch = p_[Id(c)].children();
+      for (std::size_t k : {std::size_t{1}, std::size_t{0}}) {
+        const std::size_t o = ch[k].index();
+        if (!is_view_broadcast(o)) continue;
+        const std::size_t source = p_[Id(o)].children()[1].index();
+        if (infos_[source].weight_only && !infos_[source].symbolic)
+          return std::pair{source, ch[1 - k].index()};
+      }
+      return std::nullopt;
+    };
+    f.chain.push_back(c);
+    if (p_[Id(c)].op() == Op::EwAdd) {
+      const auto k = constant_operand(c);
+      if (!k || !plain(k->second)) return std::nullopt;
+      f.bias = k->first;
+      c = k->second;
+      f.chain.push_back(c);
+    }
+    if (p_[Id(c)].op() == Op::EwMul) {
+      const auto k = constant_operand(c);
+      if (!k || !plain(k->second)) return std::nullopt;
+      f.scale = k->first;
+      c = k->second;
+      f.chain.push_back(c);
+    }
+    if (p_[Id(c)].op() != Op::Reshape) return std::nullopt;
+    const std::size_t ln = p_[Id(c)].children()[1].index();
+    if (p_[Id(ln)].op() != Op::LayerNorm || !plain(ln)) return std::nullopt;
+    const std::size_t q = p_[Id(ln)].children()[0].index();
+    if (p_[Id(q)].op() != Op::Reshape || !plain(q)) return std::nullopt;
+    f.chain.push_back(ln);
+    f.chain.push_back(q);
+    f.ln = ln;
+    f.source = p_[Id(q)].children()[1].index();
+    const Dims& d = infos_[f.source].dims;
+    const Dims& flat = infos_[q].dims;
+    if (infos_[c].dims != d || flat.size() != 2 || d.size() < 2) return std::nullopt;
+    // The axis: where the flattening splits the source (the constants' shape decides between
+    // splits that differ only by axes of size 1).
+    const auto params_fit = [&](std::size_t axis) {
+      const Dims trailing(d.begin() + static_cast<std::ptrdiff_t>(axis), d.size() - axis);
+      for (const auto& p : {f.scale, f.bias})
+        if (p && infos_[*p].dims != trailing) return false;
+      return true;
+    };
+    std::int64_t outer = 1;
+    for (std::size_t a = 1; a < d.size() && !f.axis; ++a) {
+      outer *= d[a - 1];
+      if (outer == flat[0] && infos_[q].elements() == infos_[f.source].elements() && params_fit(a))
+        f.axis = static_cast<std::int64_t>(a);
+    }
+    if (!f.axis) return std::nullopt;
+    const auto lc = p_[Id(ln)].children();
+    if (f.scale && scalar_constant(lc[1].index()) != 1.0f) return std::nullopt;
+    if ((f.scale || f.bias) && scalar_constant(lc[2].index()) != 0.0f) return std::nullopt;
+    for (std::size_t k : {std::size_t{1}, std::size_t{2}})
+      if (!infos_[lc[k].index()].weight_only) return std::nullopt;
+    if (lc.size() == 4 && !constant_value(lc[3].index())) return std::nullopt;
+    return f;
   }
   /// Window op `r`'s explicit padding when it is written into its pads (at top level, the
   /// padding nodes absorbed).
@@ -738,6 +841,7 @@ class Exporter {
   ::onnx::GraphProto* graph_ = nullptr;
   std::vector<std::size_t> outputs_;
   std::vector<bool> frontier_, needed_, elided_, absorbed_;
+  std::map<std::size_t, LayerNormForm> layer_norms_;  ///< by their top node (`plan_fusible_forms`)
   std::unique_ptr<tensor::WeightValues> weight_values_;
   std::vector<std::vector<std::string>> names_;
   std::set<std::string> taken_;
