@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -652,4 +653,32 @@ TEST_CASE("onnx export: a layer norm over several axes is one LayerNormalization
   const std::vector<std::string> types =
       op_types(export_checked(biased, random_bindings(biased, 14), {"x"}, 17));
   CHECK(count_of(types, "Mul") == 1);
+}
+
+TEST_CASE("onnx export: a convolution's bias add is its B input, and no initializer is unused") {
+  Graph g;
+  const Tensor x = g.input("x", {1, 4, 8, 8});
+  const Tensor w = g.weight("w", {6, 4, 3, 3});
+  // The importer's bias (and batchnorm folding's): [C, 1, 1] broadcast to the output.
+  const Tensor biased = g.add(g.conv2d(x, w), g.weight("b", {6, 1, 1}));
+  const Tensor activated = g.add(g.conv2d(x, w, 1, 1, Padding::Same, Activation::Relu),
+                                 g.weight("b2", {6, 1, 1}));  // the bias after the relu: an Add
+  g.output(g.relu(biased));
+  g.output(activated);
+  const RecExpr<TensorNode> program = g.program();
+  const ::onnx::ModelProto exported =
+      export_checked(program, random_bindings(program, 15), {"x"}, 13);
+  const std::vector<std::string> types = op_types(exported);
+  CHECK(types == std::vector<std::string>{"Conv", "Conv", "Relu", "Add", "Relu"});
+  REQUIRE(exported.graph().node(0).input_size() == 3);
+  std::set<std::string> read;
+  for (const auto& node : exported.graph().node())
+    for (const auto& input : node.input()) read.insert(input);
+  for (const auto& init : exported.graph().initializer()) {
+    INFO(init.name());
+    CHECK(read.count(init.name()) == 1);
+    if (init.name() == exported.graph().node(0).input(2))
+      CHECK(std::vector<std::int64_t>(init.dims().begin(), init.dims().end()) ==
+            std::vector<std::int64_t>{6});
+  }
 }

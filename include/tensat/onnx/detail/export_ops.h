@@ -63,6 +63,23 @@ inline std::vector<std::string> Exporter::emit(std::size_t i, Body* body, const 
   const auto dims = [&](std::size_t k) -> const Dims& { return infos_[ch[k].index()].dims; };
   ::onnx::NodeProto* created = nullptr;
   if (!body) {
+    if (auto it = conv_biases_.find(i); it != conv_biases_.end()) {
+      // The bias as the convolution's B input ([C]).
+      const auto [conv, source] = it->second;
+      tensor::HostTensor b(Dims{infos_[conv].dims[1]});
+      const tensor::HostTensor* value = nullptr;
+      if (p_[Id(source)].op() == Op::Weight) {
+        const auto w = weights_.find(symbol_of(source));
+        if (w != weights_.end()) value = &w->second;
+      } else if (weight_values_) {
+        value = weight_values_->value(source);
+      }
+      if (!value || value->data.size() != b.data.size())
+        throw ExportError(where(source), "the bias has no value");
+      b.data = value->data;
+      return {
+          write_conv(conv, nullptr, float_initializer(fmt::format("bias_{}", source), b), name)};
+    }
     if (auto it = layer_norms_.find(i); it != layer_norms_.end()) {
       // One LayerNormalization over the trailing axes (`layer_norm_form`).
       const LayerNormForm& f = it->second;
@@ -184,19 +201,8 @@ inline std::vector<std::string> Exporter::emit(std::size_t i, Body* body, const 
     case Op::MatMul:
       return {
           activation(num(0), op("MatMul", {in(1), in(2)}, num(0) ? std::string() : name), name)};
-    case Op::Conv2d: {
-      const Dims& w = dims(5);
-      const auto folded = folded_padding(i, body == nullptr);
-      const std::string x = folded ? tensor_of(Id(folded->source), nullptr) : in(4);
-      const std::string y = op("Conv", {x, in(5)}, num(3) ? std::string() : name, &created);
-      attr(created, "kernel_shape", std::vector<std::int64_t>{w[2], w[3]});
-      attr(created, "strides", std::vector<std::int64_t>{num(0), num(1)});
-      attr(created, "pads",
-           folded ? folded->pads : window_pads(dims(4), w[2], w[3], num(0), num(1), num(2)));
-      const std::int64_t groups = dims(4)[1] / w[1];
-      if (groups != 1) attr(created, "group", groups);
-      return {activation(num(3), y, name)};
-    }
+    case Op::Conv2d:
+      return {write_conv(i, body, {}, name)};
     case Op::PoolMax:
     case Op::PoolAvg: {
       const bool is_max = n.op() == Op::PoolMax;
@@ -465,6 +471,28 @@ inline std::vector<std::string> Exporter::emit(std::size_t i, Body* body, const 
       break;
   }
   throw ExportError(where(i), "cannot be written as an ONNX operator here");
+}
+
+/// `conv2d` node `i` as a Conv (with input B `bias` when given), then its activation.
+inline std::string Exporter::write_conv(std::size_t i, Body* body, const std::string& bias,
+                                        const std::string& name) {
+  const auto ch = p_[Id(i)].children();
+  const auto num = [&](std::size_t k) { return infos_[ch[k].index()].value; };
+  const Dims& w = infos_[ch[5].index()].dims;
+  const Dims& xd = infos_[ch[4].index()].dims;
+  const auto folded = folded_padding(i, body == nullptr);
+  const std::string x = folded ? tensor_of(Id(folded->source), nullptr) : tensor_of(ch[4], body);
+  std::vector<std::string> inputs{x, tensor_of(ch[5], body)};
+  if (!bias.empty()) inputs.push_back(bias);
+  ::onnx::NodeProto* created = nullptr;
+  const std::string y = op("Conv", inputs, num(3) ? std::string() : name, &created);
+  attr(created, "kernel_shape", std::vector<std::int64_t>{w[2], w[3]});
+  attr(created, "strides", std::vector<std::int64_t>{num(0), num(1)});
+  attr(created, "pads",
+       folded ? folded->pads : window_pads(xd, w[2], w[3], num(0), num(1), num(2)));
+  const std::int64_t groups = xd[1] / w[1];
+  if (groups != 1) attr(created, "group", groups);
+  return activation(num(3), y, name);
 }
 
 /// An operator of the default domain must be one ONNX defines at the opset written (the

@@ -121,6 +121,7 @@ class Exporter {
         node("Identity", {names_[o].at(0)}, {output_names[k]});
       value_info(graph_->add_output(), output_names[k], infos_[o].dims);
     }
+    prune_initializers();
     if (options_.check) {
       try {
         ::onnx::checker::check_model(model_);
@@ -137,6 +138,29 @@ class Exporter {
   }
   [[nodiscard]] std::string symbol_of(std::size_t i) const {
     return std::string(p_[p_[Id(i)].children()[0]].symbol().str());
+  }
+
+  /// Drops the initializers no node (nor any subgraph of an opaque node) reads and no output
+  /// names: the constants of forms written differently (a bias folded into its convolution, a
+  /// HardSigmoid's alpha and beta).
+  void prune_initializers() {
+    std::set<std::string> used;
+    const std::function<void(const ::onnx::GraphProto&)> reads = [&](const ::onnx::GraphProto& g) {
+      for (const auto& node : g.node()) {
+        for (const auto& input : node.input()) used.insert(input);
+        for (const auto& a : node.attribute()) {
+          if (a.has_g()) reads(a.g());
+          for (const auto& sub : a.graphs()) reads(sub);
+        }
+      }
+      for (const auto& output : g.output()) used.insert(output.name());
+    };
+    reads(*graph_);
+    auto* inits = graph_->mutable_initializer();
+    int keep = 0;
+    for (int k = 0; k < inits->size(); ++k)
+      if (used.count(inits->Get(k).name())) inits->SwapElements(keep++, k);
+    while (inits->size() > keep) inits->RemoveLast();
   }
 
   /// The outputs, in order: the root, or a root noop's children (nested noops flattened).
@@ -241,6 +265,7 @@ class Exporter {
     const std::size_t n = p_.size();
     absorbed_.assign(n, false);
     layer_norms_.clear();
+    conv_biases_.clear();
     std::vector<std::vector<std::size_t>> readers(n);
     for (std::size_t i = 0; i < n; ++i) {
       if (!needed_[i] || frontier_[i] || elided_[i]) continue;
@@ -320,6 +345,15 @@ class Exporter {
       }
       layer_norms_.emplace(t, std::move(*f));
     }
+    // A convolution's bias add: the convolution, when only the add reads it.
+    for (std::size_t t = 0; t < n; ++t) {
+      if (!needed_[t] || absorbed_[t] || frontier_[t]) continue;
+      const auto f = conv_bias_form(t);
+      if (!f || absorbed_[f->first] || !free_node(f->first) || readers[f->first].size() != 1)
+        continue;
+      absorbed_[f->first] = true;
+      conv_biases_.emplace(t, *f);
+    }
     // HardSigmoid's affine part: its add when only such clips read it, then its product when
     // only those adds (or clips without an add) read it.
     std::vector<std::optional<HardSigmoidForm>> hard(n);
@@ -327,7 +361,8 @@ class Exporter {
       if (needed_[r] && !frontier_[r] && !elided_[r]) hard[r] = hard_sigmoid_form(r);
     std::vector<std::optional<std::size_t>> add_mul(n);  // an absorbed add's product
     for (std::size_t c = 0; c < n; ++c) {
-      if (p_[Id(c)].op() != Op::EwAdd || absorbed_[c] || !free_node(c)) continue;
+      if (p_[Id(c)].op() != Op::EwAdd || absorbed_[c] || conv_biases_.count(c) || !free_node(c))
+        continue;
       absorbed_[c] = std::all_of(readers[c].begin(), readers[c].end(),
                                  [&](std::size_t r) { return hard[r] && hard[r]->add == c; });
       if (absorbed_[c]) add_mul[c] = hard[readers[c].front()]->mul;
@@ -536,6 +571,32 @@ class Exporter {
       if (!infos_[lc[k].index()].weight_only) return std::nullopt;
     if (lc.size() == 4 && !constant_value(lc[3].index())) return std::nullopt;
     return f;
+  }
+  /// `ewadd` node `t` as a convolution's bias: one operand a `conv2d` without activation, the
+  /// other a broadcast of a constant with one value per output channel ([C], [C, 1, 1] or
+  /// [1, C, 1, 1]). The convolution and the constant.
+  [[nodiscard]] std::optional<std::pair<std::size_t, std::size_t>> conv_bias_form(
+      std::size_t t) const {
+    if (p_[Id(t)].op() != Op::EwAdd || !plain(t)) return std::nullopt;
+    const auto ch = p_[Id(t)].children();
+    for (std::size_t k : {std::size_t{0}, std::size_t{1}}) {
+      const std::size_t c = ch[k].index(), o = ch[1 - k].index();
+      if (p_[Id(c)].op() != Op::Conv2d || !plain(c) || !is_view_broadcast(o)) continue;
+      if (infos_[p_[Id(c)].children()[3].index()].value != 0) continue;  // an activation first
+      const std::size_t source = p_[Id(o)].children()[1].index();
+      const Op sop = p_[Id(source)].op();
+      if (!(sop == Op::Weight || frontier_[source]) || infos_[source].symbolic) continue;
+      const Dims& sd = infos_[source].dims;
+      const std::int64_t channels = infos_[c].dims[1];
+      // Right-aligned against [N, C, H, W]: C on the channel axis, 1 elsewhere.
+      bool fits = sd.size() >= 1 && sd.size() <= 4 && infos_[source].elements() == channels;
+      for (std::size_t a = 0; a < sd.size() && fits; ++a) {
+        const std::size_t axis = 4 - sd.size() + a;
+        fits = sd[a] == (axis == 1 ? channels : 1);
+      }
+      if (fits) return std::pair{c, source};
+    }
+    return std::nullopt;
   }
   /// Window op `r`'s explicit padding when it is written into its pads (at top level, the
   /// padding nodes absorbed).
@@ -830,6 +891,8 @@ class Exporter {
   std::vector<std::string> value_of(std::size_t i, Body* body);
   std::string tensor_of(Id c, Body* body);
   std::vector<std::string> emit(std::size_t i, Body* body, const std::string& name);
+  std::string write_conv(std::size_t i, Body* body, const std::string& bias,
+                         const std::string& name);
   void require_known(std::size_t i, const std::string& op_type) const;
   std::string opaque(std::size_t i, Body* body, const std::string& name);
 
@@ -842,6 +905,8 @@ class Exporter {
   std::vector<std::size_t> outputs_;
   std::vector<bool> frontier_, needed_, elided_, absorbed_;
   std::map<std::size_t, LayerNormForm> layer_norms_;  ///< by their top node (`plan_fusible_forms`)
+  /// Bias adds written as their convolution's B input: add -> (conv2d, constant).
+  std::map<std::size_t, std::pair<std::size_t, std::size_t>> conv_biases_;
   std::unique_ptr<tensor::WeightValues> weight_values_;
   std::vector<std::vector<std::string>> names_;
   std::set<std::string> taken_;
