@@ -322,3 +322,63 @@ TEST_CASE("recognize: optimize finds them among the other rules, and can be told
   CHECK(rt::count(off.optimized, Op::LayerNorm) == 0);
   CHECK(off.report.applied.count("layernorm-recognize") == 0);
 }
+
+TEST_CASE("recognize: TensorFlow's LayerNorm spellings become one layernorm") {
+  struct Case {
+    bool square_as_product;
+    bool as_pow;     // (variance + eps)^-0.5 instead of 1 / sqrt(variance + eps)
+    float exponent;  // with as_pow; anything but -0.5 is not a LayerNorm
+  };
+  for (const Case& c : {Case{false, false, 0}, Case{true, false, 0}, Case{false, true, -0.5f},
+                        Case{true, true, -0.5f}, Case{false, true, -0.25f}}) {
+    INFO("product " << c.square_as_product << " pow " << c.as_pow << " exponent " << c.exponent);
+    Graph g;
+    const Tensor x = g.input("x", {4, 8, 32});
+    const Dims kept{4, 8, 1};
+    const Tensor centred = g.sub(x, g.reshape(g.reduce_mean(x, 2), kept));
+    const Tensor square =
+        c.square_as_product ? g.ewmul(centred, centred) : g.pow(centred, g.scalar(2.0f));
+    const Tensor v = g.add(g.reshape(g.reduce_mean(square, 2), kept), g.scalar(1e-3f));
+    const Tensor rs = c.as_pow ? g.pow(v, g.scalar(c.exponent)) : g.div(g.scalar(1.0f), g.sqrt(v));
+    const Tensor y =
+        g.add(g.mul(g.mul(centred, rs), g.weight("gamma", {32})), g.weight("beta", {32}));
+    g.output(g.relu(y));
+    const RecExpr<TensorNode> spelled = g.program();
+    const RecExpr<TensorNode> found = rt::recognized(spelled);
+    INFO(found.to_string());
+    const bool layernorm = !c.as_pow || c.exponent == -0.5f;
+    CHECK(rt::count(found, Op::LayerNorm) == (layernorm ? 1u : 0u));
+    CHECK(rt::count(found, Op::ReduceMean) == (layernorm ? 0u : 2u));
+    rt::require_same_values(spelled, found);
+  }
+}
+
+TEST_CASE("recognize: softmax spelled out becomes softmax, on its axis only") {
+  for (const std::int64_t axis : {std::int64_t{1}, std::int64_t{0}}) {
+    for (const bool shifted : {true, false}) {
+      INFO("axis " << axis << " shifted " << shifted);
+      Graph g;
+      const Tensor x = g.input("x", {6, 16});
+      Dims kept{6, 16};
+      kept[static_cast<std::size_t>(axis)] = 1;
+      const Tensor e = g.exp(shifted ? g.sub(x, g.reshape(g.reduce_max(x, axis), kept)) : x);
+      g.output(g.div(e, g.reshape(g.reduce_sum(e, axis), kept)));
+      const RecExpr<TensorNode> spelled = g.program();
+      const RecExpr<TensorNode> found = rt::recognized(spelled);
+      INFO(found.to_string());
+      CHECK(rt::count(found, Op::Softmax) == 1);
+      CHECK(rt::count(found, Op::Exp) == 0);
+      CHECK(rt::count(found, Op::ReduceSum) == 0);
+      rt::require_same_values(spelled, found);
+    }
+  }
+  // Sums over rows broadcast along columns ([4] read back as [1, 4]): not a softmax.
+  Graph g;
+  const Tensor x = g.input("x", {4, 4});
+  const Tensor e = g.exp(x);
+  g.output(g.div(e, g.reshape(g.reduce_sum(e, 1), {1, 4})));
+  const RecExpr<TensorNode> spelled = g.program();
+  const RecExpr<TensorNode> found = rt::recognized(spelled);
+  CHECK(rt::count(found, Op::Softmax) == 0);
+  rt::require_same_values(spelled, found);
+}

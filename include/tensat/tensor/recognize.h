@@ -73,6 +73,10 @@ inline TensorCondition scalar_near(std::string_view var, double want, double rel
 /// - `gelu-recognize-tanh`: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), GPT-2's `gelu_new`,
 ///   becomes `(gelu x)` (the dialect's GELU is this form); `gelu-recognize-erf` and
 ///   `-erf-half-first`: x·(1 + erf(x/√2))·0.5, PyTorch's `F.gelu`, becomes `(gelu_erf x)`.
+/// - `layernorm-recognize-reciprocal` and `-rsqrt-pow` (each also `-square`): TensorFlow's
+///   spellings, the centred value times 1/sqrt(variance + eps) or (variance + eps)^−0.5.
+/// - `softmax-recognize` and `-unshifted`: exp(x − max(x)) / sum(exp(x − max(x))), or without
+///   the max, over one axis, becomes `(softmax axis x)`.
 /// - `silu-recognize`: x·sigmoid(x) becomes `(silu x)`; `hard-swish-recognize` and `-clip6`:
 ///   x·clip(x/6 + 1/2, 0, 1) and x·clip(x + 3, 0, 6)/6 become `(hard_swish x)`.
 ///
@@ -115,6 +119,30 @@ inline std::vector<TensorRewrite> recognition_rules() {
                              to_layernorm, reads));
   r.push_back(tensor_rewrite("layernorm-recognize-square-1d", family, normalized(product, false),
                              to_layernorm, reads));
+  // TensorFlow's spellings (tf2onnx): the centred value times the reciprocal of the standard
+  // deviation, as Reciprocal(Sqrt(v)) (the importer's 1 / sqrt) or as Pow(v, -0.5).
+  const auto times_rsqrt = [&](const std::string& square, bool as_pow) {
+    const std::string v = "(ewadd (reshape ?k (reduce_mean ?a " + square + ")) (broadcast ?k ?e))";
+    const std::string rs = as_pow ? "(ewpow " + v + " (broadcast ?k ?p))"
+                                  : "(ewdiv (broadcast ?k (scalar 1)) (sqrt " + v + "))";
+    return "(ewmul " + centred + " (broadcast ?d " + rs + "))";
+  };
+  const auto to_layernorm_pow = [to_layernorm](RightHandSide& rhs, const TensorEGraph& g,
+                                               const Subst& s) -> std::optional<Ref> {
+    const std::optional<float> p = detail::scalar_value(g, s, Var("?p"));
+    if (!p || *p != -0.5f) return std::nullopt;
+    return to_layernorm(rhs, g, s);
+  };
+  std::vector<Var> pow_reads = reads;
+  pow_reads.push_back(Var("?p"));
+  for (const bool as_product : {false, true}) {
+    const std::string square = as_product ? product : pow2;
+    const std::string suffix = as_product ? "-square" : "";
+    r.push_back(tensor_rewrite("layernorm-recognize-reciprocal" + suffix, family,
+                               times_rsqrt(square, false), to_layernorm, reads));
+    r.push_back(tensor_rewrite("layernorm-recognize-rsqrt-pow" + suffix, family,
+                               times_rsqrt(square, true), to_layernorm_pow, pow_reads));
+  }
   // gamma and beta: a product (scale: both gain the factor) or a sum (shift: beta gains the
   // addend) with h, broadcast to x's shape or of that shape already.
   const auto fold_affine = [](bool scale) {
@@ -173,6 +201,29 @@ inline std::vector<TensorRewrite> recognition_rules() {
       "(ewmul (ewmul ?x (clip (ewadd ?x (broadcast ?d (scalar 3))) (scalar 0) (scalar 6))) "
       "(broadcast ?d ?s))",
       "(hard_swish ?x)", detail::scalar_near("?s", 1.0 / 6.0)));
+  // Softmax spelled out (exporters that lower it, or write it for an axis Softmax before opset
+  // 13 could not take): exp(x - max(x)) / sum(exp(x - max(x))), or without the max, over one
+  // axis, each reduction given back as 1 on that axis.
+  const auto to_softmax = [](RightHandSide& rhs, const TensorEGraph& g,
+                             const Subst& s) -> std::optional<Ref> {
+    const TensorInfo& x = info_of(g, s, Var("?x"));
+    const std::int64_t axis = info_of(g, s, Var("?a")).value;
+    if (axis < 0 || axis >= static_cast<std::int64_t>(x.rank())) return std::nullopt;
+    Dims kept = x.dims;
+    kept[static_cast<std::size_t>(axis)] = 1;
+    if (info_of(g, s, Var("?k")).dims != kept) return std::nullopt;  // a row, not a transpose
+    return rhs.op(Op::Softmax, {rhs.cls(s[Var("?a")]), rhs.cls(s[Var("?x")])});
+  };
+  const std::vector<Var> softmax_reads{Var("?x"), Var("?a"), Var("?k")};
+  const std::string shifted = "(exp (ewsub ?x (broadcast ?d (reshape ?k (reduce_max ?a ?x)))))";
+  r.push_back(tensor_rewrite(
+      "softmax-recognize", family,
+      "(ewdiv " + shifted + " (broadcast ?d (reshape ?k (reduce_sum ?a " + shifted + "))))",
+      to_softmax, softmax_reads));
+  r.push_back(
+      tensor_rewrite("softmax-recognize-unshifted", family,
+                     "(ewdiv (exp ?x) (broadcast ?d (reshape ?k (reduce_sum ?a (exp ?x)))))",
+                     to_softmax, softmax_reads));
   return r;
 }
 
