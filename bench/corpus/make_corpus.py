@@ -18,7 +18,9 @@ Paddle2ONNX write them, not TENSAT's seven benchmark graphs:
   - depthwise convolutions (group = channels), residual Adds, ResNet-50 bottlenecks;
   - ViT / BERT / GPT-2 blocks: attention as MatMul / Reshape / Transpose / Div by sqrt(d) /
     Softmax, LayerNorm spelled out (ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt, Div, Mul,
-    Add) or as opset 17's LayerNormalization, GELU in erf form and in tanh form;
+    Add) or as opset 17's LayerNormalization, GELU in erf form and in tanh form; one BERT as
+    tf2onnx writes it (LayerNorm as (x - mean) * Reciprocal(Sqrt(var + eps)) with the square
+    as a product, GELU's division by sqrt 2 as a product by its reciprocal);
   - MLP heads of Gemm (transB = 1); an FPN-like detection neck with Resize (nearest, scales) and
     ConvTranspose.
 Weights are Kaiming-scaled (activations stay O(1)), BN statistics non-trivial with a positive
@@ -175,11 +177,18 @@ class Graph:
             return self.op("LayerNormalization", [x, gamma, beta], axis=-1, epsilon=1e-5)
         mu = self.op("ReduceMean", [x], axes=[-1], keepdims=1)
         xc = self.op("Sub", [x, mu])
+        if spelled == "tf":  # tf2onnx: the square as a product, times Reciprocal(Sqrt(var + eps))
+            var = self.op("ReduceMean", [self.op("Mul", [xc, xc])], axes=[-1], keepdims=1)
+            rs = self.op("Reciprocal", [self.op("Sqrt", [self.op("Add", [var, self.scalar(1e-3)])])])
+            return self.op("Add", [self.op("Mul", [self.op("Mul", [xc, rs]), gamma]), beta])
         var = self.op("ReduceMean", [self.op("Pow", [xc, self.scalar(2.0)])], axes=[-1], keepdims=1)
         den = self.op("Sqrt", [self.op("Add", [var, self.scalar(1e-5)])])
         return self.op("Add", [self.op("Mul", [self.op("Div", [xc, den]), gamma]), beta])
 
     def gelu(self, x, form):
+        if form == "erf_tf":  # tf2onnx: the division by sqrt 2 as a product by its reciprocal
+            e = self.op("Erf", [self.op("Mul", [x, self.scalar(1.0 / math.sqrt(2.0))])])
+            return self.op("Mul", [self.op("Mul", [x, self.scalar(0.5)]), self.op("Add", [e, self.scalar(1.0)])])
         if form == "erf":  # x * 0.5 * (1 + erf(x / sqrt 2)), as PyTorch writes F.gelu
             e = self.op("Erf", [self.op("Div", [x, self.scalar(math.sqrt(2.0))])])
             return self.op("Mul", [self.op("Mul", [x, self.op("Add", [e, self.scalar(1.0)])]), self.scalar(0.5)])
@@ -363,7 +372,8 @@ def bert(out, name, seed, d, depth, heads, s, spelled, opset, constants):
     g = Graph(name, seed, constants, opset)
     x = g.layernorm(g.op("Add", ["x", g.weight(g.uniform(-0.1, 0.1, (1, s, d)), "pos")]), d, spelled)
     for _ in range(depth):
-        x = g.encoder_block(x, s, d, heads, 4 * d, pre_ln=False, spelled=spelled, gelu="erf")
+        gelu = "erf_tf" if spelled == "tf" else "erf"
+        x = g.encoder_block(x, s, d, heads, 4 * d, pre_ln=False, spelled=spelled, gelu=gelu)
     # pooler: first token -> Gemm -> Tanh -> classifier
     h = g.op("Gather", [x, g.weight(np.array(0, dtype=np.int64), "idx")], axis=1)
     h = g.op("Tanh", [g.gemm(h, d, d)])
@@ -414,6 +424,7 @@ MODELS = [
     lambda o: vit(o, "vit_m", 113, 128, 4, 4, 8, 64, spelled=False, opset=17, constants=False),
     lambda o: bert(o, "bert_s", 114, 128, 2, 4, 32, spelled=True, opset=13, constants=True),
     lambda o: bert(o, "bert_m", 115, 192, 3, 6, 64, spelled=False, opset=17, constants=False),
+    lambda o: bert(o, "bert_tf", 120, 128, 2, 4, 32, spelled="tf", opset=13, constants=False),
     lambda o: gpt2(o, "gpt2_s", 116, 128, 2, 4, 32, spelled=True, opset=13, constants=False),
     lambda o: gpt2(o, "gpt2_m", 117, 192, 3, 6, 48, spelled=True, opset=14, constants=True),
     lambda o: mlp_head(o, "mlp_head_s", 118, [256, 512, 256, 10], constants=False),
