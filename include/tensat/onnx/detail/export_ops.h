@@ -67,13 +67,7 @@ inline std::vector<std::string> Exporter::emit(std::size_t i, Body* body, const 
       // The bias as the convolution's B input ([C]).
       const auto [conv, source] = it->second;
       tensor::HostTensor b(Dims{infos_[conv].dims[1]});
-      const tensor::HostTensor* value = nullptr;
-      if (p_[Id(source)].op() == Op::Weight) {
-        const auto w = weights_.find(symbol_of(source));
-        if (w != weights_.end()) value = &w->second;
-      } else if (weight_values_) {
-        value = weight_values_->value(source);
-      }
+      const tensor::HostTensor* value = constant_tensor(source);
       if (!value || value->data.size() != b.data.size())
         throw ExportError(where(source), "the bias has no value");
       b.data = value->data;

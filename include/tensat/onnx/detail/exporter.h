@@ -651,10 +651,7 @@ class Exporter {
   /// `c` is, if it is one and its value is finite and not 0 (so that 1/k is too).
   [[nodiscard]] std::optional<std::size_t> one_element_constant(std::size_t c) const {
     if (p_[Id(c)].op() == Op::Broadcast && !frontier_[c]) c = p_[Id(c)].children()[1].index();
-    const bool constant =
-        p_[Id(c)].op() == Op::Weight || p_[Id(c)].op() == Op::Scalar || frontier_[c];
-    if (!constant || infos_[c].symbolic || infos_[c].elements() != 1) return std::nullopt;
-    const std::optional<float> k = constant_value(c);
+    const std::optional<float> k = scalar_constant(c);
     if (!k || *k == 0 || !std::isfinite(*k) || !std::isfinite(1.0f / *k)) return std::nullopt;
     return c;
   }
@@ -671,15 +668,18 @@ class Exporter {
   [[nodiscard]] std::optional<float> constant_value(std::size_t c) const {
     if (p_[Id(c)].op() == Op::Scalar)
       return tensor::TensorNode::scalar_of_atom(p_[p_[Id(c)].children()[0]]);
-    if (p_[Id(c)].op() == Op::Weight) {
-      const auto it = weights_.find(symbol_of(c));
-      if (it == weights_.end() || it->second.data.size() != 1) return std::nullopt;
-      return it->second.data[0];
-    }
-    if (!weight_values_) return std::nullopt;
-    const tensor::HostTensor* value = weight_values_->value(c);
+    const tensor::HostTensor* value = constant_tensor(c);
     if (!value || value->data.size() != 1) return std::nullopt;
     return value->data[0];
+  }
+  /// The bound value of `weight` node `c`, or the precomputed value of weight-only node `c`;
+  /// null when it has none.
+  [[nodiscard]] const tensor::HostTensor* constant_tensor(std::size_t c) const {
+    if (p_[Id(c)].op() == Op::Weight) {
+      const auto it = weights_.find(symbol_of(c));
+      return it == weights_.end() ? nullptr : &it->second;
+    }
+    return weight_values_ ? weight_values_->value(c) : nullptr;
   }
 
   /// Per weight-only node, the elements of the distinct `weight` leaves it reads (0 for any
