@@ -406,10 +406,10 @@ std::size_t count_of(const std::vector<std::string>& types, const std::string& t
 
 /// `program` exported at `opset` with `weights` computes what the program does on `inputs`.
 ::onnx::ModelProto export_checked(const RecExpr<TensorNode>& program, const Bindings& all,
-                                  const std::vector<std::string>& inputs, std::int64_t opset) {
+                                  const std::vector<std::string>& inputs, std::int64_t opset,
+                                  tonnx::ExportOptions options = {}) {
   Bindings weights = all;
   for (const std::string& name : inputs) weights.erase(name);
-  tonnx::ExportOptions options;
   options.opset = opset;
   const ::onnx::ModelProto exported = tonnx::export_model(program, weights, options);
   const tonnx::ImportedModel again = reimport(exported);
@@ -653,6 +653,47 @@ TEST_CASE("onnx export: a layer norm over several axes is one LayerNormalization
   const std::vector<std::string> types =
       op_types(export_checked(biased, random_bindings(biased, 14), {"x"}, 17));
   CHECK(count_of(types, "Mul") == 1);
+}
+
+TEST_CASE("onnx export: residual adds that only layer norms read can be written as Sum") {
+  // A post-LN block: LN(x + y·W) where the sum feeds only the norm; a bias add (broadcast), an
+  // add the norm shares with another reader, and a norm over two axes beside it.
+  Graph g;
+  const Tensor x = g.input("x", {1, 6, 8});
+  const Tensor y = g.matmul(x, g.weight("w", {1, 8, 8}));
+  const Tensor residual = g.add(x, y);
+  const Tensor normed = g.layernorm(residual, g.weight("gamma", {8}), g.weight("beta", {8}));
+  const Tensor biased = g.add(y, g.broadcast(g.weight("bias", {8}), {1, 6, 8}));
+  const Tensor shared = g.add(normed, biased);
+  const Tensor again = g.layernorm(shared, g.weight("gamma2", {8}), g.weight("beta2", {8}));
+  const Tensor flat = g.add(again, x);  // normed over both trailing axes
+  const Tensor n2 = g.layernorm(g.reshape(flat, {1, 48}), g.broadcast(g.scalar(1.0f), {48}),
+                                g.broadcast(g.scalar(0.0f), {48}));
+  g.output(g.add(g.mul(g.reshape(n2, {1, 6, 8}), g.weight("g", {6, 8})), g.weight("b", {6, 8})));
+  g.output(shared);
+  const RecExpr<TensorNode> program = g.program();
+  const Bindings b = random_bindings(program, 16);
+  tonnx::ExportOptions split;
+  split.unfused_skip_layer_norm = true;
+  for (const std::int64_t opset : {std::int64_t{13}, std::int64_t{17}}) {
+    INFO("opset " << opset);
+    const ::onnx::ModelProto fused = export_checked(program, b, {"x"}, opset);
+    CHECK(count_of(op_types(fused), "Sum") == 0);
+    const ::onnx::ModelProto unfused = export_checked(program, b, {"x"}, opset, split);
+    // The first residual and, from opset 17 (one LayerNormalization over two axes), the last.
+    CHECK(count_of(op_types(unfused), "Sum") == (opset >= 17 ? 2 : 1));
+    CHECK(count_of(op_types(unfused), "Add") + count_of(op_types(unfused), "Sum") ==
+          count_of(op_types(fused), "Add"));
+    for (const auto& node : unfused.graph().node()) {
+      if (node.op_type() != "Sum") continue;
+      CHECK(node.input_size() == 2);
+      for (const auto& reader : unfused.graph().node())
+        for (const auto& input : reader.input())
+          if (input == node.output(0))
+            CHECK((reader.op_type() == "LayerNormalization" || reader.op_type() == "ReduceMean" ||
+                   reader.op_type() == "Sub"));
+    }
+  }
 }
 
 TEST_CASE("onnx export: a convolution's bias add is its B input, and no initializer is unused") {

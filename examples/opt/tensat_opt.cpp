@@ -74,7 +74,7 @@ constexpr const char* kUsageLine =
     "[--node-limit N] [--iter-limit K] [--k-multi M] [--time-limit S] [--memory-limit BYTES] "
     "[--segment-ops T] [--threads N] [--extractor greedy-dag|ilp] "
     "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--no-guard] [--min-gain P] "
-    "[--layouts auto|on|off] [--kernels] [--verify] [--measure N] [--warm-runs K] [--json]\n";
+    "[--layouts auto|on|off] [--skip-layer-norm auto|fused|split] [--kernels] [--verify] [--measure N] [--warm-runs K] [--json]\n";
 
 constexpr const char* kHelp =
     "\n"
@@ -130,6 +130,15 @@ constexpr const char* kHelp =
     "                        layout rules (channels_last convolutions); auto: when --profile's "
     "native\n"
     "                        convolution layout differs from a convolution's input's\n"
+    "  --skip-layer-norm S   auto (default), fused or split: with --out, whether a residual add "
+    "that\n"
+    "                        only layer norms read is written as Add (onnxruntime fuses the two "
+    "into\n"
+    "                        SkipLayerNormalization) or as Sum (it does not; bench/ort measures "
+    "that\n"
+    "                        kernel slower than the two); auto: split for a --profile whose "
+    "runtime\n"
+    "                        fuses by itself (onnxruntime-cpu)\n"
     "  --kernels             with --profile: also list every kernel of the optimized program\n"
     "                        (node, op, compute- or memory-bound, MFLOP, MB, roofline terms in "
     "us)\n"
@@ -177,6 +186,7 @@ struct Options {
   std::size_t measure = 0;    // runs per program; 0: no --measure
   std::size_t warm_runs = 0;  // --warm-runs: untimed runs of the same program before each timed one
   bool warm_runs_given = false;
+  std::optional<bool> split_skip_layer_norm;  // --skip-layer-norm; unset: auto
 };
 
 /// NAME=d0,d1,... with positive integer dimensions.
@@ -268,7 +278,8 @@ Options parse_args(int argc, char** argv) {
         name != "--ilp-time-limit" && name != "--profile" && name != "--measure" &&
         name != "--warm-runs" && name != "--input" && name != "--out" && name != "--layouts" &&
         name != "--memory-limit" && name != "--min-gain" && name != "--layers" &&
-        name != "--segment-ops" && name != "--threads")
+        name != "--segment-ops" && name != "--threads" &&
+        name != "--skip-layer-norm")
       throw BadInput{"unknown option '" + name + "'"};
     if (!inline_value) {
       if (i + 1 >= argc) throw BadInput{"option " + name + " needs a value"};
@@ -331,6 +342,11 @@ Options parse_args(int argc, char** argv) {
       } catch (const tensat::Error& e) {
         throw BadInput{std::string("--profile: ") + e.what()};
       }
+    } else if (name == "--skip-layer-norm") {
+      if (value == "fused" || value == "split")
+        options.split_skip_layer_norm = value == "split";
+      else if (value != "auto")
+        throw BadInput{"--skip-layer-norm must be auto, fused or split, got '" + value + "'"};
     } else if (name == "--layouts") {
       if (value == "auto")
         options.optimize.layouts = tt::LayoutSearch::Auto;
@@ -381,6 +397,9 @@ Options parse_args(int argc, char** argv) {
   // A runtime that fuses kernels itself gets no fusion phase (optimize skips it as well).
   options.optimize.fusion = options.optimize.profile.has_value() && !options.no_fusion &&
                             !options.optimize.profile->runtime_fusion;
+  if (!options.split_skip_layer_norm)
+    options.split_skip_layer_norm =
+        options.optimize.profile.has_value() && options.optimize.profile->runtime_fusion;
   return options;
 }
 
@@ -503,13 +522,29 @@ int run(const Options& options) {
   // Nothing cheaper found: --out gets the model as it came, not the export's spelling of the
   // same program (which a runtime may fuse less well: a LayerNormalization over two axes comes
   // back spelled out), symbolic dimensions included.
-  const bool out_original = result.optimized == program;
+  // Residual adds split from their layer norms (--skip-layer-norm) are a gain of the export's
+  // own, which the original does not have.
+  bool out_original = result.optimized == program;
+  std::size_t skip_sums = 0;  // residual adds written as Sum
   if (loaded.onnx && !options.out.empty()) {
     try {
       // Exported either way, so that what the export refuses is refused alike.
-      ::onnx::ModelProto model =
-          tensat::onnx::export_model(result.optimized, loaded.imported.weights,
-                                     tensat::onnx::export_options_for(loaded.imported));
+      tensat::onnx::ExportOptions export_options =
+          tensat::onnx::export_options_for(loaded.imported);
+      export_options.unfused_skip_layer_norm = *options.split_skip_layer_norm;
+      ::onnx::ModelProto model = tensat::onnx::export_model(
+          result.optimized, loaded.imported.weights, export_options);
+      if (export_options.unfused_skip_layer_norm) {
+        const auto sums = [](const ::onnx::ModelProto& m) {
+          return static_cast<std::size_t>(
+              std::count_if(m.graph().node().begin(), m.graph().node().end(),
+                            [](const ::onnx::NodeProto& n) { return n.op_type() == "Sum"; }));
+        };
+        export_options.unfused_skip_layer_norm = false;
+        skip_sums = sums(model) - sums(tensat::onnx::export_model(
+                                      result.optimized, loaded.imported.weights, export_options));
+        out_original = out_original && skip_sums == 0;
+      }
       if (out_original) {
         std::ifstream in(options.onnx_path, std::ios::binary);
         if (!in || !model.ParseFromIstream(&in))
@@ -608,8 +643,11 @@ int run(const Options& options) {
     line["segments"] = result.segments.size();
     line["extraction_status"] = status;
 #ifdef TENSAT_HAS_ONNX
-    if (loaded.onnx && !options.out.empty())
+    if (loaded.onnx && !options.out.empty()) {
       line["out_written"] = out_original ? "original" : "optimized";
+      line["skip_layer_norm"] = *options.split_skip_layer_norm ? "split" : "fused";
+      line["residual_sums"] = skip_sums;
+    }
 #endif
     line["kept_original"] = result.kept_original;
     line["ops_by_type_before"] = std::move(by_before);
@@ -725,6 +763,9 @@ int run(const Options& options) {
     out += fmt::format("onnx                opset {}, inputs {}\n", m.opset, inputs);
     out += fmt::format("opaque operators    {}\n", opaque.empty() ? "none" : opaque);
     if (!options.out.empty()) out += fmt::format("exported            {}\n", options.out);
+    if (skip_sums)
+      out += fmt::format("residual sums       {} (adds only layer norms read, written as Sum)\n",
+                         skip_sums);
   }
 #endif
   out +=

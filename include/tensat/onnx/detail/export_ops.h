@@ -136,6 +136,7 @@ inline std::vector<std::string> Exporter::emit(std::size_t i, Body* body, const 
         a = in(0);
         b = in(1);
       }
+      if (!body && skip_sums_.count(i)) return {op("Sum", {a, b}, name)};
       return {op(kNames.at(n.op()), {a, b}, name)};
     }
     case Op::SMul: {

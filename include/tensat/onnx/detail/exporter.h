@@ -374,6 +374,22 @@ class Exporter {
         return (absorbed_[r] && add_mul[r] == c) || (hard[r] && !hard[r]->add && hard[r]->mul == c);
       });
     }
+    // Residual adds that only layer norms read, as Sum (the runtime would fuse an Add).
+    skip_sums_.clear();
+    if (!options_.unfused_skip_layer_norm) return;
+    std::set<std::size_t> flattens;  // the inputs of layer norms over several axes
+    for (const auto& [top, f] : layer_norms_) flattens.insert(f.chain.back());
+    for (std::size_t c = 0; c < n; ++c) {
+      if (p_[Id(c)].op() != Op::EwAdd || absorbed_[c] || conv_biases_.count(c) || !free_node(c))
+        continue;
+      const auto ch = p_[Id(c)].children();
+      if (is_view_broadcast(ch[0].index()) || is_view_broadcast(ch[1].index())) continue;
+      const bool normed = std::all_of(readers[c].begin(), readers[c].end(), [&](std::size_t r) {
+        if (p_[Id(r)].op() == Op::LayerNorm && p_[Id(r)].children()[0].index() == c) return true;
+        return flattens.count(r) > 0;  // a layer norm over several axes, written as one
+      });
+      if (normed) skip_sums_.insert(c);
+    }
   }
   [[nodiscard]] bool plain(std::size_t i) const { return !frontier_[i] && !infos_[i].symbolic; }
   /// clip(α·x + β, 0, 1) as ONNX's HardSigmoid reads it: x, α and β, and the add and product
@@ -905,6 +921,8 @@ class Exporter {
   std::vector<std::size_t> outputs_;
   std::vector<bool> frontier_, needed_, elided_, absorbed_;
   std::map<std::size_t, LayerNormForm> layer_norms_;  ///< by their top node (`plan_fusible_forms`)
+  /// Residual adds written as Sum (`ExportOptions::unfused_skip_layer_norm`).
+  std::set<std::size_t> skip_sums_;
   /// Bias adds written as their convolution's B input: add -> (conv2d, constant).
   std::map<std::size_t, std::pair<std::size_t, std::size_t>> conv_biases_;
   std::unique_ptr<tensor::WeightValues> weight_values_;
