@@ -17,6 +17,7 @@
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
+#include "tensat/onnx/detail/export_forms.h"
 #include "tensat/onnx/detail/export_ops.h"
 #include "tensat/onnx/detail/exporter.h"
 #include "tensat/onnx/export_options.h"
