@@ -151,6 +151,38 @@ TEST_CASE(
   CHECK(mixed.worst_case_us == Approx(relu_us - 3.0 * transpose_us));
 }
 
+TEST_CASE("uncertainty: one kind's kernels err together, different kinds independently") {
+  Graph g;
+  g.output(g.relu(g.relu(g.relu(g.input("x", {256, 256})))));
+  Graph h;
+  h.output(h.relu(h.input("x", {256, 256})));
+  DeviceProfile p = find_profile("xeon-spr-56c");
+  const double relu_us = program_time(h.program(), p);
+  REQUIRE(relu_us > 0);
+  p.scatter_error.fill(2.0);
+  // Two relus removed: one kind, so their charges add (not √2 times one).
+  const GainBand two = gain_band(g.program(), h.program(), p);
+  REQUIRE(two.removed_kernels == 2);
+  CHECK(two.worst_case_us == Approx(2 * relu_us - 2 * relu_us * 0.5));
+
+  // A relu removed and a transpose added: two kinds, their charges combine in quadrature.
+  Graph t;
+  t.output(t.transpose(t.relu(t.input("x", {256, 256})), {1, 0}));
+  Graph r;
+  r.output(r.relu(r.relu(r.input("x", {256, 256}))));
+  const double transpose_us = program_time(t.program(), p) - relu_us;
+  REQUIRE(transpose_us > 0);
+  p.scatter_error[static_cast<std::size_t>(CostClass::Elementwise)] = 1.5;
+  const GainBand mixed = gain_band(r.program(), t.program(), p);
+  REQUIRE(mixed.removed_kernels == 1);
+  REQUIRE(mixed.added_kernels == 1);
+  const double relu_charge = relu_us * (1 - 1 / 1.5), transpose_charge = transpose_us * 1.0;
+  CHECK(mixed.worst_case_us ==
+        Approx(relu_us - transpose_us -
+               std::sqrt(relu_charge * relu_charge + transpose_charge * transpose_charge)));
+  CHECK(mixed.worst_case_us > relu_us - transpose_us - relu_charge - transpose_charge);
+}
+
 TEST_CASE(
     "uncertainty: a kernel replaced by one of the same signature is no change for the error") {
   // conv2d + batchnorm against the same convolution on other weights (a batchnorm folded in).

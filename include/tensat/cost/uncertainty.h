@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <map>
 #include <tuple>
@@ -79,10 +80,13 @@ namespace tensor {
 /// from on balance saves at least net / s, one it adds time to costs at most net · s; then each
 /// changed kernel's own error k (`DeviceProfile::scatter_of`: its kind's if calibration probed
 /// the kind, else its class's) is charged: t · (1 − 1/k) for a removed kernel, t · (k − 1) for
-/// an added one.
+/// an added one. The kernels of one kind share a library routine and a fitted curve, so their
+/// charges add up; the kinds' sums, errors of different routines, combine in quadrature (the
+/// square root of their sum of squares): a change that swaps many convolutions for Winograd
+/// ones is not charged as if both kinds erred against it at once.
 struct GainBand {
   double predicted_us = 0;   ///< time(original) − time(optimized)
-  double worst_case_us = 0;  ///< the gain with every error against it
+  double worst_case_us = 0;  ///< the gain with the errors against it
   std::size_t removed_kernels = 0;
   std::size_t added_kernels = 0;
   /// How far the worst case lies below the prediction.
@@ -141,6 +145,7 @@ struct GainBand {
     band.added_kernels++;
   }
   std::array<double, kNumCostClasses> net{};  // time removed minus time added, by class
+  std::map<double, double> scatter_us;        // the kernels' own errors, summed by kind
   // What is left of the change: a removed time at least t / k, an added one at most t · k.
   const auto charge = [&](const Signature& sig, double removed_us, double added_us) {
     const auto c = static_cast<std::size_t>(std::get<0>(sig));
@@ -148,7 +153,7 @@ struct GainBand {
         profile.scatter_of(std::get<0>(sig), static_cast<std::size_t>(std::get<4>(sig)));
     const double d = removed_us - added_us;
     net[c] += d;
-    band.worst_case_us -= d > 0 ? d * (1 - 1 / k) : -d * (k - 1);
+    scatter_us[std::get<4>(sig)] += d > 0 ? d * (1 - 1 / k) : -d * (k - 1);
   };
   // A removed and an added kernel of one kind whose flops agree to within kSameWork (a product
   // that took its activation or bias in, a convolution whose epilogue changed) run the same
@@ -197,6 +202,11 @@ struct GainBand {
     if (!used[i])
       charge(left[i].first, left[i].second ? std::get<3>(left[i].first) : 0.0,
              left[i].second ? 0.0 : std::get<3>(left[i].first));
+  // One kind's kernels err together (one library routine, priced by one curve): their errors
+  // add up. Kinds err independently of each other: their sums add in quadrature.
+  double squares = 0;
+  for (const auto& [kind, us] : scatter_us) squares += us * us;
+  band.worst_case_us -= std::sqrt(squares);
   for (std::size_t c = 0; c < kNumCostClasses; ++c) {
     const double s = profile.systematic_error[c];
     band.worst_case_us += net[c] > 0 ? net[c] / s : net[c] * s;
