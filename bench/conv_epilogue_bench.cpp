@@ -65,7 +65,7 @@ void run_variant(Variant v, Operands& o) {
   float* out = o.out.data.data();
   const float* y = o.y.data.data();
   if (v == kUnfused) {
-    tt::detail::conv2d_into(o.x, o.w, 1, 1, 0, 0, o.out);
+    tt::detail::conv2d_into(o.x, o.w, 1, 1, 0, tt::Activation::None, o.out);
     tt::HostTensor sum(o.out.dims);  // the unfused add's result is a tensor of its own
     for (std::size_t i = 0; i < sum.data.size(); ++i) sum.data[i] = out[i] + y[i];
     benchmark::DoNotOptimize(sum.data.data());
@@ -73,7 +73,7 @@ void run_variant(Variant v, Operands& o) {
     const tt::detail::Epilogue epilogue = [&](std::int64_t start, std::int64_t length) {
       add_into(out, y, start, length);
     };
-    tt::detail::conv2d_into(o.x, o.w, 1, 1, 0, 0, o.out, &epilogue);
+    tt::detail::conv2d_into(o.x, o.w, 1, 1, 0, tt::Activation::None, o.out, &epilogue);
   } else {  // the direct 1x1 path of conv2d_into with the epilogue on each column block, channel by
             // channel
     const std::int64_t C = o.x.dims[1], P = o.x.dims[2] * o.x.dims[3];
@@ -101,7 +101,7 @@ void BM_conv_add(benchmark::State& state) {
     const std::vector<float> per_block = o.out.data;
     run_variant(kPerGroup, o);
     const std::vector<float> per_group = o.out.data;
-    tt::detail::conv2d_into(o.x, o.w, 1, 1, 0, 0, o.out);
+    tt::detail::conv2d_into(o.x, o.w, 1, 1, 0, tt::Activation::None, o.out);
     for (std::size_t i = 0; i < per_group.size(); ++i)
       if (per_group[i] != per_block[i] || per_group[i] != o.out.data[i] + o.y.data[i]) {
         state.SkipWithError("the three ways disagree");

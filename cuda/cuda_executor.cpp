@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -133,9 +134,20 @@ struct ConvAlgorithm {
   bool gemm = false;
 };
 
-/// N, C, H, W (after any explicit padding), O, C/groups, kh, kw, pad h, pad w, stride h, stride w,
-/// and the device.
-using ConvGeometry = std::array<int, 13>;
+/// A convolution as cuDNN runs it, the key of its algorithm choice: the input (after any
+/// explicit padding), the filter, the padding and strides, and the device.
+struct ConvGeometry {
+  int n = 0, c = 0, h = 0, w = 0;     ///< the input, NCHW
+  int o = 0, cg = 0, kh = 0, kw = 0;  ///< output channels, input channels a group, the window
+  int pad_h = 0, pad_w = 0;           ///< symmetric padding
+  int stride_h = 0, stride_w = 0;
+  int device = 0;
+
+  [[nodiscard]] auto key() const {
+    return std::tie(n, c, h, w, o, cg, kh, kw, pad_h, pad_w, stride_h, stride_w, device);
+  }
+  friend bool operator<(const ConvGeometry& a, const ConvGeometry& b) { return a.key() < b.key(); }
+};
 
 /// The process-wide choice of a forward algorithm per geometry (see Executor::conv_algorithm).
 struct ConvAlgorithmCache {
@@ -249,12 +261,12 @@ class Executor {
   void unary(const DeviceTensor& x, DeviceTensor& y, k::Unary op) {
     TENSAT_CUDA_CHECK(k::unary(x.ptr(), y.ptr(), x.elements(), op, stream_));
   }
-  void activate(DeviceTensor& y, std::int64_t act) {
-    if (act == 1)
+  void activate(DeviceTensor& y, Activation act) {
+    if (act == Activation::Sigmoid)
       unary(y, y, k::Unary::Sigmoid);
-    else if (act == 2)
+    else if (act == Activation::Relu)
       unary(y, y, k::Unary::Relu);
-    else if (act == 3)
+    else if (act == Activation::Tanh)
       unary(y, y, k::Unary::Tanh);
   }
 
@@ -287,8 +299,8 @@ class Executor {
     return workspace_;
   }
 
-  std::shared_ptr<DeviceTensor> matmul(const DeviceTensor& a, const DeviceTensor& b,
-                                       std::int64_t act, DType dtype) {
+  std::shared_ptr<DeviceTensor> matmul(const DeviceTensor& a, const DeviceTensor& b, Activation act,
+                                       DType dtype) {
     const std::size_t r = a.dims.size();
     const std::int64_t M = a.dims[r - 2], K = a.dims[r - 1], N = b.dims[r - 1];
     Dims dims = a.dims;
@@ -336,9 +348,9 @@ class Executor {
           perf[a].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
         candidates.push_back(ConvAlgorithm{perf[a].algo, perf[a].memory});
     // A 1x1 convolution with stride 1, no padding and no groups is a matrix product per image.
-    const bool gemm_shaped = geometry[6] == 1 && geometry[7] == 1 && geometry[8] == 0 &&
-                             geometry[9] == 0 && geometry[10] == 1 && geometry[11] == 1 &&
-                             geometry[5] == geometry[1];
+    const bool gemm_shaped = geometry.kh == 1 && geometry.kw == 1 && geometry.pad_h == 0 &&
+                             geometry.pad_w == 0 && geometry.stride_h == 1 &&
+                             geometry.stride_w == 1 && geometry.cg == geometry.c;
     if (gemm_shaped) {
       ConvAlgorithm g;
       g.gemm = true;
@@ -360,8 +372,7 @@ class Executor {
           for (int r = 0; r < 6; ++r) {
             TENSAT_CUDA_CHECK(cudaEventRecord(events.start, stream_));
             if (c.gemm)
-              conv1x1_gemm(x, w, y, geometry[0], geometry[1], geometry[2] * geometry[3],
-                           geometry[4]);
+              conv1x1_gemm(x, w, y, geometry.n, geometry.c, geometry.h * geometry.w, geometry.o);
             else
               TENSAT_CUDA_CHECK(cudnnConvolutionForward(cudnn_, &one, xd, x, wd, w, cd, c.algo, ws,
                                                         c.workspace_bytes, &zero_f, yd, y));
@@ -399,7 +410,7 @@ class Executor {
 
   std::shared_ptr<DeviceTensor> conv2d(const DeviceTensor& x0, const DeviceTensor& w,
                                        std::int64_t sh, std::int64_t sw, std::int64_t pad,
-                                       std::int64_t act, DType dtype) {
+                                       Activation act, DType dtype) {
     const std::int64_t N = x0.dims[0], C = x0.dims[1], H = x0.dims[2], W = x0.dims[3];
     const std::int64_t O = w.dims[0], Cg = w.dims[1], kh = w.dims[2], kw = w.dims[3];
     const std::int64_t Ho = pad == 0 ? (H + sh - 1) / sh : (H - kh) / sh + 1;
@@ -449,10 +460,20 @@ class Executor {
     TENSAT_CUDA_CHECK(cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH));
     TENSAT_CUDA_CHECK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i32(N),
                                                  i32(O), i32(Ho), i32(Wo)));
-    ConvGeometry geometry{i32(N),  i32(C),  i32(x->dims[2]), i32(x->dims[3]), i32(O),  i32(Cg),
-                          i32(kh), i32(kw), i32(ph),         i32(pw),         i32(sh), i32(sw),
-                          0};
-    TENSAT_CUDA_CHECK(cudaGetDevice(&geometry[12]));
+    ConvGeometry geometry;
+    geometry.n = i32(N);
+    geometry.c = i32(C);
+    geometry.h = i32(x->dims[2]);
+    geometry.w = i32(x->dims[3]);
+    geometry.o = i32(O);
+    geometry.cg = i32(Cg);
+    geometry.kh = i32(kh);
+    geometry.kw = i32(kw);
+    geometry.pad_h = i32(ph);
+    geometry.pad_w = i32(pw);
+    geometry.stride_h = i32(sh);
+    geometry.stride_w = i32(sw);
+    TENSAT_CUDA_CHECK(cudaGetDevice(&geometry.device));
     const ConvAlgorithm chosen =
         conv_algorithm(geometry, xd, x->ptr(), wd, w.ptr(), cd, yd, out->ptr());
     if (chosen.gemm) {
@@ -462,7 +483,7 @@ class Executor {
     }
     void* ws = chosen.workspace_bytes ? workspace(chosen.workspace_bytes) : nullptr;
     const float one = 1.0f, zero_f = 0.0f;
-    if (act == 2 &&
+    if (act == Activation::Relu &&
         chosen.relu_fusion >= 0) {  // the ReLU inside cuDNN's kernel, as TASO runs conv + relu
       cudnnTensorDescriptor_t bd = nullptr;
       struct BiasGuard {
@@ -713,9 +734,10 @@ class Executor {
         return result(std::move(y));
       }
       case Op::MatMul:
-        return result(matmul(ten(1), ten(2), num(0), info.dtype));
+        return result(matmul(ten(1), ten(2), activation_of(num(0)), info.dtype));
       case Op::Conv2d:
-        return result(conv2d(ten(4), ten(5), num(0), num(1), num(2), num(3), info.dtype));
+        return result(
+            conv2d(ten(4), ten(5), num(0), num(1), num(2), activation_of(num(3)), info.dtype));
       case Op::PoolMax:
       case Op::PoolAvg: {
         const DeviceTensor& x = ten(6);
@@ -734,7 +756,7 @@ class Executor {
                        pad == 0 ? std::max<std::int64_t>((Wo - 1) * sw + kw - W, 0) / 2 : 0};
         auto y = make(info.dims, info.dtype);
         TENSAT_CUDA_CHECK(k::pool(x.ptr(), y->ptr(), s, node.op() == Op::PoolMax, stream_));
-        activate(*y, num(5));
+        activate(*y, activation_of(num(5)));
         return result(std::move(y));
       }
       case Op::Concat: {

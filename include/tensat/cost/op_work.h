@@ -130,18 +130,19 @@ struct KernelTime {
 
 namespace detail {
 
-/// Flops per element of a fused activation (TASO's numbering: 0 none, 1 sigmoid, 2 relu, 3 tanh).
-inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
+/// Flops per element of a fused activation.
+inline double activation_weight(Activation act, const OpWeights& w) noexcept {
   switch (act) {
-    case 1:
+    case Activation::Sigmoid:
       return w.sigmoid;
-    case 2:
+    case Activation::Relu:
       return w.max;
-    case 3:
+    case Activation::Tanh:
       return w.tanh;
-    default:
-      return 0;
+    case Activation::None:
+      break;
   }
+  return 0;
 }
 
 }  // namespace detail
@@ -266,7 +267,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       break;
     case Op::MatMul: {
       const double k = static_cast<double>(children[1]->dims.back());
-      work.flops = 2 * n * k + n * detail::activation_weight(children[0]->value, w);
+      work.flops = 2 * n * k + n * detail::activation_weight(activation_of(children[0]->value), w);
       work.unit = profile.gemm_unit(out.dtype);
       // A matrix-vector product streams its matrix (no tiled GEMM, so no fill), at the profile's
       // matrix-vector rate unless its weights stay in cache.
@@ -283,7 +284,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
     case Op::Conv2d: {
       const Dims& wd = children[5]->dims;
       work.flops = 2 * n * static_cast<double>(wd[1] * wd[2] * wd[3]) +
-                   n * detail::activation_weight(children[3]->value, w);
+                   n * detail::activation_weight(activation_of(children[3]->value), w);
       work.unit = profile.gemm_unit(out.dtype);
       const Dims& x = children[4]->dims;
       const bool depthwise = wd[1] == 1 && x.size() == 4 && x[1] > 1;
@@ -362,7 +363,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
       work.flops =
           2 * 16 * tiles * static_cast<double>(u[1] * u[2]) +
           transforms * profile.peak(out.dtype, work.unit) / profile.peak(out.dtype, Unit::Vector) +
-          n * detail::activation_weight(children[1]->value, w);
+          n * detail::activation_weight(activation_of(children[1]->value), w);
       work.transform_bytes = 16.0 * 16 * tiles * static_cast<double>(x[1] + u[1]);
       if (profile.columns_curve()) {
         // The products have a column per tile of a block (`wino_block_rows`): few on a small
@@ -388,7 +389,7 @@ inline double activation_weight(std::int64_t act, const OpWeights& w) noexcept {
     case Op::PoolAvg: {
       const double window = static_cast<double>(children[0]->value * children[1]->value);
       work.flops = op == Op::PoolMax ? n * window * w.max : n * (window * w.add + w.mul);
-      work.flops += n * detail::activation_weight(children[5]->value, w);
+      work.flops += n * detail::activation_weight(activation_of(children[5]->value), w);
       // A window over the whole plane, with no padding before it, is one reduction per channel
       // (the executor's classifier heads, `detail::pool`): vectorized like reduce_*, at the
       // vector peak. SAME pads (k - H) / 2 before a window of k >= H.

@@ -325,7 +325,7 @@ enum class WeightedOp : std::uint8_t { Add, Exp, Tanh, Div, Rsqrt };
   std::fill(x.data.begin(), x.data.end(), 0.5f);
   const double seconds = detail::best_seconds(repetitions, [&] {
     double sum = 0;
-    for (const HostTensor& m : matrices) sum += detail::matmul(x, m, 0).data[0];
+    for (const HostTensor& m : matrices) sum += detail::matmul(x, m, Activation::None).data[0];
     detail::keep(sum);
   });
   return static_cast<double>(count * matrix_bytes) / seconds;

@@ -205,6 +205,11 @@ inline constexpr std::array<OpInfo, kNumOps> kOpInfo{{
 
 /// Fused activation of matmul, conv2d and pooling (TASO's `ActiMode` numbering).
 enum class Activation : std::uint8_t { None = 0, Sigmoid = 1, Relu = 2, Tanh = 3 };
+/// The `Activation` a node's activation operand holds (shape inference has checked it is one:
+/// any other value reads as None).
+[[nodiscard]] constexpr Activation activation_of(std::int64_t value) noexcept {
+  return value >= 1 && value <= 3 ? static_cast<Activation>(value) : Activation::None;
+}
 /// Padding of conv2d and pooling (TASO's `PaddingMode` numbering).
 enum class Padding : std::uint8_t { Same = 0, Valid = 1 };
 /// Interpolation of `resize` (ONNX Resize's `mode`).

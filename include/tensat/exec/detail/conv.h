@@ -112,7 +112,7 @@ inline Dims conv2d_dims(const HostTensor& x, const HostTensor& w, std::int64_t s
 /// costs more than it saves). `pads`: the convolution of x zero-padded so, read from x (every path
 /// takes a padding offset).
 inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw,
-                        std::int64_t pad, std::int64_t act, HostTensor& out,
+                        std::int64_t pad, Activation act, HostTensor& out,
                         const Epilogue* epilogue = nullptr, bool by_block = false,
                         const ConvInputPads& pads = {}) {
   const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
@@ -168,14 +168,14 @@ inline void conv2d_into(const HostTensor& x, const HostTensor& w, std::int64_t s
       }
       // Otherwise the epilogue runs once per group, on its whole rows: one contiguous range.
       // With a full-size operand, per-block calls read it in Og strided segments between the
-      // products, which is slower (bench/conv_epilogue_bench); the group's output, just
+      // products, which is slower; the group's output, just
       // written, is then read from the last-level cache where it fits there.
       if (epilogue && !by_block) (*epilogue)((n * O + g * Og) * P, Og * P);
     }
 }
 
 inline HostTensor conv2d(const HostTensor& x, const HostTensor& w, std::int64_t sh, std::int64_t sw,
-                         std::int64_t pad, std::int64_t act) {
+                         std::int64_t pad, Activation act) {
   HostTensor out(conv2d_dims(x, w, sh, sw, pad), x.dtype);
   conv2d_into(x, w, sh, sw, pad, act, out);
   return out;
@@ -214,7 +214,7 @@ inline HostTensor wino_weight(const HostTensor& w) {
 /// of whole tile rows. Each transform runs on arrays over a tile row's tiles (vectorized; a
 /// row's even and odd columns split once), the output's last row and column clipped when odd.
 inline HostTensor wino_conv2d(const HostTensor& x, const HostTensor& u, std::int64_t pad,
-                              std::int64_t act) {
+                              Activation act) {
   const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3], O = u.dims[1];
   const std::int64_t Ho = window_out(H, 3, 1, pad), Wo = window_out(W, 3, 1, pad);
   const std::int64_t ph = pad_before(H, 3, 1, pad, Ho), pw = pad_before(W, 3, 1, pad, Wo);

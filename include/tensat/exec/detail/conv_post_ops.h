@@ -204,10 +204,10 @@ inline void apply_channel_steps(const std::vector<ChannelStep>& steps, float* y,
         clip(part, n, s.lo, s.hi);
         break;
       case Op::Sigmoid:
-        activate_to(part, part, n, 1);
+        activate_to(part, part, n, Activation::Sigmoid);
         break;
       case Op::Tanh:
-        activate_to(part, part, n, 3);
+        activate_to(part, part, n, Activation::Tanh);
         break;
       case Op::Silu:
         silu(part, part, n);
@@ -242,7 +242,8 @@ inline std::optional<HostTensor> run_post_ops(const std::vector<FusedTerm>& term
     apply_channel_steps(*steps, out.data.data(), start, length, P, C);
   };
   conv2d_into(*terms[post->input].leaf, *terms[c.operands[1]].leaf, c.attrs[0], c.attrs[1],
-              c.attrs[2], c.attrs[3], out, steps->empty() ? nullptr : &channel, true, post->pads);
+              c.attrs[2], activation_of(c.attrs[3]), out, steps->empty() ? nullptr : &channel, true,
+              post->pads);
   return out;
 }
 

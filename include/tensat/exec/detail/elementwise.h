@@ -35,25 +35,25 @@ struct Value {
   std::vector<std::shared_ptr<const HostTensor>> outs;
 };
 
-inline void activate(float* p, std::int64_t n, std::int64_t act) {
+inline void activate(float* p, std::int64_t n, Activation act) {
   ArrayMap a(p, n);
   switch (act) {
-    case 1:
+    case Activation::Sigmoid:
       a = 1.0f / (1.0f + (-a).exp());
       break;
-    case 2:
+    case Activation::Relu:
       a = a.max(0.0f);
       break;
-    case 3:
+    case Activation::Tanh:
       a = a.tanh();
       break;
-    default:
+    case Activation::None:
       break;
   }
 }
 
 /// `activate` from `x` into `out` (which may be `x`).
-inline void activate_to(float* out, const float* x, std::int64_t n, std::int64_t act) {
+inline void activate_to(float* out, const float* x, std::int64_t n, Activation act) {
   if (out != x) std::copy_n(x, n, out);
   activate(out, n, act);
 }
@@ -116,8 +116,8 @@ inline void valid_columns(std::int64_t W, std::int64_t Wo, std::int64_t s, std::
 
 /// Applies activation `act` to the `rows` x `cols` block at `p` whose rows are `stride` apart.
 inline void activate_block(float* p, std::int64_t rows, std::int64_t cols, std::int64_t stride,
-                           std::int64_t act) {
-  if (act == 0) return;
+                           Activation act) {
+  if (act == Activation::None) return;
   for (std::int64_t r = 0; r < rows; ++r) activate(p + r * stride, cols, act);
 }
 

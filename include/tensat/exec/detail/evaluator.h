@@ -187,11 +187,11 @@ class Evaluator {
         HostTensor r = ten(0);
         ArrayMap a(r.data.data(), r.elements());
         if (node.op() == Op::Relu)
-          activate(r.data.data(), r.elements(), 2);
+          activate(r.data.data(), r.elements(), Activation::Relu);
         else if (node.op() == Op::Tanh)
-          activate(r.data.data(), r.elements(), 3);
+          activate(r.data.data(), r.elements(), Activation::Tanh);
         else if (node.op() == Op::Sigmoid)
-          activate(r.data.data(), r.elements(), 1);
+          activate(r.data.data(), r.elements(), Activation::Sigmoid);
         else if (node.op() == Op::Gelu)
           gelu(r.data.data(), r.elements());
         else if (node.op() == Op::GeluErf)
@@ -209,13 +209,13 @@ class Evaluator {
         return tensor_result(std::move(r));
       }
       case Op::MatMul:
-        return tensor_result(matmul(ten(1), ten(2), num(0)));
+        return tensor_result(matmul(ten(1), ten(2), activation_of(num(0))));
       case Op::Conv2d:
-        return tensor_result(conv2d(ten(4), ten(5), num(0), num(1), num(2), num(3)));
+        return tensor_result(conv2d(ten(4), ten(5), num(0), num(1), num(2), activation_of(num(3))));
       case Op::PoolMax:
       case Op::PoolAvg:
-        return tensor_result(
-            pool(ten(6), node.op() == Op::PoolMax, num(0), num(1), num(2), num(3), num(4), num(5)));
+        return tensor_result(pool(ten(6), node.op() == Op::PoolMax, num(0), num(1), num(2), num(3),
+                                  num(4), activation_of(num(5))));
       case Op::Concat: {
         std::vector<const HostTensor*> xs;
         for (std::size_t k = 1; k < ch.size(); ++k) xs.push_back(&ten(k));
@@ -253,7 +253,7 @@ class Evaluator {
       case Op::WinoWeight:
         return tensor_result(wino_weight(ten(0)));
       case Op::WinoConv2d:
-        return tensor_result(wino_conv2d(ten(2), ten(3), num(0), num(1)));
+        return tensor_result(wino_conv2d(ten(2), ten(3), num(0), activation_of(num(1))));
       case Op::Noop:
         for (std::size_t k = 0; k < ch.size(); ++k) {
           const Value& v = val(k);

@@ -104,9 +104,9 @@ class FusedLoop {
       if (!is_contraction(term.op)) continue;
       const auto a = materialize(term.operands[0]);
       const auto b = materialize(term.operands[1]);
-      HostTensor r = term.op == Op::MatMul ? matmul(*a, *b, term.attrs[0])
+      HostTensor r = term.op == Op::MatMul ? matmul(*a, *b, activation_of(term.attrs[0]))
                                            : conv2d(*a, *b, term.attrs[0], term.attrs[1],
-                                                    term.attrs[2], term.attrs[3]);
+                                                    term.attrs[2], activation_of(term.attrs[3]));
       r.dtype = term.dtype;
       round_tensor(r);
       term.leaf = std::make_shared<const HostTensor>(std::move(r));
@@ -223,9 +223,10 @@ class FusedLoop {
       }
     };
     if (c.op == Op::MatMul)
-      matmul_into(*a, *b, c.attrs[0], out, &epilogue);
+      matmul_into(*a, *b, activation_of(c.attrs[0]), out, &epilogue);
     else
-      conv2d_into(*a, *b, c.attrs[0], c.attrs[1], c.attrs[2], c.attrs[3], out, &epilogue, by_block);
+      conv2d_into(*a, *b, c.attrs[0], c.attrs[1], c.attrs[2], activation_of(c.attrs[3]), out,
+                  &epilogue, by_block);
     root_output_ = nullptr;
     c.leaf.reset();
     return out;
@@ -473,10 +474,10 @@ class FusedLoop {
         o = a.max(0.0f);
         break;
       case Op::Tanh:
-        activate_to(out, a.data(), n, 3);
+        activate_to(out, a.data(), n, Activation::Tanh);
         break;
       case Op::Sigmoid:
-        activate_to(out, a.data(), n, 1);
+        activate_to(out, a.data(), n, Activation::Sigmoid);
         break;
       case Op::Exp:
         exp_to(out, a.data(), n);

@@ -23,7 +23,7 @@ inline Dims matmul_dims(const HostTensor& a, const HostTensor& b) {
 
 /// matmul into `out` (shape `matmul_dims`), calling `epilogue` (if any) on each batch entry's
 /// product once computed and activated.
-inline void matmul_into(const HostTensor& a, const HostTensor& b, std::int64_t act, HostTensor& out,
+inline void matmul_into(const HostTensor& a, const HostTensor& b, Activation act, HostTensor& out,
                         const Epilogue* epilogue = nullptr) {
   const std::size_t r = a.rank();
   const std::int64_t M = a.dims[r - 2], K = a.dims[r - 1], Nn = b.dims[r - 1];
@@ -39,7 +39,7 @@ inline void matmul_into(const HostTensor& a, const HostTensor& b, std::int64_t a
   }
 }
 
-inline HostTensor matmul(const HostTensor& a, const HostTensor& b, std::int64_t act) {
+inline HostTensor matmul(const HostTensor& a, const HostTensor& b, Activation act) {
   HostTensor out(matmul_dims(a, b), a.dtype);
   matmul_into(a, b, act, out);
   return out;

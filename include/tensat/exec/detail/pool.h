@@ -175,7 +175,7 @@ void pool_windows(const HostTensor& x, std::int64_t kh, std::int64_t kw, std::in
 }
 
 inline HostTensor pool(const HostTensor& x, bool is_max, std::int64_t kh, std::int64_t kw,
-                       std::int64_t sh, std::int64_t sw, std::int64_t pad, std::int64_t act) {
+                       std::int64_t sh, std::int64_t sw, std::int64_t pad, Activation act) {
   const std::int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
   const std::int64_t Ho = window_out(H, kh, sh, pad), Wo = window_out(W, kw, sw, pad);
   const std::int64_t ph = pad_before(H, kh, sh, pad, Ho), pw = pad_before(W, kw, sw, pad, Wo);
