@@ -364,9 +364,8 @@ struct DeviceProfile {
   /// The fraction of its rate a product reaches with `columns` columns (a convolution's output
   /// positions per image, a Winograd block's tiles): columns / (columns + gemm_half_rows), the
   /// rows curve on the other side, since the GEMM kernel's register blocks and packing are
-  /// short of work either way (measured on the reference executor: 3x3 convolutions on 2x2
-  /// planes ran at 0.3-0.4 of the peak, on 4x4 planes 0.7). 1 when gemm_half_rows is 0, and
-  /// for one column: a matrix-vector product, which runs without the GEMM kernel.
+  /// short of work either way (small planes run well below the peak). 1 when gemm_half_rows is 0,
+  /// and for one column: a matrix-vector product, which runs without the GEMM kernel.
   [[nodiscard]] double gemm_columns_fill(double columns) const noexcept {
     return gemm_half_rows > 0 && columns > 1 ? columns / (columns + gemm_half_rows) : 1.0;
   }

@@ -1,5 +1,5 @@
 // SimpleCost: a per-op cost of flops plus bytes moved, the placeholder the analytical cost
-// model (issue 6) replaces. Weight-only and view ops are free.
+// model (cost_model.h's RooflineCost) replaces. Weight-only and view ops are free.
 #ifndef TENSAT_COST_SIMPLE_COST_H
 #define TENSAT_COST_SIMPLE_COST_H
 

@@ -421,7 +421,7 @@ inline DagSolution solve_cbc(const DagProblem& p, const DagSolution& start,
   }
   // (2), aggregated per (class, child class): Σ_{n∈c, k∈ch(n)} x_n ≤ a_k. At most one node of c
   // is chosen, so this is the same set of integer solutions as one row per (node, child) with a
-  // quarter to a half of the rows; its LP is weaker, but CBC proves the gym's hard files faster.
+  // quarter to a half of the rows; its LP is weaker, but CBC proves hard instances faster with it.
   std::vector<int> row_of(p.num_classes(), -1);
   for (std::uint32_t c = 0; c < p.num_classes(); ++c) {
     std::vector<std::uint32_t> touched;

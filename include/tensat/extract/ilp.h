@@ -214,9 +214,9 @@ inline Extraction extract_ilp(const ExtractionGraph& graph, const IlpOptions& op
     return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   };
   // The search ends 2 % and a reserve before the limit: expanding and re-checking its solution
-  // takes time linear in the graph (about 0.1 us a node). CBC is killed, if still running, 2 %
-  // and 1.5 ms (reaping the child, reading its last solution) before that; it reports each
-  // better solution as it goes, so a kill loses at most a bound.
+  // takes time linear in the graph. CBC is killed, if still running, 2 % and a fixed reserve
+  // (reaping the child, reading its last solution) before that; it reports each better
+  // solution as it goes, so a kill loses at most a bound.
   const double reserve = 0.001 + 1e-7 * static_cast<double>(graph.num_nodes());
   const auto deadline = after(std::max(0.0, seconds * 0.98 - reserve)),
              kill_at = after(std::max(0.0, seconds * 0.96 - reserve - 0.0015));

@@ -60,11 +60,10 @@ struct ExportOptions {
   /// written as an Expand (or left to ONNX's broadcasting), never materialized.
   bool precompute_weights = true;
   /// Write a residual add that only layer norms read (`ewadd` of two full-shape operands) as a
-  /// two-input Sum, not an Add. onnxruntime's SkipLayerNormFusion fuses Add + LayerNormalization
-  /// (the spelled-out one too, once LayerNormFusion has made it) into its SkipLayerNormalization
-  /// kernel, which bench/ort measures slower than the two kernels it replaces (2.3x at [32, 128],
-  /// 5x at [128, 768], one thread); Sum computes the same and is not fused. tensat-opt sets it for
-  /// profiles of runtimes that fuse kernels themselves (`DeviceProfile::runtime_fusion`).
+  /// two-input Sum, not an Add: onnxruntime fuses Add + LayerNormalization (spelled out too) into
+  /// its SkipLayerNormalization kernel, slower on one CPU thread than the two (bench/ort), and
+  /// leaves Sum alone. tensat-opt sets it for profiles of runtimes that fuse kernels themselves
+  /// (`DeviceProfile::runtime_fusion`).
   bool unfused_skip_layer_norm = false;
   /// Run onnx::checker::check_model on the result (an `ExportError` when it fails).
   bool check = true;

@@ -101,7 +101,7 @@ struct OptimizeOptions {
   std::size_t iter_limit = 15;
   /// Iterations in which the `multi`-labelled rules run (TENSAT's k_multi). The backoff
   /// scheduler never bans them: their matches grow with the program, and a ban in those
-  /// iterations would drop them from the run (bench/RESULTS.md, "Depth").
+  /// iterations would drop them from the run.
   std::size_t k_multi = 1;
   double time_limit_seconds = 3600;
   /// Bytes for each runner (saturation, fusion): `Runner::with_memory_limit`, the e-graph's

@@ -318,7 +318,7 @@ inline Tensor fire(Graph& g, Tensor x, const std::string& name, std::int64_t s, 
   return g.concat(1, {e1, e3});
 }
 
-// --- Transformer stacks and ResNet (issue 30: programs of any depth) ----------------------------
+// --- Transformer stacks and ResNet: programs of any depth ----------------------------------------
 
 /// A dense layer with a bias on [rows, K]: matmul, then the bias [out] added with broadcasting,
 /// as exporters write `Linear`.
