@@ -30,5 +30,8 @@
 #include "tensat/extract/extraction.h"
 #include "tensat/extract/tree.h"
 #include "tensat/extract/order.h"
+#include "tensat/extract/greedy_dag.h"
+#include "tensat/extract/ilp.h"
+#include "tensat/extract/extract_dag.h"
 
 #endif  // TENSAT_TENSAT_H
