@@ -270,17 +270,12 @@ inline std::optional<Exporter::LayerNormForm> Exporter::layer_norm_form(std::siz
     return std::nullopt;
   };
   f.chain.push_back(c);
-  if (p_[Id(c)].op() == Op::EwAdd) {
+  // The bias add, then the scale product, each perhaps absent.
+  for (const auto& [op, param] : {std::pair{Op::EwAdd, &f.bias}, std::pair{Op::EwMul, &f.scale}}) {
+    if (p_[Id(c)].op() != op) continue;
     const auto k = constant_operand(c);
     if (!k || !plain(k->second)) return std::nullopt;
-    f.bias = k->first;
-    c = k->second;
-    f.chain.push_back(c);
-  }
-  if (p_[Id(c)].op() == Op::EwMul) {
-    const auto k = constant_operand(c);
-    if (!k || !plain(k->second)) return std::nullopt;
-    f.scale = k->first;
+    *param = k->first;
     c = k->second;
     f.chain.push_back(c);
   }
