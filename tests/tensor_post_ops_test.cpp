@@ -186,8 +186,7 @@ TEST_CASE("post ops: gain_band charges only the pass beyond the convolution it r
   const double pass = (fused_us - conv_us) * 0.05, add = add_us * (1 - 1 / 1.05),
                relu = relu_us * (1 - 1 / 1.05);
   CHECK(band.worst_case_us ==
-        Approx(band.predicted_us - std::sqrt(pass * pass + add * add + relu * relu))
-            .epsilon(1e-9));
+        Approx(band.predicted_us - std::sqrt(pass * pass + add * add + relu * relu)).epsilon(1e-9));
 }
 
 TEST_CASE("post ops: fusion builds a ResNet block's kernel with the residual as an input") {

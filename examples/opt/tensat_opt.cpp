@@ -74,7 +74,8 @@ constexpr const char* kUsageLine =
     "[--node-limit N] [--iter-limit K] [--k-multi M] [--time-limit S] [--memory-limit BYTES] "
     "[--segment-ops T] [--threads N] [--extractor greedy-dag|ilp] "
     "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--no-guard] [--min-gain P] "
-    "[--layouts auto|on|off] [--skip-layer-norm auto|fused|split] [--kernels] [--verify] [--measure N] [--warm-runs K] [--json]\n";
+    "[--layouts auto|on|off] [--skip-layer-norm auto|fused|split] [--kernels] [--verify] "
+    "[--measure N] [--warm-runs K] [--json]\n";
 
 constexpr const char* kHelp =
     "\n"
@@ -278,8 +279,7 @@ Options parse_args(int argc, char** argv) {
         name != "--ilp-time-limit" && name != "--profile" && name != "--measure" &&
         name != "--warm-runs" && name != "--input" && name != "--out" && name != "--layouts" &&
         name != "--memory-limit" && name != "--min-gain" && name != "--layers" &&
-        name != "--segment-ops" && name != "--threads" &&
-        name != "--skip-layer-norm")
+        name != "--segment-ops" && name != "--threads" && name != "--skip-layer-norm")
       throw BadInput{"unknown option '" + name + "'"};
     if (!inline_value) {
       if (i + 1 >= argc) throw BadInput{"option " + name + " needs a value"};
@@ -532,8 +532,8 @@ int run(const Options& options) {
       tensat::onnx::ExportOptions export_options =
           tensat::onnx::export_options_for(loaded.imported);
       export_options.unfused_skip_layer_norm = *options.split_skip_layer_norm;
-      ::onnx::ModelProto model = tensat::onnx::export_model(
-          result.optimized, loaded.imported.weights, export_options);
+      ::onnx::ModelProto model =
+          tensat::onnx::export_model(result.optimized, loaded.imported.weights, export_options);
       if (export_options.unfused_skip_layer_norm) {
         const auto sums = [](const ::onnx::ModelProto& m) {
           return static_cast<std::size_t>(
