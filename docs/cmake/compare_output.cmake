@@ -1,13 +1,14 @@
 # Runs PROGRAM and compares its standard output with the file EXPECTED, ignoring trailing
 # whitespace on each line and at the end. Used by the documentation tests (docs/CMakeLists.txt):
-#   cmake -DPROGRAM=<exe> -DEXPECTED=<file> [-DEXPECT_MISMATCH=ON] -P compare_output.cmake
+#   cmake -DPROGRAM=<exe> [-DPROGRAM_ARGS=<list>] -DEXPECTED=<file> [-DEXPECT_MISMATCH=ON]
+#         -P compare_output.cmake
 # With EXPECT_MISMATCH (the self-test of this script), the program must still run successfully,
 # and it is the *equality* of the outputs that fails.
 if(NOT DEFINED PROGRAM OR NOT DEFINED EXPECTED)
   message(FATAL_ERROR "usage: cmake -DPROGRAM=<exe> -DEXPECTED=<file> -P compare_output.cmake")
 endif()
 
-execute_process(COMMAND "${PROGRAM}"
+execute_process(COMMAND "${PROGRAM}" ${PROGRAM_ARGS}
   OUTPUT_VARIABLE _actual
   ERROR_VARIABLE _stderr
   RESULT_VARIABLE _rc)
