@@ -74,7 +74,8 @@ constexpr const char* kUsageLine =
     "[--node-limit N] [--iter-limit K] [--k-multi M] [--time-limit S] [--memory-limit BYTES] "
     "[--segment-ops T] [--threads N] [--extractor greedy-dag|ilp] "
     "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--no-guard] [--min-gain P] "
-    "[--layouts auto|on|off] [--skip-layer-norm auto|fused|split] [--kernels] [--verify] "
+    "[--layouts auto|on|off] [--skip-layer-norm auto|fused|split] [--squeeze-batch auto|on|off] "
+    "[--kernels] [--verify] "
     "[--measure N] [--warm-runs K] [--json]\n";
 
 constexpr const char* kHelp =
@@ -140,6 +141,13 @@ constexpr const char* kHelp =
     "                        kernel slower than the two); auto: split for a --profile whose "
     "runtime\n"
     "                        fuses by itself (onnxruntime-cpu)\n"
+    "  --squeeze-batch S     auto (default), on or off: with --out, whether activations [1, a, "
+    "b] are\n"
+    "                        written as [a, b], so that products are 2-d and a runtime joins "
+    "their\n"
+    "                        bias adds into Gemm without reshapes; auto: on for a --profile whose "
+    "runtime\n"
+    "                        fuses by itself\n"
     "  --kernels             with --profile: also list every kernel of the optimized program\n"
     "                        (node, op, compute- or memory-bound, MFLOP, MB, roofline terms in "
     "us)\n"
@@ -188,6 +196,7 @@ struct Options {
   std::size_t warm_runs = 0;  // --warm-runs: untimed runs of the same program before each timed one
   bool warm_runs_given = false;
   std::optional<bool> split_skip_layer_norm;  // --skip-layer-norm; unset: auto
+  std::optional<bool> squeeze_batch;          // --squeeze-batch; unset: auto
 };
 
 /// NAME=d0,d1,... with positive integer dimensions.
@@ -279,7 +288,8 @@ Options parse_args(int argc, char** argv) {
         name != "--ilp-time-limit" && name != "--profile" && name != "--measure" &&
         name != "--warm-runs" && name != "--input" && name != "--out" && name != "--layouts" &&
         name != "--memory-limit" && name != "--min-gain" && name != "--layers" &&
-        name != "--segment-ops" && name != "--threads" && name != "--skip-layer-norm")
+        name != "--segment-ops" && name != "--threads" && name != "--skip-layer-norm" &&
+        name != "--squeeze-batch")
       throw BadInput{"unknown option '" + name + "'"};
     if (!inline_value) {
       if (i + 1 >= argc) throw BadInput{"option " + name + " needs a value"};
@@ -347,6 +357,11 @@ Options parse_args(int argc, char** argv) {
         options.split_skip_layer_norm = value == "split";
       else if (value != "auto")
         throw BadInput{"--skip-layer-norm must be auto, fused or split, got '" + value + "'"};
+    } else if (name == "--squeeze-batch") {
+      if (value == "on" || value == "off")
+        options.squeeze_batch = value == "on";
+      else if (value != "auto")
+        throw BadInput{"--squeeze-batch must be auto, on or off, got '" + value + "'"};
     } else if (name == "--layouts") {
       if (value == "auto")
         options.optimize.layouts = tt::LayoutSearch::Auto;
@@ -399,6 +414,9 @@ Options parse_args(int argc, char** argv) {
                             !options.optimize.profile->runtime_fusion;
   if (!options.split_skip_layer_norm)
     options.split_skip_layer_norm =
+        options.optimize.profile.has_value() && options.optimize.profile->runtime_fusion;
+  if (!options.squeeze_batch)
+    options.squeeze_batch =
         options.optimize.profile.has_value() && options.optimize.profile->runtime_fusion;
   return options;
 }
@@ -525,21 +543,24 @@ int run(const Options& options) {
   // Residual adds split from their layer norms (--skip-layer-norm) are a gain of the export's
   // own, which the original does not have.
   bool out_original = result.optimized == program;
-  std::size_t skip_sums = 0;  // residual adds written as Sum
+  std::size_t skip_sums = 0;     // residual adds written as Sum
+  tt::SqueezedProgram squeezed;  // --squeeze-batch: what the export writes
   if (loaded.onnx && !options.out.empty()) {
     try {
       // Exported either way, so that what the export refuses is refused alike.
       tensat::onnx::ExportOptions export_options =
           tensat::onnx::export_options_for(loaded.imported);
       export_options.unfused_skip_layer_norm = *options.split_skip_layer_norm;
+      if (*options.squeeze_batch) squeezed = tt::squeeze_unit_batch(result.optimized);
       ::onnx::ModelProto model =
-          tensat::onnx::export_model(result.optimized, loaded.imported.weights, export_options);
+          tensat::onnx::export_model(squeezed.changed() ? squeezed.program : result.optimized,
+                                     loaded.imported.weights, export_options);
       // The exporter writes a top-level Sum for nothing else (the importer turns every Sum into
       // adds), so the graph's Sums are the residual adds it split.
       skip_sums = static_cast<std::size_t>(
           std::count_if(model.graph().node().begin(), model.graph().node().end(),
                         [](const ::onnx::NodeProto& n) { return n.op_type() == "Sum"; }));
-      out_original = out_original && skip_sums == 0;
+      out_original = out_original && skip_sums == 0 && !squeezed.changed();
       if (out_original) {
         std::ifstream in(options.onnx_path, std::ios::binary);
         if (!in || !model.ParseFromIstream(&in))
@@ -642,6 +663,10 @@ int run(const Options& options) {
       line["out_written"] = out_original ? "original" : "optimized";
       line["skip_layer_norm"] = *options.split_skip_layer_norm ? "split" : "fused";
       line["residual_sums"] = skip_sums;
+      line["squeeze_batch"] = *options.squeeze_batch ? "on" : "off";
+      line["squeezed_values"] = squeezed.squeezed;
+      line["squeeze_reshapes_removed"] = squeezed.removed;
+      line["squeeze_reshapes_added"] = squeezed.boundary;
     }
 #endif
     line["kept_original"] = result.kept_original;
@@ -761,6 +786,11 @@ int run(const Options& options) {
     if (skip_sums)
       out += fmt::format("residual sums       {} (adds only layer norms read, written as Sum)\n",
                          skip_sums);
+    if (squeezed.changed())
+      out += fmt::format(
+          "squeezed batch      {} activations [1, a, b] written as [a, b] ({} reshapes gone, "
+          "{} added)\n",
+          squeezed.squeezed, squeezed.removed, squeezed.boundary);
   }
 #endif
   out +=

@@ -21,6 +21,7 @@
 #include "tensat/tensor/fusion.h"
 #include "tensat/opt/optimize.h"
 #include "tensat/tensor/segment.h"
+#include "tensat/tensor/squeeze_batch.h"
 #include "tensat/cost/device_profile.h"
 #include "tensat/cost/profile_json.h"
 #include "tensat/cost/profiles.h"
