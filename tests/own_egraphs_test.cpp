@@ -28,6 +28,10 @@ nlohmann::json manifest() {
   return nlohmann::json::parse(in);
 }
 
+tensat::ExtractionGraph load(const std::string& file) {
+  return tensat::to_extraction_graph(tensat::read_egraph_json((kCorpus / file).string()));
+}
+
 bool approx(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(b)); }
 bool at_least(double a, double b) { return a >= b - 1e-6 * std::max(1.0, std::abs(b)); }
 
@@ -53,8 +57,7 @@ TEST_CASE("own e-graphs: tree extraction finds the recorded tree optimum") {
   for (const auto& entry : manifest()) {
     const std::string file = entry.at("file");
     INFO(file);
-    const auto graph =
-        tensat::to_extraction_graph(tensat::read_egraph_json((kCorpus / file).string()));
+    const tensat::ExtractionGraph graph = load(file);
     const tensat::Extraction tree = tensat::extract_tree(graph);
     CHECK_FALSE(tensat::check_extraction(graph, tree.choice).has_value());
     CHECK(approx(tree.tree_cost, entry.at("tree_optimum").get<double>()));
@@ -67,8 +70,7 @@ TEST_CASE("own e-graphs: the greedy DAG extraction is valid and never below the 
   for (const auto& entry : manifest()) {
     const std::string file = entry.at("file");
     INFO(file);
-    const auto graph =
-        tensat::to_extraction_graph(tensat::read_egraph_json((kCorpus / file).string()));
+    const tensat::ExtractionGraph graph = load(file);
     const tensat::Extraction greedy = tensat::extract_greedy_dag(graph);
     const tensat::Extraction tree = tensat::extract_tree(graph);
     REQUIRE_FALSE(tensat::check_extraction(graph, greedy.choice).has_value());
@@ -84,8 +86,7 @@ TEST_CASE(
   for (const auto& entry : manifest()) {
     const std::string file = entry.at("file");
     const double optimum = entry.at("dag_optimum").get<double>();
-    const auto graph =
-        tensat::to_extraction_graph(tensat::read_egraph_json((kCorpus / file).string()));
+    const tensat::ExtractionGraph graph = load(file);
     for (const auto backend : {tensat::IlpBackend::Auto, tensat::IlpBackend::BuiltIn}) {
       const bool exact_backend = backend == tensat::IlpBackend::Auto && tensat::kHaveCbc;
       INFO(file << (backend == tensat::IlpBackend::Auto ? " (auto)" : " (built-in)"));

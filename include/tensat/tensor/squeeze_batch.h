@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -15,6 +14,7 @@
 #include "tensat/tensor/graph.h"
 #include "tensat/tensor/node.h"
 #include "tensat/tensor/op.h"
+#include "tensat/tensor/segment.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -94,12 +94,9 @@ struct SqueezedProgram {
     if (node.op() == Op::Broadcast) {
       const std::size_t src = node.children()[1].index();
       const Dims& from = infos[src].dims;
-      if (from.size() <= 2) {
-        const Id shape = ints(want);
-        return add(TensorNode(Op::Broadcast, {shape, own(src)}));
-      }
-      if (from.size() == 3 && from[0] == 1) {
-        const Id x = reshape(Dims{from[1], from[2]}, own(src));
+      if (from.size() <= 2 || (from.size() == 3 && from[0] == 1)) {
+        Id x = own(src);
+        if (from.size() == 3) x = reshape(Dims{from[1], from[2]}, x);
         const Id shape = ints(want);
         return add(TensorNode(Op::Broadcast, {shape, x}));
       }
@@ -181,15 +178,7 @@ struct SqueezedProgram {
   }
   const Id new_root = own(program.root().index());
   // Renumbered from the root: nodes no longer read (the flattenings) are dropped.
-  RecExpr<TensorNode> squeezed_program;
-  const std::vector<bool> keep = reachable_nodes(out, new_root);
-  std::vector<Id> renumber(out.size(), kInvalidId);
-  for (std::size_t i = 0; i <= new_root.index(); ++i) {
-    if (!keep[i]) continue;
-    TensorNode node = out[Id(i)];
-    for (Id& c : node.children()) c = renumber[c.index()];
-    renumber[i] = squeezed_program.add(std::move(node));
-  }
+  RecExpr<TensorNode> squeezed_program = detail::compact(out, new_root);
   // Reshapes of activations (those of weights are computed once), before and after.
   const auto reshapes = [](const RecExpr<TensorNode>& p, const std::vector<TensorInfo>& info) {
     const std::vector<bool> live = reachable_nodes(p, p.root());
