@@ -244,6 +244,57 @@ struct ConstantFold {
     }
   }
 
+  /// With explanations on: unites the operation that folds, written with its operands'
+  /// constants, with its value, as the step "constant_fold" (egg's math suite does the same),
+  /// which `check_fold` replays.
+  void explain_fold(EGraph& egraph, Id id, double value) const {
+    const std::vector<Id> members(egraph[id].nodes.begin(), egraph[id].nodes.end());
+    for (Id nid : members) {
+      const Math node = egraph.node(nid);
+      if (node.kind() == Op::Constant || node.children().size() != 2) continue;
+      const Data folded = make(egraph, node, id);
+      if (!folded || !same_constant(*folded, value)) continue;
+      tensat::RecExpr<Math> from;
+      const Id a = from.add(Math::constant(*egraph[node.children()[0]].data));
+      const Id b = from.add(Math::constant(*egraph[node.children()[1]].data));
+      from.add(tensat::map_children(node, [&, i = 0](Id) mutable { return i++ ? b : a; }));
+      tensat::RecExpr<Math> to;
+      to.add(Math::constant(value));
+      egraph.unite_trusted(from, to, "constant_fold");
+      return;
+    }
+  }
+
+  /// `check_proof`'s judge of "constant_fold" steps: `from` is an operation on two constants
+  /// and `to` its value.
+  static bool check_fold(std::string_view reason, const tensat::FlatTerm<Math>& from,
+                         const tensat::FlatTerm<Math>& to) {
+    if (reason != "constant_fold" || to.node.kind() != Op::Constant || from.children.size() != 2)
+      return false;
+    for (const auto& c : from.children)
+      if (c.node.kind() != Op::Constant) return false;
+    const double a = from.children[0].node.value(), b = from.children[1].node.value();
+    double v = 0;
+    switch (from.node.kind()) {
+      case Op::Add:
+        v = a + b;
+        break;
+      case Op::Sub:
+        v = a - b;
+        break;
+      case Op::Mul:
+        v = a * b;
+        break;
+      case Op::Div:
+        if (b == 0.0) return false;
+        v = a / b;
+        break;
+      default:
+        return false;
+    }
+    return same_constant(v, to.node.value());
+  }
+
   tensat::DidMerge merge(Data& a, Data b) const {
     if (!a) {
       if (!b) return {false, false};
@@ -262,6 +313,7 @@ struct ConstantFold {
   void modify(EGraph& egraph, Id id) const {
     const Data data = egraph[id].data;
     if (!data) return;
+    if (egraph.explanations_enabled()) explain_fold(egraph, id, *data);
     const Id constant = egraph.add(Math::constant(*data));
     egraph.unite(id, constant);
     // Leaves only, and of constants only the class's own (others differed by rounding).

@@ -74,13 +74,19 @@ struct SuiteResult {
   tensat::Report report;
   std::size_t failed_goal = 0;  // index of the first unproved goal, if !proved
   bool proved = false;
+  // With explanations: why the start equals each goal (egg's `test-explanations` feature).
+  std::vector<tensat::Explanation<Math>> explanations;
 };
 
 /// Runs `c` like egg's `test_fn!`: the runner limits of the case, a hook that stops as soon as
 /// every goal matches in the start expression's class, then checks the goals.
-inline SuiteResult run_case(const SuiteCase& c, const std::vector<Rewrite>& rules) {
+/// With `explain`, the e-graph records explanations and the result holds one for each goal
+/// proved.
+inline SuiteResult run_case(const SuiteCase& c, const std::vector<Rewrite>& rules,
+                            bool explain = false) {
   using Runner = tensat::Runner<Math, ConstantFold>;
   Runner runner;
+  if (explain) runner.with_explanations_enabled();
   runner.with_iter_limit(c.iter_limit)
       .with_node_limit(c.node_limit)
       .with_time_limit(std::chrono::duration<double>(c.time_limit_seconds));
@@ -95,13 +101,17 @@ inline SuiteResult run_case(const SuiteCase& c, const std::vector<Rewrite>& rule
     return std::string("Proved all goals");
   });
   runner.run(rules);
-  SuiteResult result{runner.report(), 0, true};
+  SuiteResult result{runner.report(), 0, true, {}};
   for (std::size_t i = 0; i < goals.size(); ++i)
     if (!goals[i].search_eclass(runner.egraph(), root)) {
       result.proved = false;
       result.failed_goal = i;
       break;
     }
+  if (explain && result.proved)
+    for (const auto& g : c.goals)
+      result.explanations.push_back(runner.explain_equivalence(tensat::parse_expr<Math>(c.start),
+                                                               tensat::parse_expr<Math>(g)));
   return result;
 }
 

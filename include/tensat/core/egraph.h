@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -16,11 +18,13 @@
 #include "tensat/core/analysis.h"
 #include "tensat/core/config.h"
 #include "tensat/core/error.h"
+#include "tensat/core/explain.h"
 #include "tensat/core/id.h"
 #include "tensat/core/language.h"
 #include "tensat/core/recexpr.h"
 #include "tensat/core/small_vector.h"
 #include "tensat/core/span.h"
+#include "tensat/core/subst.h"
 #include "tensat/core/union_find.h"
 #include "tensat/detail/node_table.h"
 #include "tensat/detail/page_allocator.h"
@@ -144,9 +148,108 @@ class EGraph {
   /// The class with more parents survives (fewer parents to re-canonicalize). Congruence is
   /// restored by the next `rebuild()`; `modify` runs on the merged class at once.
   bool unite(Id a, Id b) {
+    if (!explain_) return unite_with(a, b, kInvalidId, kInvalidId, {}, true);
+    const std::string_view why = explain_->in_modify      ? std::string_view("analysis")
+                                 : explain_->rule.empty() ? std::string_view("unite")
+                                                          : explain_->rule;
+    return unite_with(a, b, explain_->node_term(a), explain_->node_term(b),
+                      {Justification::Kind::Trusted, explain_->name(why)}, true);
+  }
+
+  // ------------------------------------------------------------------ explanations
+
+  /// Turns explanations on (egg's `with_explanations_enabled`): from now on every union is
+  /// recorded with what justified it, so that `explain_equivalence` can say why two terms are
+  /// equal. Only on an empty e-graph (throws `Error` otherwise). Off, nothing is recorded and
+  /// nothing is paid but a test per `add` and `unite`. See docs/headers/explain.md.
+  EGraph& with_explanations_enabled() {
+    if (!nodes_.empty())
+      throw Error("EGraph::with_explanations_enabled: the e-graph must be empty");
+    explain_.emplace();
+    return *this;
+  }
+  [[nodiscard]] bool explanations_enabled() const noexcept { return explain_.has_value(); }
+
+  /// Why `a` and `b` are equal: a flat explanation from `a` to `b` (egg's
+  /// `explain_equivalence`). Rebuilds first if dirty. Throws `Error` if explanations are off,
+  /// if either term is not in the e-graph, or if they are not equivalent.
+  Explanation<L> explain_equivalence(const RecExpr<L>& a, const RecExpr<L>& b) {
+    if (!explain_) throw Error("explain_equivalence: explanations are off");
+    rebuild();
+    const auto [ia, ta] = term_of_expr(a);
+    const auto [ib, tb] = term_of_expr(b);
+    if (find(ia) != find(ib))
+      throw Error(fmt::format("explain_equivalence: {} and {} are not equivalent", a.to_string(),
+                              b.to_string()));
+    return explain_->explain(ta, tb);
+  }
+
+  /// Adds `from` and `to` and unites them, justified by `reason` (egg's `union_trusted` /
+  /// `union_instantiations` of ground terms): what an analysis or a custom applier calls so that
+  /// its unions read as steps of an explanation. Without explanations: `unite(add_expr(from),
+  /// add_expr(to))`. Returns whether two classes were merged.
+  bool unite_trusted(const RecExpr<L>& from, const RecExpr<L>& to, std::string_view reason) {
+    if (!explain_) return unite(add_expr(from), add_expr(to));
+    const auto [ia, ta] = add_expr_explained(from);
+    const auto [ib, tb] = add_expr_explained(to);
+    return unite_with(ia, ib, ta, tb, {Justification::Kind::Trusted, explain_->name(reason)}, true);
+  }
+
+  /// For appliers: instantiates `rhs` (a `PatternAst<L>`) under `subst` and unites it with the
+  /// class `eclass` a rule matched. With explanations on and a pattern rule being applied
+  /// (`Rewrite::apply` sets the rule), the union is justified by the rule: its left side
+  /// instantiated under `subst` rewrites to the instantiated right side. Returns the id of the
+  /// instantiation if the classes were distinct (and are now one), else `kInvalidId`.
+  template <class Ast>
+  Id unite_instantiations(Id eclass, const Ast& rhs, const Subst& subst) {
+    if (!explain_ || explain_->rule.empty() || !explain_->rule_lhs) {
+      const Id id = instantiate_ast(rhs, subst);
+      return unite(id, eclass) ? id : kInvalidId;
+    }
+    const auto [ir, tr] = instantiate_explained(rhs, subst);
+    const bool distinct = find(eclass) != find(ir);
+    const auto [il, tl] =
+        instantiate_explained(*static_cast<const Ast*>(explain_->rule_lhs), subst);
+    unite_with(il, ir, tl, tr, {Justification::Kind::Rule, explain_->name(explain_->rule)}, true);
+    return distinct ? ir : kInvalidId;
+  }
+
+  /// While alive, unions are attributed to rule `name` whose left side is `lhs` (a
+  /// `PatternAst<L>`, or null for other searchers). `Rewrite::apply` opens one.
+  class RuleScope {
+   public:
+    RuleScope(EGraph& egraph, std::string_view name, const void* lhs) : egraph_(egraph) {
+      if (!egraph_.explain_) return;
+      saved_rule_ = egraph_.explain_->rule;
+      saved_lhs_ = egraph_.explain_->rule_lhs;
+      egraph_.explain_->rule = name;
+      egraph_.explain_->rule_lhs = lhs;
+    }
+    ~RuleScope() {
+      if (!egraph_.explain_) return;
+      egraph_.explain_->rule = saved_rule_;
+      egraph_.explain_->rule_lhs = saved_lhs_;
+    }
+    RuleScope(const RuleScope&) = delete;
+    RuleScope& operator=(const RuleScope&) = delete;
+
+   private:
+    EGraph& egraph_;
+    std::string_view saved_rule_;
+    const void* saved_lhs_ = nullptr;
+  };
+
+  /// The terms the proof forest holds (0 with explanations off).
+  [[nodiscard]] std::size_t number_of_explained_terms() const noexcept {
+    return explain_ ? explain_->number_of_terms() : 0;
+  }
+
+ private:
+  bool unite_with(Id a, Id b, Id ta, Id tb, Justification just, bool forward) {
     Id root = uf_.find_mut(a);
     Id other = uf_.find_mut(b);
     if (root == other) return false;
+    if (explain_) explain_->link(ta, tb, just, forward);
     if (eclass(root).parents.size() < eclass(other).parents.size()) std::swap(root, other);
 
     const std::size_t root_slot = uf_.root_value(root);
@@ -171,6 +274,77 @@ class EGraph {
     return true;
   }
 
+  // Adds `node` whose term is `term` (children are term ids); returns its class and term.
+  std::pair<Id, Id> add_explained(const L& node, const L& term) {
+    const auto [t, created] = explain_->intern(term);
+    if (!created) return {find(explain_->term_class(t)), t};
+    explain_->pending = t;
+    const Id id = add(node);
+    explain_->pending = kInvalidId;
+    return {id, t};
+  }
+  std::pair<Id, Id> add_expr_explained(const RecExpr<L>& expr) {
+    if (expr.empty()) throw Error("EGraph::add_expr: empty expression");
+    std::vector<Id> ids, terms;
+    for (const L& node : expr) {
+      const auto [id, t] =
+          add_explained(map_children(node, [&](Id c) { return ids[c.index()]; }),
+                        map_children(node, [&](Id c) { return terms[c.index()]; }));
+      ids.push_back(id);
+      terms.push_back(t);
+    }
+    return {ids.back(), terms.back()};
+  }
+  template <class Ast>
+  Id instantiate_ast(const Ast& ast, const Subst& subst) {
+    std::vector<Id> ids(ast.size());
+    for (std::size_t i = 0; i < ast.size(); ++i) {
+      const auto& n = ast[Id(i)];
+      ids[i] = n.is_var() ? subst[n.var()]
+                          : add(map_children(n.node(), [&](Id c) { return ids[c.index()]; }));
+    }
+    return ids.back();
+  }
+  template <class Ast>
+  std::pair<Id, Id> instantiate_explained(const Ast& ast, const Subst& subst) {
+    std::vector<Id> ids(ast.size()), terms(ast.size());
+    for (std::size_t i = 0; i < ast.size(); ++i) {
+      const auto& n = ast[Id(i)];
+      if (n.is_var()) {
+        ids[i] = subst[n.var()];
+        terms[i] = explain_->node_term(find(ids[i]));
+      } else {
+        std::tie(ids[i], terms[i]) =
+            add_explained(map_children(n.node(), [&](Id c) { return ids[c.index()]; }),
+                          map_children(n.node(), [&](Id c) { return terms[c.index()]; }));
+      }
+    }
+    return {ids.back(), terms.back()};
+  }
+  // The class and term of a ground term already in the (clean) e-graph; throws if absent.
+  std::pair<Id, Id> term_of_expr(const RecExpr<L>& expr) {
+    if (expr.empty()) throw Error("explain_equivalence: empty expression");
+    std::vector<Id> ids, terms;
+    for (const L& n : expr) {
+      L node = map_children(n, [&](Id c) { return ids[c.index()]; });
+      canonicalize(node);
+      const Id m = memo_.find(detail::mix_hash(node.hash()),
+                              [&](Id other) { return nodes_[other.index()] == node; });
+      if (m == kInvalidId)
+        throw Error(fmt::format("explain_equivalence: {} is not in the e-graph", expr.to_string()));
+      const auto [t, created] =
+          explain_->intern(map_children(n, [&](Id c) { return terms[c.index()]; }));
+      if (created) {
+        explain_->set_term_class(t, m);
+        explain_->link(t, explain_->node_term(m), {Justification::Kind::Congruence, 0}, true);
+      }
+      ids.push_back(find(m));
+      terms.push_back(t);
+    }
+    return {ids.back(), terms.back()};
+  }
+
+ public:
   /// Restores the invariants after `add`/`unite`: re-canonicalizes the parents of merged classes,
   /// merges congruent classes, propagates analysis data, cleans and sorts touched classes.
   /// Returns the number of unions done for congruence (and by `modify`) while rebuilding.
@@ -290,6 +464,7 @@ class EGraph {
     for (const L& n : nodes_) node_heap_bytes_ += detail::NodeHeapBytes<L>::of(n);
     BitVector().swap(in_analysis_queue_);
     BitVector().swap(seen_);
+    if (explain_) explain_->renumber(keep, mapping);
     // Member lists keep their order, so large classes stay sorted by operator.
     return mapping;
   }
@@ -544,7 +719,15 @@ class EGraph {
   Id add_canonical(const L& node) {
     const std::uint32_t hash = detail::mix_hash(node.hash());
     const Id existing = memo_.find(hash, [&](Id other) { return nodes_[other.index()] == node; });
-    if (existing != kInvalidId) return uf_.find(existing);
+    if (existing != kInvalidId) {
+      if (explain_ && explain_->pending != kInvalidId) {  // a new term congruent to `existing`
+        const Id t = std::exchange(explain_->pending, kInvalidId);
+        explain_->set_term_class(t, existing);
+        explain_->link(t, explain_->node_term(existing), {Justification::Kind::Congruence, 0},
+                       true);
+      }
+      return uf_.find(existing);
+    }
 
     if (bounded_growth_) grow_bounded();
     const Id id = uf_.make_set();
@@ -564,8 +747,20 @@ class EGraph {
     }
     by_op(nodes_[id.index()].op_key()).push_back(id);
     clean_ = false;
+    if (explain_) record_new_node(id);
     call_modify(id);
     return uf_.find(id);
+  }
+
+  // The term of a node just created: the one `add_explained` is adding, else the node with its
+  // children's terms.
+  void record_new_node(Id id) {
+    Id t = std::exchange(explain_->pending, kInvalidId);
+    if (t == kInvalidId)
+      t = explain_->fresh(
+          map_children(nodes_[id.index()], [&](Id c) { return explain_->node_term(c); }));
+    explain_->set_term_class(t, id);
+    explain_->set_node_term(id, t);
   }
 
   // Room for one more node id (and class) in every id-indexed array, by 1/16 steps.
@@ -627,7 +822,11 @@ class EGraph {
     }
     dead_[p.index()] = true;
     dirty_classes_.push_back(p);
-    unite(p, twin);
+    if (explain_)
+      unite_with(p, twin, explain_->node_term(p), explain_->node_term(twin),
+                 {Justification::Kind::Congruence, 0}, true);
+    else
+      unite(p, twin);
   }
 
   /// Drops dead duplicates from the node and parent lists of touched classes, dedups their
@@ -694,7 +893,15 @@ class EGraph {
   }
 
   void call_modify(Id id) {
-    if constexpr (detail::HasModify<A, EGraph>::value) analysis_.modify(*this, uf_.find(id));
+    if constexpr (detail::HasModify<A, EGraph>::value) {
+      if (!explain_) return analysis_.modify(*this, uf_.find(id));
+      struct InModify {  // unions inside `modify` are the analysis's, even if it throws
+        detail::Explainer<L>& e;
+        ~InModify() { --e.in_modify; }
+      } scope{*explain_};
+      ++explain_->in_modify;
+      analysis_.modify(*this, uf_.find(id));
+    }
   }
 
   A analysis_;
@@ -714,7 +921,8 @@ class EGraph {
   std::vector<Id> dirty_classes_;  // classes whose node lists need cleaning/sorting
   std::size_t unions_since_rebuild_ = 0;
   bool clean_ = true;
-  bool bounded_growth_ = false;  // see set_bounded_growth
+  bool bounded_growth_ = false;                  // see set_bounded_growth
+  std::optional<detail::Explainer<L>> explain_;  // the proof forest, when explanations are on
 };
 
 }  // namespace v0

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -46,6 +47,9 @@ class Searcher {
   [[nodiscard]] virtual std::vector<Var> vars() const = 0;
   /// Text for reports and errors.
   [[nodiscard]] virtual std::string to_string() const { return "<searcher>"; }
+  /// The pattern every match is an instance of, if this searcher is one pattern: what
+  /// explanations instantiate as the term a rule rewrote, and `check_proof` replays.
+  [[nodiscard]] virtual const PatternAst<L>* pattern_ast() const { return nullptr; }
 
   [[nodiscard]] std::vector<SearchMatches> search(const EGraph<L, A>& egraph) const {
     return search_with_limit(egraph, static_cast<std::size_t>(-1));
@@ -76,6 +80,9 @@ class Applier {
   /// Variables this applier reads from the substitution (checked against the searcher).
   [[nodiscard]] virtual std::vector<Var> vars() const { return {}; }
   [[nodiscard]] virtual std::string to_string() const { return "<applier>"; }
+  /// The pattern this applier instantiates and unites with the match, if it is one pattern
+  /// (through conditions): what `check_proof` replays.
+  [[nodiscard]] virtual const PatternAst<L>* pattern_ast() const { return nullptr; }
 };
 
 /// A condition on a match, checked at apply time against the current e-graph (egg's
@@ -152,6 +159,12 @@ class PatternLikeSearcher final : public Searcher<L, A> {
   }
   std::vector<Var> vars() const override { return pattern_.vars(); }
   std::string to_string() const override { return pattern_.to_string(); }
+  const PatternAst<L>* pattern_ast() const override {
+    if constexpr (std::is_same_v<P, Pattern<L>>)
+      return &pattern_.ast();
+    else
+      return nullptr;
+  }
   [[nodiscard]] const P& pattern() const noexcept { return pattern_; }
 
  private:
@@ -169,6 +182,10 @@ class PatternApplier final : public Applier<L, A> {
   explicit PatternApplier(Pattern<L> pattern) : pattern_(std::move(pattern)) {}
   std::vector<Id> apply_one(EGraph<L, A>& egraph, Id eclass, const Subst& subst,
                             std::string_view) const override {
+    if (egraph.explanations_enabled()) {
+      if (egraph.unite_instantiations(eclass, pattern_.ast(), subst) != kInvalidId) return {eclass};
+      return {};
+    }
     const Id id = pattern_.instantiate(egraph, subst);
     if (egraph.unite(eclass, id)) return {eclass};
     return {};
@@ -176,8 +193,14 @@ class PatternApplier final : public Applier<L, A> {
   std::vector<Id> apply_matches(EGraph<L, A>& egraph, const std::vector<SearchMatches>& matches,
                                 std::string_view) const override {
     std::vector<Id> changed;
+    const bool explain = egraph.explanations_enabled();
     for (const auto& m : matches)
       for (const Subst& s : m.substs) {
+        if (explain) {
+          const Id id = egraph.unite_instantiations(m.eclass, pattern_.ast(), s);
+          if (id != kInvalidId) changed.push_back(id);
+          continue;
+        }
         const Id id = pattern_.instantiate(egraph, s);
         if (egraph.unite(id, m.eclass)) changed.push_back(id);
       }
@@ -185,6 +208,7 @@ class PatternApplier final : public Applier<L, A> {
   }
   std::vector<Var> vars() const override { return pattern_.vars(); }
   std::string to_string() const override { return pattern_.to_string(); }
+  const PatternAst<L>* pattern_ast() const override { return &pattern_.ast(); }
 
  private:
   Pattern<L> pattern_;
@@ -209,6 +233,7 @@ class ConditionalApplier final : public Applier<L, A> {
     return vars;
   }
   std::string to_string() const override { return applier_->to_string() + " if <condition>"; }
+  const PatternAst<L>* pattern_ast() const override { return applier_->pattern_ast(); }
 
  private:
   std::shared_ptr<const Condition<L, A>> condition_;
@@ -291,7 +316,10 @@ class Rewrite {
     return searcher_->search_with_limit(egraph, limit);
   }
   /// Applies `matches`; returns the ids whose class changed.
+  /// With explanations on, the unions are attributed to this rule.
   std::vector<Id> apply(EGraph<L, A>& egraph, const std::vector<SearchMatches>& matches) const {
+    if (!egraph.explanations_enabled()) return applier_->apply_matches(egraph, matches, name_);
+    typename EGraph<L, A>::RuleScope scope(egraph, name_, searcher_->pattern_ast());
     return applier_->apply_matches(egraph, matches, name_);
   }
   /// Searches then applies (no rebuild). The e-graph must be clean.

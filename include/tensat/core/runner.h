@@ -166,6 +166,16 @@ class Runner {
     hooks_.push_back(std::move(hook));
     return *this;
   }
+  /// Turns explanations on (egg's `Runner::with_explanations_enabled`); call it before
+  /// `with_expr`. See `EGraph::with_explanations_enabled`.
+  Runner& with_explanations_enabled() {
+    egraph_.with_explanations_enabled();
+    return *this;
+  }
+  /// Why `a` and `b` are equal (`EGraph::explain_equivalence`).
+  Explanation<L> explain_equivalence(const RecExpr<L>& a, const RecExpr<L>& b) {
+    return egraph_.explain_equivalence(a, b);
+  }
   /// Adds `expr` to the e-graph and records its class as a root.
   Runner& with_expr(const RecExpr<L>& expr) {
     roots_.push_back(egraph_.add_expr(expr));
