@@ -78,11 +78,13 @@ void BM_associate_adds(benchmark::State& state) {
 
 // All 20 cases once per iteration. The reported (manual) time is the sum of report total_time
 // over the 19 cases egg times (every case but math_fail, which panics before egg writes its CSV
-// row); `all20_s` adds math_fail; `ok` counts cases whose outcome is the expected one.
-void BM_suite_total(benchmark::State& state) {
+// row); `all20_s` adds math_fail; `ok` counts cases whose outcome is the expected one. With
+// `explain` (suite_total_explain) the e-graphs record explanations, and each proved case also
+// explains its goals (`explain_s`: the cases' time outside the runner's, mostly explaining).
+void BM_suite_total(benchmark::State& state, bool explain) {
   const auto& rules = suite_rules();
   const auto cases = math::suite_cases();
-  double all20 = 0, wall = 0;
+  double all20 = 0, wall = 0, explaining = 0;
   std::size_t ok = 0;
   std::vector<double> samples;
   for (auto _ : state) {
@@ -90,7 +92,9 @@ void BM_suite_total(benchmark::State& state) {
     double timed = 0, failing = 0;
     ok = 0;
     for (const auto& c : cases) {
-      const math::SuiteResult r = math::run_case(c, rules);
+      const auto case_start = Clock::now();
+      const math::SuiteResult r = math::run_case(c, rules, explain);
+      if (explain) explaining += seconds_since(case_start) - r.report.total_time;
       (c.expect_failure ? failing : timed) += r.report.total_time;
       ok += r.proved != c.expect_failure ? 1 : 0;
     }
@@ -106,6 +110,7 @@ void BM_suite_total(benchmark::State& state) {
   using benchmark::Counter;
   state.counters["all20_s"] = Counter(all20, Counter::kAvgIterations);
   state.counters["wall_s"] = Counter(wall, Counter::kAvgIterations);
+  if (explain) state.counters["explain_s"] = Counter(explaining, Counter::kAvgIterations);
   state.counters["ok"] = static_cast<double>(ok);
   state.counters["cases"] = static_cast<double>(cases.size() + 1);
 }
@@ -123,10 +128,12 @@ int main(int argc, char** argv) {
       ->UseManualTime()
       ->ComputeStatistics("min", bench::min_of)
       ->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark("math/suite_total", BM_suite_total)
-      ->UseManualTime()
-      ->ComputeStatistics("min", bench::min_of)
-      ->Unit(benchmark::kMillisecond)
-      ->MinTime(0.5);
+  for (const bool explain : {false, true})
+    benchmark::RegisterBenchmark(explain ? "math/suite_total_explain" : "math/suite_total",
+                                 BM_suite_total, explain)
+        ->UseManualTime()
+        ->ComputeStatistics("min", bench::min_of)
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(0.5);
   return bench::run_benchmarks(argc, argv, {"--benchmark_min_time=0.1"});
 }

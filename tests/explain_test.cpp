@@ -173,7 +173,26 @@ TEST_CASE("explain: egg's math suite with explanations, every goal explained and
         CHECK(r.error == "");
         CHECK(r.steps == e.size());
         CHECK(r.steps > 0);
+        // Without its detours the proof is no longer, still checks, and ends at the goal.
+        const auto short_proof = e.shortened();
+        CHECK(short_proof.size() <= e.size());
+        CHECK(short_proof.flat.back().unmarked().to_string() ==
+              e.flat.back().unmarked().to_string());
+        CHECK(tensat::check_proof(short_proof, rules, math::ConstantFold::check_fold).ok);
       }
     }
   }
+}
+
+TEST_CASE("explain: shortened() drops a detour and keeps a chain") {
+  tensat::Explanation<L> e;
+  auto leaf = [](const char* name, const char* rule) {
+    tensat::FlatTerm<L> t{L::leaf(name), {}, rule, {}};
+    return t;
+  };
+  e.flat = {leaf("a", ""), leaf("b", "r1"), leaf("c", "r2"), leaf("b", "r3"), leaf("d", "r4")};
+  const auto s = e.shortened();
+  CHECK(s.to_string() == "a\n(Rewrite=> r1 b)\n(Rewrite=> r4 d)");
+  e.flat = {leaf("a", ""), leaf("b", "r1"), leaf("a", "r2")};
+  CHECK(e.shortened().to_string() == "a");
 }

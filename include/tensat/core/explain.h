@@ -82,6 +82,27 @@ struct Explanation {
 
   /// The number of rewrite steps.
   [[nodiscard]] std::size_t size() const noexcept { return flat.empty() ? 0 : flat.size() - 1; }
+  /// The explanation without detours: wherever a term comes back later in the chain, the steps
+  /// between are dropped (each remaining step still rewrites the term before it). A proof path
+  /// through the forest is unique, but the explanations of congruent children may wander (a
+  /// subterm rewritten and back); this is a cheap subset of egg's proof-length optimization.
+  [[nodiscard]] Explanation shortened() const {
+    Explanation out;
+    std::unordered_map<std::string, std::size_t> at;  // unmarked term -> index in out
+    for (const FlatTerm<L>& t : flat) {
+      std::string key = t.unmarked().to_string();
+      auto it = at.find(key);
+      if (it == at.end()) {
+        at.emplace(std::move(key), out.flat.size());
+        out.flat.push_back(t);
+        continue;
+      }
+      for (std::size_t i = it->second + 1; i < out.flat.size(); ++i)
+        at.erase(out.flat[i].unmarked().to_string());
+      out.flat.resize(it->second + 1);
+    }
+    return out;
+  }
   /// One term a line (egg's `get_flat_string`).
   [[nodiscard]] std::string to_string() const {
     std::string s;
