@@ -81,12 +81,13 @@ struct SuiteResult {
 /// Runs `c` like egg's `test_fn!`: the runner limits of the case, a hook that stops as soon as
 /// every goal matches in the start expression's class, then checks the goals.
 /// With `explain`, the e-graph records explanations and the result holds one for each goal
-/// proved.
+/// proved. `threads` is the runner's (`Runner::with_threads`).
 inline SuiteResult run_case(const SuiteCase& c, const std::vector<Rewrite>& rules,
-                            bool explain = false) {
+                            bool explain = false, std::size_t threads = 1) {
   using Runner = tensat::Runner<Math, ConstantFold>;
   Runner runner;
   if (explain) runner.with_explanations_enabled();
+  runner.with_threads(threads, 0);  // every iteration on the threads: the tests compare
   runner.with_iter_limit(c.iter_limit)
       .with_node_limit(c.node_limit)
       .with_time_limit(std::chrono::duration<double>(c.time_limit_seconds));

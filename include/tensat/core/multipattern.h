@@ -99,6 +99,19 @@ class MultiPattern {
   [[nodiscard]] std::vector<SearchMatches> search(const EGraph<L, A>& egraph) const {
     return search_with_limit(egraph, static_cast<std::size_t>(-1));
   }
+  /// The classes `search_with_limit` visits in order (those with the first clause's root operator),
+  /// or nothing for a variable root; `search_classes_with_limit` on consecutive ranges of them
+  /// finds what `search_with_limit` does.
+  template <class A>
+  [[nodiscard]] std::optional<Span<const Id>> candidate_classes(const EGraph<L, A>& egraph) const {
+    return program_.candidate_classes(egraph);
+  }
+  template <class A>
+  [[nodiscard]] std::vector<SearchMatches> search_classes_with_limit(const EGraph<L, A>& egraph,
+                                                                     Span<const Id> classes,
+                                                                     std::size_t limit) const {
+    return program_.search_classes(egraph, classes, limit);
+  }
   template <class A>
   [[nodiscard]] std::size_t n_matches(const EGraph<L, A>& egraph) const {
     std::size_t n = 0;

@@ -73,6 +73,19 @@ class Pattern {
   [[nodiscard]] std::vector<SearchMatches> search(const EGraph<L, A>& egraph) const {
     return search_with_limit(egraph, static_cast<std::size_t>(-1));
   }
+  /// The classes `search_with_limit` visits in order (those with the root operator), or
+  /// nothing for a variable root; `search_classes_with_limit` on consecutive ranges of them
+  /// finds what `search_with_limit` does.
+  template <class A>
+  [[nodiscard]] std::optional<Span<const Id>> candidate_classes(const EGraph<L, A>& egraph) const {
+    return program_.candidate_classes(egraph);
+  }
+  template <class A>
+  [[nodiscard]] std::vector<SearchMatches> search_classes_with_limit(const EGraph<L, A>& egraph,
+                                                                     Span<const Id> classes,
+                                                                     std::size_t limit) const {
+    return program_.search_classes(egraph, classes, limit);
+  }
   /// Number of substitutions in all matches (convenience for tests and reports).
   template <class A>
   [[nodiscard]] std::size_t n_matches(const EGraph<L, A>& egraph) const {

@@ -43,6 +43,27 @@ class Searcher {
     }
     return result;
   }
+  /// The classes `search_with_limit` visits, in its order, if it searches a list of classes one
+  /// at a time: then `search_classes_with_limit` on consecutive ranges of the list finds, in
+  /// order, what `search_with_limit` does, and a runner with several threads may split the
+  /// search (`Runner::with_threads`). Nothing by default: the search is not split.
+  [[nodiscard]] virtual std::optional<Span<const Id>> candidate_classes(
+      const EGraph<L, A>& /*egraph*/) const {
+    return std::nullopt;
+  }
+  /// The matches in `classes`, in order, at most `limit` substitutions in all.
+  [[nodiscard]] virtual std::vector<SearchMatches> search_classes_with_limit(
+      const EGraph<L, A>& egraph, Span<const Id> classes, std::size_t limit) const {
+    std::vector<SearchMatches> result;
+    for (Id c : classes) {
+      if (limit == 0) break;
+      if (auto m = search_eclass_with_limit(egraph, c, limit)) {
+        limit -= m->substs.size();
+        result.push_back(std::move(*m));
+      }
+    }
+    return result;
+  }
   /// The variables every match binds.
   [[nodiscard]] virtual std::vector<Var> vars() const = 0;
   /// Text for reports and errors.
@@ -144,7 +165,8 @@ class ConditionEqual final : public Condition<L, A> {
 };
 
 /// Adapts a pattern-like type `P` (`Pattern<L>`, `MultiPattern<L>`: anything with
-/// `search_eclass_with_limit`, `search_with_limit`, `vars` and `to_string`) to `Searcher`.
+/// `search_eclass_with_limit`, `search_with_limit`, `candidate_classes`,
+/// `search_classes_with_limit`, `vars` and `to_string`) to `Searcher`.
 template <class L, class A, class P>
 class PatternLikeSearcher final : public Searcher<L, A> {
  public:
@@ -156,6 +178,14 @@ class PatternLikeSearcher final : public Searcher<L, A> {
   std::vector<SearchMatches> search_with_limit(const EGraph<L, A>& egraph,
                                                std::size_t limit) const override {
     return pattern_.search_with_limit(egraph, limit);
+  }
+  std::optional<Span<const Id>> candidate_classes(const EGraph<L, A>& egraph) const override {
+    return pattern_.candidate_classes(egraph);
+  }
+  std::vector<SearchMatches> search_classes_with_limit(const EGraph<L, A>& egraph,
+                                                       Span<const Id> classes,
+                                                       std::size_t limit) const override {
+    return pattern_.search_classes_with_limit(egraph, classes, limit);
   }
   std::vector<Var> vars() const override { return pattern_.vars(); }
   std::string to_string() const override { return pattern_.to_string(); }

@@ -3,14 +3,17 @@
 #define TENSAT_CORE_RUNNER_H
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -21,6 +24,7 @@
 #include "tensat/core/egraph.h"
 #include "tensat/core/rewrite.h"
 #include "tensat/core/scheduler.h"
+#include "tensat/detail/thread_pool.h"
 
 namespace tensat {
 inline namespace v0 {
@@ -166,6 +170,22 @@ class Runner {
     hooks_.push_back(std::move(hook));
     return *this;
   }
+  /// Searches on `threads` threads (the calling one included; 0 means one per hardware
+  /// thread) in the iterations that start with at least `min_nodes` e-nodes (below, waking the
+  /// threads costs more than it saves). Each such iteration the scheduler plans every rule, the
+  /// rules' searches run on the threads (a rule with many candidate classes split in ranges),
+  /// and the runner then takes their matches, applies and rebuilds in rule order on its own
+  /// thread, so the e-graph, the report's counts and any extraction are the same for every
+  /// thread count. Searchers must only read the e-graph (the library's all do); a scheduler
+  /// that does not search in steps (`Scheduler::searches_in_steps`) is searched one rule at a
+  /// time. Default 1: no threads are started. See docs/threading.md.
+  Runner& with_threads(std::size_t threads, std::size_t min_nodes = 1024) {
+    threads_ = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads;
+    parallel_min_nodes_ = min_nodes;
+    return *this;
+  }
+  [[nodiscard]] std::size_t threads() const noexcept { return threads_; }
+
   /// Turns explanations on (egg's `Runner::with_explanations_enabled`); call it before
   /// `with_expr`. See `EGraph::with_explanations_enabled`.
   Runner& with_explanations_enabled() {
@@ -200,6 +220,14 @@ class Runner {
       bool bounded;
       ~Restore() { egraph.set_bounded_growth(bounded); }
     } restore{egraph_, bounded};
+    std::unique_ptr<detail::ThreadPool> pool;
+    if (threads_ > 1 && scheduler_->searches_in_steps())
+      pool = std::make_unique<detail::ThreadPool>(threads_);
+    pool_ = pool.get();
+    struct Release {
+      detail::ThreadPool*& pool;
+      ~Release() { pool = nullptr; }
+    } release{pool_};
     while (true) {
       iterations_.push_back(run_one(rules));
       std::optional<StopReason> stop = iterations_.back().stop_reason;
@@ -317,6 +345,8 @@ class Runner {
     if (!result) {
       // Searching does not change the e-graph, so its size is read once.
       const std::size_t graph_bytes = memory_limit_ != kUnlimited ? egraph_.memory_usage() : 0;
+      std::vector<Ahead> ahead;
+      if (pool_) ahead = search_ahead(i, rules, graph_bytes);
       for (std::size_t r = 0; r < rules.size() && !result; ++r) {
         if (held_back(rules[r], i)) continue;
         std::size_t budget = kUnlimited;
@@ -328,7 +358,22 @@ class Runner {
             break;
           }
         }
-        matches[r] = search_within(i, rules[r], budget);
+        if (ahead.empty() || ahead[r].state == Ahead::Left) {
+          matches[r] = search_within(i, rules[r], budget);
+        } else if (ahead[r].state == Ahead::Late) {
+          result = check_clock();  // the time limit passed before the search started
+          if (result) break;
+          matches[r] = search_within(i, rules[r], budget);
+        } else if (ahead[r].state == Ahead::Failed) {
+          std::rethrow_exception(ahead[r].error);
+        } else if (ahead[r].state == Ahead::Skipped) {
+          matches[r] = {};
+        } else if (ahead[r].same_as_within(budget)) {
+          matches[r] = scheduler_->finish_search(i, rules[r], std::move(ahead[r].matches));
+        } else {
+          std::vector<SearchMatches>().swap(ahead[r].matches);
+          matches[r] = search_within(i, rules[r], budget);
+        }
         const std::size_t found = count_substs(matches[r]);
         if (budget != kUnlimited) {
           match_bytes_[r] = bytes_of(matches[r]);
@@ -375,6 +420,203 @@ class Runner {
     it.total_time = seconds_since(iteration_start);
     it.stop_reason = std::move(result);
     return it;
+  }
+
+  /// A rule's search done on the pool before the runner takes the matches in rule order.
+  struct Ahead {
+    enum State { Left, Late, Skipped, Found, Failed };
+    /// Left: to search in order; Late: the time limit had passed; Skipped: not planned;
+    /// Failed: the searcher threw `error`.
+    State state = Left;
+    std::vector<SearchMatches> matches;
+    std::size_t planned = kUnlimited;  ///< the scheduler's limit
+    std::size_t limit = kUnlimited;    ///< the limit searched with (at most `planned`)
+    std::exception_ptr error;
+
+    /// Whether `matches` are what `search_within(budget)` finds: fewer than `budget` (it would
+    /// not search again), and either all there are under the plan, or searched with the same
+    /// limit.
+    [[nodiscard]] bool same_as_within(std::size_t budget) const {
+      const std::size_t n = count_substs(matches);
+      if (budget == kUnlimited) return limit == planned;
+      return n < budget && (n < limit || limit == std::min(planned, budget));
+    }
+  };
+
+  /// One task of a parallel search: a rule's whole search, or one range of its candidate classes.
+  struct Piece {
+    std::size_t rule = 0;
+    bool whole = true;
+    Span<const Id> classes;
+    std::vector<SearchMatches> found;
+    bool late = false, skipped = false;
+    std::exception_ptr error;
+    double seconds = 0;
+  };
+
+  /// Plans every rule that runs in iteration `i` and searches the planned ones on the pool,
+  /// longest (by their last search) first; a rule with many candidate classes
+  /// (`Searcher::candidate_classes`) is split into ranges searched as tasks of their own, whose
+  /// matches are joined in order and cut at the rule's limit (a range is skipped once the ranges
+  /// before it reached the limit). A rule is left to the ordered pass when its name repeats an
+  /// earlier rule's (the scheduler's plan for it may depend on the earlier one's outcome).
+  /// Under a memory limit the searches share the room for matches evenly; the ordered pass
+  /// redoes, in order, those that reach their share or their ordered budget. Returns nothing
+  /// (all to the ordered pass) on an e-graph too small for threads to pay.
+  std::vector<Ahead> search_ahead(std::size_t i, const std::vector<Rewrite<L, A>>& rules,
+                                  std::size_t graph_bytes) {
+    if (egraph_.total_size() < parallel_min_nodes_) return {};
+    std::size_t most = kUnlimited;
+    if (memory_limit_ != kUnlimited)
+      most = graph_bytes < memory_limit_ ? (memory_limit_ - graph_bytes) / kBytesPerMatch : 0;
+    if (most == 0) return {};  // the ordered pass stops at once
+    std::vector<Ahead> ahead(rules.size());
+    std::vector<SearchPlan> plans(rules.size());
+    std::vector<std::size_t> order;
+    std::vector<const std::string*> names;
+    search_seconds_.resize(rules.size(), 0.0);
+    for (std::size_t r = 0; r < rules.size(); ++r) {
+      if (held_back(rules[r], i)) continue;
+      const std::string& name = rules[r].name();
+      const bool repeated =
+          std::any_of(names.begin(), names.end(), [&](const std::string* n) { return *n == name; });
+      names.push_back(&name);
+      if (repeated) continue;
+      plans[r] = scheduler_->plan_search(i, rules[r]);
+      if (!plans[r].search) {
+        ahead[r].state = Ahead::Skipped;
+        continue;
+      }
+      order.push_back(r);
+    }
+    // Lists found at once share the room one list would have had in order.
+    const std::size_t share = order.empty() ? most : std::max<std::size_t>(1, most / order.size());
+    for (std::size_t r : order) {
+      ahead[r].planned = plans[r].limit;
+      ahead[r].limit = most == kUnlimited ? plans[r].limit : std::min(plans[r].limit, share);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return search_seconds_[a] > search_seconds_[b];
+    });
+
+    // The tasks: each rule's pieces are consecutive, in class order. Only a rule that would
+    // keep one thread busy while the others run out of rules is split (more than 1/(2 x
+    // threads) of the last search, or of the candidate classes the first time), and only when
+    // it is not expected to reach its limit (each range searches up to the whole limit).
+    const std::size_t most_pieces = 4 * pool_->size();
+    search_found_.resize(rules.size(), 0);
+    std::vector<std::optional<Span<const Id>>> candidates(rules.size());
+    double total_seconds = 0;
+    std::size_t total_candidates = 0;
+    for (std::size_t r : order) {
+      candidates[r] = rules[r].searcher().candidate_classes(egraph_);
+      total_seconds += search_seconds_[r];
+      total_candidates += candidates[r] ? candidates[r]->size() : 0;
+    }
+    std::vector<Piece> pieces;
+    std::vector<std::size_t> first_piece(rules.size(), 0);
+    for (std::size_t r : order) {
+      first_piece[r] = pieces.size();
+      const std::size_t n = candidates[r] ? candidates[r]->size() : 0;
+      const double share = total_seconds > 0 ? search_seconds_[r] / total_seconds
+                           : total_candidates > 0
+                               ? static_cast<double>(n) / static_cast<double>(total_candidates)
+                               : 0.0;
+      const bool dominant = share * 2.0 * static_cast<double>(pool_->size()) > 1.0;
+      const bool short_of_limit =
+          ahead[r].limit == kUnlimited || search_found_[r] <= ahead[r].limit / 4;
+      const std::size_t parts =
+          dominant && short_of_limit ? std::min(most_pieces, n / kPieceClasses) : 1;
+      if (parts < 2) {
+        pieces.push_back(Piece{r, true, {}, {}, false, false, nullptr, 0});
+        continue;
+      }
+      for (std::size_t p = 0; p < parts; ++p) {
+        const std::size_t begin = n * p / parts, end = n * (p + 1) / parts;
+        pieces.push_back(Piece{
+            r, false, {candidates[r]->data() + begin, end - begin}, {}, false, false, nullptr, 0});
+      }
+    }
+    constexpr std::size_t kUnknown = kUnlimited;
+    std::unique_ptr<std::atomic<std::size_t>[]> found(new std::atomic<std::size_t>[pieces.size()]);
+    for (std::size_t k = 0; k < pieces.size(); ++k) found[k].store(kUnknown);
+
+    const std::function<void(std::size_t)> task = [&](std::size_t k) {
+      Piece& piece = pieces[k];
+      const Ahead& rule = ahead[piece.rule];
+      const auto task_start = Clock::now();
+      if (task_start - start_ > time_limit_) {
+        piece.late = true;
+        return;
+      }
+      try {
+        if (piece.whole) {
+          piece.found = rules[piece.rule].search_with_limit(egraph_, rule.limit);
+        } else {
+          std::size_t before = 0;  // matches known in the ranges before this one
+          for (std::size_t j = first_piece[piece.rule]; j < k; ++j) {
+            const std::size_t n = found[j].load(std::memory_order_acquire);
+            if (n != kUnknown) before += n;
+          }
+          if (before >= rule.limit) {
+            piece.skipped = true;  // the join stops before this range
+            found[k].store(0, std::memory_order_release);
+            return;
+          }
+          // The join takes at most limit - before of this range's matches.
+          piece.found = rules[piece.rule].searcher().search_classes_with_limit(
+              egraph_, piece.classes, rule.limit - before);
+        }
+      } catch (...) {
+        piece.error = std::current_exception();
+      }
+      found[k].store(count_substs(piece.found), std::memory_order_release);
+      piece.seconds = seconds_since(task_start);
+    };
+    pool_->run(pieces.size(), task);
+
+    // Join each rule's pieces, in class order, cut at the rule's limit.
+    for (std::size_t k = 0; k < pieces.size(); ++k) {
+      Piece& piece = pieces[k];
+      Ahead& rule = ahead[piece.rule];
+      if (k == first_piece[piece.rule]) {
+        rule.state = Ahead::Found;
+        search_seconds_[piece.rule] = 0;
+      }
+      search_seconds_[piece.rule] += piece.seconds;
+      if (rule.state != Ahead::Found) continue;  // late or failed already
+      if (piece.error) {
+        rule.state = Ahead::Failed;
+        rule.error = piece.error;
+        continue;
+      }
+      if (piece.late) {
+        rule.state = Ahead::Late;
+        continue;
+      }
+      if (piece.whole) {
+        rule.matches = std::move(piece.found);
+        continue;
+      }
+      std::size_t room = rule.limit - count_substs(rule.matches);
+      for (SearchMatches& m : piece.found) {
+        if (room == 0) break;
+        if (m.substs.size() <= room) {
+          room -= m.substs.size();
+          rule.matches.push_back(std::move(m));
+          continue;
+        }
+        // Cut inside a class: rebuilt element by element, so that the list and its capacity
+        // are those of a search stopped there.
+        std::vector<Subst> first;
+        for (std::size_t s = 0; s < room; ++s) first.push_back(std::move(m.substs[s]));
+        rule.matches.push_back(SearchMatches{m.eclass, std::move(first)});
+        room = 0;
+      }
+    }
+    for (std::size_t r : order)
+      if (ahead[r].state == Ahead::Found) search_found_[r] = count_substs(ahead[r].matches);
+    return ahead;
   }
 
   /// Searches `rule` for at most `budget` matches (the bytes left over `kBytesPerMatch`, a
@@ -551,6 +793,8 @@ class Runner {
   static constexpr std::size_t kBytesPerMatch = 2 * (sizeof(Subst) + sizeof(SearchMatches));
   /// Applications in a rule's first chunk, before its cost per application is known.
   static constexpr std::size_t kProbe = 64;
+  /// A rule's search is split into ranges of at least this many candidate classes.
+  static constexpr std::size_t kPieceClasses = 128;
 
   EGraph<L, A> egraph_;
   std::unique_ptr<Scheduler<L, A>> scheduler_;
@@ -559,6 +803,11 @@ class Runner {
   std::vector<std::pair<std::string, std::size_t>> label_limits_;
   std::vector<Iteration> iterations_;
   std::optional<StopReason> stop_reason_;
+  std::size_t threads_ = 1;
+  std::size_t parallel_min_nodes_ = 1024;
+  detail::ThreadPool* pool_ = nullptr;     // during run() with more than one thread
+  std::vector<double> search_seconds_;     // by rule index: its last search on the pool
+  std::vector<std::size_t> search_found_;  // by rule index: the matches it found then
   std::size_t iter_limit_ = 30;
   std::size_t node_limit_ = 10'000;
   std::chrono::duration<double> time_limit_{5.0};

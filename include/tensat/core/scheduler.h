@@ -17,6 +17,12 @@
 namespace tensat {
 inline namespace v0 {
 
+/// A scheduler's decision for one rule in one iteration (`Scheduler::plan_search`).
+struct SearchPlan {
+  bool search = true;  ///< false: the rule is not searched (and applies nothing)
+  std::size_t limit = std::numeric_limits<std::size_t>::max();  ///< most substitutions wanted
+};
+
 /// Decides, per iteration, how each rule is searched and applied, and whether the runner may
 /// stop when nothing changed. The default searches and applies everything.
 template <class L, class A>
@@ -26,12 +32,34 @@ class Scheduler {
   /// May the runner report saturation at `iteration`? Return false to get another iteration
   /// (a scheduler that held rules back must let them run before the e-graph counts as saturated).
   virtual bool can_stop(std::size_t /*iteration*/) { return true; }
-  /// The matches of `rule` this iteration, at most `match_budget()` substitutions.
-  virtual std::vector<SearchMatches> search_rewrite(std::size_t /*iteration*/,
+  /// The matches of `rule` this iteration, at most `match_budget()` substitutions. The default
+  /// is `plan_search`, the search, then `finish_search`.
+  virtual std::vector<SearchMatches> search_rewrite(std::size_t iteration,
                                                     const EGraph<L, A>& egraph,
                                                     const Rewrite<L, A>& rule) {
-    return rule.search_with_limit(egraph, match_budget_);
+    const SearchPlan plan = plan_search(iteration, rule);
+    if (!plan.search) return {};
+    return finish_search(iteration, rule,
+                         rule.search_with_limit(egraph, std::min(plan.limit, match_budget_)));
   }
+
+  /// Whether to search `rule` this iteration, and for at most how many substitutions. Only
+  /// reads the scheduler's state: the runner may ask again before `finish_search`.
+  virtual SearchPlan plan_search(std::size_t /*iteration*/, const Rewrite<L, A>& /*rule*/) {
+    return {};
+  }
+  /// What the runner applies of the matches a planned search found (the scheduler records them).
+  virtual std::vector<SearchMatches> finish_search(std::size_t /*iteration*/,
+                                                   const Rewrite<L, A>& /*rule*/,
+                                                   std::vector<SearchMatches> matches) {
+    return matches;
+  }
+  /// Whether a runner with several threads (`Runner::with_threads`) may search in three steps:
+  /// `plan_search` for every rule in order, the searches on its threads, then `finish_search` in
+  /// rule order. True for the schedulers here, whose `search_rewrite` is exactly those steps; a
+  /// subclass that overrides `search_rewrite` keeps the default, false, and is searched one rule
+  /// at a time on the runner's thread.
+  [[nodiscard]] virtual bool searches_in_steps() const { return false; }
   /// Applies `matches`; returns how many applications changed the e-graph.
   virtual std::size_t apply_rewrite(std::size_t /*iteration*/, EGraph<L, A>& egraph,
                                     const Rewrite<L, A>& rule,
@@ -111,6 +139,7 @@ class SimpleScheduler final : public Scheduler<L, A> {
  public:
   SimpleScheduler() = default;
   explicit SimpleScheduler(const SimpleScheduler<>& /*settings*/) {}
+  [[nodiscard]] bool searches_in_steps() const override { return true; }
 };
 
 /// egg's `BackoffScheduler`: a rule whose matches exceed its limit is banned for a while, and
@@ -176,13 +205,20 @@ class BackoffScheduler final : public Scheduler<L, A> {
     return false;
   }
 
-  std::vector<SearchMatches> search_rewrite(std::size_t iteration, const EGraph<L, A>& egraph,
-                                            const Rewrite<L, A>& rule) override {
+  [[nodiscard]] bool searches_in_steps() const override { return true; }
+
+  SearchPlan plan_search(std::size_t iteration, const Rewrite<L, A>& rule) override {
+    const RuleStats* s = find_stats(rule.name());
+    const std::size_t limit = s ? s->match_limit : default_match_limit_;
+    if (s && iteration < s->banned_until) return {false, 0};
+    const std::size_t threshold = shifted(limit, s ? s->times_banned : 0);
+    return {true, threshold == kNeverBan ? threshold : threshold + 1};
+  }
+
+  std::vector<SearchMatches> finish_search(std::size_t iteration, const Rewrite<L, A>& rule,
+                                           std::vector<SearchMatches> matches) override {
     RuleStats& s = stats(rule.name());
-    if (iteration < s.banned_until) return {};
     const std::size_t threshold = shifted(s.match_limit, s.times_banned);
-    const std::size_t limit = threshold == kNeverBan ? threshold : threshold + 1;
-    auto matches = rule.search_with_limit(egraph, std::min(limit, this->match_budget()));
     std::size_t total = 0;
     for (const auto& m : matches) total += m.substs.size();
     if (total > threshold) {
@@ -218,6 +254,11 @@ class BackoffScheduler final : public Scheduler<L, A> {
       if (value >= kNeverBan) return kNeverBan;
     }
     return value;
+  }
+
+  const RuleStats* find_stats(const std::string& name) const {
+    auto it = stats_.find(name);
+    return it == stats_.end() ? nullptr : &it->second;
   }
 
   RuleStats& stats(const std::string& name) {

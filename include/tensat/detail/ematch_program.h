@@ -182,23 +182,33 @@ class Program {
   /// variable root), at most `limit` substitutions in all. Throws `Error` if `egraph` is dirty.
   template <class A>
   std::vector<SearchMatches> search(const EGraph<L, A>& egraph, std::size_t limit) const {
+    if (root_op_key_) return search_classes(egraph, egraph.classes_by_op(*root_op_key_), limit);
     require_clean(egraph);
     std::vector<SearchMatches> result;
     Scratch scratch(*this);
-    auto visit = [&](Id cls) {
-      SearchMatches matches{cls, {}};
-      limit -= run(scratch, egraph, cls, limit,
-                   [&]() -> Subst& { return matches.substs.emplace_back(); });
-      if (!matches.substs.empty()) result.push_back(std::move(matches));
-      return limit > 0;
-    };
-    if (root_op_key_) {
-      for (Id cls : egraph.classes_by_op(*root_op_key_))
-        if (!visit(cls)) break;
-    } else {
-      for (const auto& c : egraph.classes())
-        if (!visit(c.id)) break;
-    }
+    for (const auto& c : egraph.classes())
+      if (!visit(scratch, egraph, c.id, limit, result)) break;
+    return result;
+  }
+
+  /// The classes `search` visits, in its order, when the root is an e-node (`classes_by_op`);
+  /// nothing for a variable root.
+  template <class A>
+  [[nodiscard]] std::optional<Span<const Id>> candidate_classes(const EGraph<L, A>& egraph) const {
+    if (!root_op_key_) return std::nullopt;
+    return egraph.classes_by_op(*root_op_key_);
+  }
+
+  /// The matches in `classes`, visited in order, at most `limit` substitutions in all: on a
+  /// range of `candidate_classes`, what `search` finds there. Throws `Error` if `egraph` is dirty.
+  template <class A>
+  std::vector<SearchMatches> search_classes(const EGraph<L, A>& egraph, Span<const Id> classes,
+                                            std::size_t limit) const {
+    require_clean(egraph);
+    std::vector<SearchMatches> result;
+    Scratch scratch(*this);
+    for (Id cls : classes)
+      if (!visit(scratch, egraph, cls, limit, result)) break;
     return result;
   }
 
@@ -208,6 +218,19 @@ class Program {
   [[nodiscard]] std::size_t num_instructions() const noexcept { return instructions_.size(); }
 
  private:
+  /// Searches class `cls` for at most `limit` matches, appending them to `result`; false once
+  /// the limit is used up.
+  template <class A>
+  bool visit(Scratch& scratch, const EGraph<L, A>& egraph, Id cls, std::size_t& limit,
+             std::vector<SearchMatches>& result) const {
+    if (limit == 0) return false;
+    SearchMatches matches{cls, {}};
+    limit -=
+        run(scratch, egraph, cls, limit, [&]() -> Subst& { return matches.substs.emplace_back(); });
+    if (!matches.substs.empty()) result.push_back(std::move(matches));
+    return limit > 0;
+  }
+
   template <class A>
   static void require_clean(const EGraph<L, A>& egraph) {
     if (!egraph.is_clean()) throw Error("cannot search a dirty e-graph: call rebuild() first");

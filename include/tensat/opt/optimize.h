@@ -154,8 +154,9 @@ struct OptimizeOptions {
   /// Saturation also runs `recognition_rules()`: LayerNorm and GELU found again where an
   /// exporter spelled them out as chains of small ops.
   bool recognize = true;
-  /// Threads optimizing segments at once (0: `std::thread::hardware_concurrency()`). The
-  /// optimized program does not depend on it.
+  /// Threads (0: `std::thread::hardware_concurrency()`): a program optimized whole searches on
+  /// them (`Runner::with_threads`); a segmented one optimizes that many segments at once, each
+  /// searching on its share. The optimized program does not depend on it.
   std::size_t threads = 0;
   /// Called as each segment is done (from the thread that optimized it, one call at a time).
   /// `on_iteration` is not called for a segmented run.
@@ -271,6 +272,7 @@ inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program,
       .with_iter_limit(options.iter_limit)
       .with_time_limit(std::chrono::duration<double>(options.time_limit_seconds))
       .with_memory_limit(options.memory_limit)
+      .with_threads(options.threads)  // 0: one per hardware thread, as Runner reads it
       .with_label_iteration_limit(std::string(kMultiLabel), options.k_multi)
       .with_expr(program);
   {
@@ -323,6 +325,7 @@ inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program,
         .with_node_limit(options.fusion_node_limit)
         .with_time_limit(std::chrono::duration<double>(options.time_limit_seconds))
         .with_memory_limit(options.memory_limit)
+        .with_threads(options.threads)
         .run(fusion_rules());
     egraph = std::move(fusion.egraph());
     if (options.filter_cycles)
@@ -422,9 +425,10 @@ inline OptimizeResult optimize_segments(const RecExpr<TensorNode>& program,
     each.layouts = options.profile && has_foreign_layout_convolution(program, *options.profile)
                        ? LayoutSearch::On
                        : LayoutSearch::Off;
-  std::size_t threads =
+  const std::size_t all =
       options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min(threads, segments.size());
+  const std::size_t threads = std::min(all, segments.size());
+  each.threads = std::max<std::size_t>(1, all / threads);  // each segment's search threads
   if (options.memory_limit != std::numeric_limits<std::size_t>::max())
     each.memory_limit = options.memory_limit / threads;
 
