@@ -76,6 +76,7 @@ struct SuiteResult {
   bool proved = false;
   // With explanations: why the start equals each goal (egg's `test-explanations` feature).
   std::vector<tensat::Explanation<Math>> explanations;
+  std::vector<tensat::TreeExplanation<Math>> trees;  // the same, as tree explanations
 };
 
 /// Runs `c` like egg's `test_fn!`: the runner limits of the case, a hook that stops as soon as
@@ -102,7 +103,7 @@ inline SuiteResult run_case(const SuiteCase& c, const std::vector<Rewrite>& rule
     return std::string("Proved all goals");
   });
   runner.run(rules);
-  SuiteResult result{runner.report(), 0, true, {}};
+  SuiteResult result{runner.report(), 0, true, {}, {}};
   for (std::size_t i = 0; i < goals.size(); ++i)
     if (!goals[i].search_eclass(runner.egraph(), root)) {
       result.proved = false;
@@ -110,9 +111,11 @@ inline SuiteResult run_case(const SuiteCase& c, const std::vector<Rewrite>& rule
       break;
     }
   if (explain && result.proved)
-    for (const auto& g : c.goals)
-      result.explanations.push_back(runner.explain_equivalence(tensat::parse_expr<Math>(c.start),
-                                                               tensat::parse_expr<Math>(g)));
+    for (const auto& g : c.goals) {
+      const auto start = tensat::parse_expr<Math>(c.start), goal = tensat::parse_expr<Math>(g);
+      result.explanations.push_back(runner.explain_equivalence(start, goal));
+      result.trees.push_back(runner.egraph().explain_equivalence_tree(start, goal));
+    }
   return result;
 }
 

@@ -75,7 +75,7 @@ constexpr const char* kUsageLine =
     "[--segment-ops T] [--threads N] [--extractor greedy-dag|ilp] "
     "[--ilp-time-limit S] [--profile NAME|FILE.json] [--no-fusion] [--no-guard] [--min-gain P] "
     "[--layouts auto|on|off] [--skip-layer-norm auto|fused|split] [--squeeze-batch auto|on|off] "
-    "[--kernels] [--verify] "
+    "[--kernels] [--explain] [--verify] "
     "[--measure N] [--warm-runs K] [--json]\n";
 
 constexpr const char* kHelp =
@@ -152,6 +152,10 @@ constexpr const char* kHelp =
     "  --kernels             with --profile: also list every kernel of the optimized program\n"
     "                        (node, op, compute- or memory-bound, MFLOP, MB, roofline terms in "
     "us)\n"
+    "  --explain             explain every operator of the optimized program that the original\n"
+    "                        does not have: the rules that rewrote it from the original's, each\n"
+    "                        step checked (optimizes the program whole; exit status 1 if the\n"
+    "                        check fails)\n"
     "  --verify              run the original and the optimized program on the Eigen reference\n"
     "                        executor (random inputs and weights, seed 1; an ONNX model keeps its\n"
     "                        weights) and compare every output element (rtol 1e-4, atol 1e-5; "
@@ -267,6 +271,10 @@ Options parse_args(int argc, char** argv) {
     }
     if (arg == "--kernels") {
       options.kernels = true;
+      continue;
+    }
+    if (arg == "--explain") {
+      options.optimize.explain = true;
       continue;
     }
     if (arg.rfind("--", 0) != 0) {
@@ -602,8 +610,11 @@ int run(const Options& options) {
     }
   }
 #endif
-  const int exit_code =
-      (verified && !verified->ok) || (verified_export && !verified_export->ok) ? 1 : 0;
+  const tt::ProgramExplanation* explained = result.explanation ? &*result.explanation : nullptr;
+  const int exit_code = (verified && !verified->ok) || (verified_export && !verified_export->ok) ||
+                                (explained && !explained->check.ok)
+                            ? 1
+                            : 0;
   double measured_before = 0, measured_after = 0;
   tt::TimeComparison times;
   if (options.measure) {
@@ -711,6 +722,34 @@ int run(const Options& options) {
                           {"time_us", number(k.time.total_us)}});
         line["kernels_after"] = std::move(list);
       }
+    }
+    if (explained) {
+      nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+      for (std::size_t k = 0; k < explained->operators.size(); ++k) {
+        const tt::NewOperator& op = explained->operators[k];
+        nlohmann::ordered_json item = {
+            {"node", op.node.index()},
+            {"op", std::string(tt::op_name(result.optimized[op.node].op()))}};
+        if (op.original) item["original"] = op.original->index();
+        if (op.inside) item["built_by"] = op.inside->index();
+        if (op.goal != tensat::TreeExplanation<tt::TensorNode>::kNone) {
+          nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+          for (const auto& [rule, forward] : explained->proof.local_chain(op.goal))
+            steps.push_back({{"rule", rule}, {"forward", forward}});
+          item["rules"] = std::move(steps);
+          item["operand_steps"] =
+              explained->proof.chain(op.goal).size() - explained->proof.local_chain(op.goal).size();
+        }
+        ops.push_back(std::move(item));
+      }
+      line["explanation"] = {{"new_operators", explained->operators.size()},
+                             {"steps", explained->check.steps},
+                             {"rule_steps", explained->check.rule_steps},
+                             {"trusted_steps", explained->check.trusted_steps},
+                             {"trusted_rules", explained->trusted_rules},
+                             {"checked", explained->check.ok},
+                             {"error", explained->check.error},
+                             {"operators", std::move(ops)}};
     }
     if (verified) {
       line["verify_ok"] = verified->ok;
@@ -848,6 +887,30 @@ int run(const Options& options) {
                       "verify export: ok, the file read back agrees, worst relative error {:.3g}\n",
                       v.rel_error)
                 : "verify export: MISMATCH " + v.message + "\n";
+  }
+  if (explained) {
+    const tt::ProgramExplanation& e = *explained;
+    std::string trusted;
+    for (const std::string& r : e.trusted_rules) trusted += (trusted.empty() ? "" : ", ") + r;
+    out += fmt::format(
+        "\nexplanations: {} new operators; {} rewrite steps, {} replayed from their rule's "
+        "patterns, {} the checked application of a rule with a C++ or multi-pattern applier{}; "
+        "checked: {}\n",
+        e.operators.size(), e.check.rule_steps + e.check.trusted_steps, e.check.rule_steps,
+        e.check.trusted_steps, trusted.empty() ? "" : " (" + trusted + ")",
+        e.check.ok ? "yes" : "NO, " + e.check.error);
+    for (std::size_t k = 0; k < e.operators.size(); ++k) {
+      const tt::NewOperator& op = e.operators[k];
+      const std::string name = std::string(tt::op_name(result.optimized[op.node].op()));
+      if (op.original)
+        out += fmt::format("  %{} {} = original %{}: {}\n", op.node.index(), name,
+                           op.original->index(), e.chain_string(k));
+      else if (op.inside)
+        out += fmt::format("  %{} {}: a new value, built by the rewrite of %{}\n", op.node.index(),
+                           name, op.inside->index());
+      else
+        out += fmt::format("  %{} {}: a new value\n", op.node.index(), name);
+    }
   }
   std::cout << out << std::flush;
   return exit_code;

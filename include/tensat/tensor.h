@@ -19,6 +19,7 @@
 #include "tensat/cost/simple_cost.h"
 #include "tensat/tensor/post_ops.h"
 #include "tensat/tensor/fusion.h"
+#include "tensat/opt/explain.h"
 #include "tensat/opt/optimize.h"
 #include "tensat/tensor/segment.h"
 #include "tensat/tensor/squeeze_batch.h"

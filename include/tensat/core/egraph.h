@@ -179,9 +179,37 @@ class EGraph {
     const auto [ia, ta] = term_of_expr(a);
     const auto [ib, tb] = term_of_expr(b);
     if (find(ia) != find(ib))
-      throw Error(fmt::format("explain_equivalence: {} and {} are not equivalent", a.to_string(),
-                              b.to_string()));
+      throw Error(fmt::format("explain_equivalence: {} and {} are not equivalent",
+                              a.to_dag_string(), b.to_dag_string()));
     return explain_->explain(ta, tb);
+  }
+
+  /// Why `a` and `b` are equal, as a tree explanation with shared subproofs (linear in the
+  /// terms, where a flat explanation of terms with shared subterms can be exponential). Errors
+  /// as `explain_equivalence`.
+  TreeExplanation<L> explain_equivalence_tree(const RecExpr<L>& a, const RecExpr<L>& b) {
+    return explain_equivalences_tree(a, b, {{a.root(), b.root()}});
+  }
+  /// Tree explanations of `a`'s node `x_i` = `b`'s node `y_i` for every pair, in one table of
+  /// terms and proofs (a proof that several need is there once): for instance, why each
+  /// operator of an optimized program equals the original one it replaced. Errors as
+  /// `explain_equivalence`.
+  TreeExplanation<L> explain_equivalences_tree(const RecExpr<L>& a, const RecExpr<L>& b,
+                                               const std::vector<std::pair<Id, Id>>& pairs) {
+    if (!explain_) throw Error("explain_equivalence: explanations are off");
+    rebuild();
+    const auto [ia, ta] = terms_of_expr(a);
+    const auto [ib, tb] = terms_of_expr(b);
+    std::vector<std::pair<Id, Id>> terms;
+    for (const auto& [x, y] : pairs) {
+      if (x.index() >= ia.size() || y.index() >= ib.size())
+        throw Error("explain_equivalence: a node index past the expression");
+      if (find(ia[x.index()]) != find(ib[y.index()]))
+        throw Error(fmt::format("explain_equivalence: {} and {} are not equivalent",
+                                a.to_dag_string(x), b.to_dag_string(y)));
+      terms.emplace_back(ta[x.index()], tb[y.index()]);
+    }
+    return explain_->explain_tree(terms);
   }
 
   /// Adds `from` and `to` and unites them, justified by `reason` (egg's `union_trusted` /
@@ -201,17 +229,26 @@ class EGraph {
   /// instantiated under `subst` rewrites to the instantiated right side. Returns the id of the
   /// instantiation if the classes were distinct (and are now one), else `kInvalidId`.
   template <class Ast>
-  Id unite_instantiations(Id eclass, const Ast& rhs, const Subst& subst) {
-    if (!explain_ || explain_->rule.empty() || !explain_->rule_lhs) {
-      const Id id = instantiate_ast(rhs, subst);
-      return unite(id, eclass) ? id : kInvalidId;
+  Id unite_instantiations(Id eclass, const Ast& rhs, const Subst& subst, bool rhs_first = true) {
+    const Id id = instantiate_ast(rhs, subst);
+    if (!explain_ || explain_->rule.empty() || !explain_->rule_lhs)
+      return (rhs_first ? unite(id, eclass) : unite(eclass, id)) ? id : kInvalidId;
+    // The same nodes and the same union as without explanations; the terms are those of the
+    // instantiations, found in the classes (`matched_term`).
+    const Ast& lhs = *static_cast<const Ast*>(explain_->rule_lhs);
+    const Id tr = matched_term(rhs, subst, id);
+    const Id tl = matched_term(lhs, subst, eclass);
+    const Justification just{Justification::Kind::Rule, explain_->name(explain_->rule)};
+    if (tr == kInvalidId || tl == kInvalidId) {  // not expected: match by instantiation
+      const auto [ir, tir] = instantiate_explained(rhs, subst);
+      const auto [il, til] = instantiate_explained(lhs, subst);
+      const bool distinct = find(eclass) != find(ir);
+      unite_with(il, ir, til, tir, just, true);
+      return distinct ? ir : kInvalidId;
     }
-    const auto [ir, tr] = instantiate_explained(rhs, subst);
-    const bool distinct = find(eclass) != find(ir);
-    const auto [il, tl] =
-        instantiate_explained(*static_cast<const Ast*>(explain_->rule_lhs), subst);
-    unite_with(il, ir, tl, tr, {Justification::Kind::Rule, explain_->name(explain_->rule)}, true);
-    return distinct ? ir : kInvalidId;
+    const bool united = rhs_first ? unite_with(id, eclass, tr, tl, just, false)
+                                  : unite_with(eclass, id, tl, tr, just, true);
+    return united ? id : kInvalidId;
   }
 
   /// While alive, unions are attributed to rule `name` whose left side is `lhs` (a
@@ -305,6 +342,58 @@ class EGraph {
     }
     return ids.back();
   }
+  // The term of `lhs` under `subst`, matched in class `eclass` without adding to the e-graph:
+  // e-nodes that witness each pattern node are found by matching again in the classes, and a
+  // term not seen before is linked by congruence to its witness's term (the instantiation
+  // would add the e-node again wherever unions since the search left its hashcons entry
+  // stale, which changes ids that ties in extraction depend on). kInvalidId if no witness.
+  template <class Ast>
+  Id matched_term(const Ast& lhs, const Subst& subst, Id eclass) {
+    std::vector<Id> witness(lhs.size(), kInvalidId);  // an e-node per pattern node
+    auto match = [&](auto& self, Id p, Id cls) -> bool {
+      const auto& n = lhs[p];
+      if (n.is_var()) return find(subst[n.var()]) == find(cls);
+      for (Id nid : classes_[uf_.root_value(find(cls))].nodes) {
+        const L& node = nodes_[nid.index()];
+        if (!n.node().matches(node) || node.children().size() != n.node().children().size())
+          continue;
+        bool all = true;
+        for (std::size_t k = 0; k < node.children().size() && all; ++k)
+          all = self(self, n.node().children()[k], node.children()[k]);
+        if (all) {
+          witness[p.index()] = nid;
+          return true;
+        }
+      }
+      return false;
+    };
+    if (!match(match, lhs.root(), eclass)) return kInvalidId;
+    std::vector<Id> terms(lhs.size(), kInvalidId);
+    for (std::size_t i = 0; i < lhs.size(); ++i) {
+      const auto& n = lhs[Id(i)];
+      if (n.is_var()) {
+        terms[i] = explain_->node_term(find(subst[n.var()]));
+        continue;
+      }
+      if (witness[i] == kInvalidId) return kInvalidId;  // a subpattern matched in no class
+      const L term = map_children(n.node(), [&](Id c) { return terms[c.index()]; });
+      auto [t, created] = explain_->intern(term);
+      // An equal term in a class not yet merged with this one (congruence pending): a term of
+      // its own here, so that the forest stays one tree per class.
+      if (!created && find(explain_->term_class(t)) != find(witness[i])) {
+        t = explain_->fresh(term);
+        created = true;
+      }
+      if (created) {
+        explain_->set_term_class(t, witness[i]);
+        explain_->link(t, explain_->node_term(witness[i]), {Justification::Kind::Congruence, 0},
+                       true);
+      }
+      terms[i] = t;
+    }
+    return terms.back();
+  }
+
   template <class Ast>
   std::pair<Id, Id> instantiate_explained(const Ast& ast, const Subst& subst) {
     std::vector<Id> ids(ast.size()), terms(ast.size());
@@ -323,6 +412,11 @@ class EGraph {
   }
   // The class and term of a ground term already in the (clean) e-graph; throws if absent.
   std::pair<Id, Id> term_of_expr(const RecExpr<L>& expr) {
+    const auto [ids, terms] = terms_of_expr(expr);
+    return {ids.back(), terms.back()};
+  }
+  // The class and term of every node of `expr` (each already in the clean e-graph).
+  std::pair<std::vector<Id>, std::vector<Id>> terms_of_expr(const RecExpr<L>& expr) {
     if (expr.empty()) throw Error("explain_equivalence: empty expression");
     std::vector<Id> ids, terms;
     for (const L& n : expr) {
@@ -331,7 +425,8 @@ class EGraph {
       const Id m = memo_.find(detail::mix_hash(node.hash()),
                               [&](Id other) { return nodes_[other.index()] == node; });
       if (m == kInvalidId)
-        throw Error(fmt::format("explain_equivalence: {} is not in the e-graph", expr.to_string()));
+        throw Error(fmt::format("explain_equivalence: {} is not in the e-graph",
+                                expr.to_dag_string(Id(static_cast<std::uint32_t>(ids.size())))));
       const auto [t, created] =
           explain_->intern(map_children(n, [&](Id c) { return terms[c.index()]; }));
       if (created) {
@@ -341,7 +436,7 @@ class EGraph {
       ids.push_back(find(m));
       terms.push_back(t);
     }
-    return {ids.back(), terms.back()};
+    return {std::move(ids), std::move(terms)};
   }
 
  public:

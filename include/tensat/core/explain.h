@@ -114,6 +114,126 @@ struct Explanation {
   }
 };
 
+/// A tree explanation (egg's `TreeExplanation`, with shared subproofs): proofs over a table of
+/// hash-consed terms, so that programs with shared subterms (a tensor graph's DAG) are
+/// explained in space linear in what was rewritten rather than in the trees they denote. Each
+/// proof is a chain of terms from `start`; a step reaches its term by a rule (the term before
+/// rewritten as a whole), a trusted reason, or congruence (same operator, and for each child
+/// that differs a proof between the two children, shared by every step that needs it).
+/// `check_tree_proof` (core/proof_check.h) replays it.
+template <class L>
+struct TreeExplanation {
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  struct Step {
+    Id term;  ///< the term after the step
+    Justification::Kind kind = Justification::Kind::Congruence;
+    std::string rule;     ///< Rule or Trusted: the rule's or the reason's name
+    bool forward = true;  ///< Rule: its left side matched the term before, its right this one
+    std::vector<std::size_t> child_proofs;  ///< Congruence: per child, a proof or kNone
+  };
+  struct Proof {
+    Id start;
+    std::vector<Step> steps;
+    [[nodiscard]] Id end() const noexcept { return steps.empty() ? start : steps.back().term; }
+  };
+  /// One equality asked for: `left` = `right`, proved by `proofs[proof]`.
+  struct Goal {
+    Id left, right;
+    std::size_t proof = kNone;
+  };
+
+  std::vector<L> terms;  ///< children are indices into `terms`; equal terms have one index
+  std::vector<Proof> proofs;
+  std::vector<Goal> goals;
+
+  /// Rule and trusted steps in all, each shared proof counted once.
+  [[nodiscard]] std::size_t size() const noexcept {
+    std::size_t n = 0;
+    for (const Proof& p : proofs)
+      for (const Step& s : p.steps) n += s.kind != Justification::Kind::Congruence;
+    return n;
+  }
+
+  /// The rule and trusted steps that prove goal `g`, in proof order (a child's proof where its
+  /// congruence step needs it), each shared proof once: the chain a reader follows. Pairs of
+  /// the name and whether the rule applied left to right.
+  [[nodiscard]] std::vector<std::pair<std::string, bool>> chain(std::size_t g) const {
+    std::vector<std::pair<std::string, bool>> out;
+    std::vector<bool> seen(proofs.size(), false);
+    collect(goals.at(g).proof, seen, out);
+    return out;
+  }
+
+  /// The rule and trusted steps of goal `g`'s own proof, without those inside the proofs of
+  /// children its congruence steps use: what rewrote the goal's term itself.
+  [[nodiscard]] std::vector<std::pair<std::string, bool>> local_chain(std::size_t g) const {
+    std::vector<std::pair<std::string, bool>> out;
+    const std::size_t p = goals.at(g).proof;
+    if (p == kNone) return out;
+    for (const Step& st : proofs[p].steps)
+      if (st.kind != Justification::Kind::Congruence) out.emplace_back(st.rule, st.forward);
+    return out;
+  }
+
+  /// Term `t` as an s-expression; below `depth` levels a subterm is written `t<index>`.
+  [[nodiscard]] std::string term_string(Id t, std::size_t depth = 3) const {
+    const L& n = terms[t.index()];
+    if (n.children().empty()) return n.op_name();
+    if (depth == 0) return fmt::format("t{}", t.index());
+    std::string s = "(" + n.op_name();
+    for (Id c : n.children()) s += " " + term_string(c, depth - 1);
+    return s + ")";
+  }
+
+  /// The tree of term `t` (a flat term without marks), for a trusted step's judge; the tree
+  /// can be exponentially larger than the table when subterms are shared.
+  [[nodiscard]] FlatTerm<L> flat_term(Id t) const {
+    FlatTerm<L> f{terms[t.index()], {}, {}, {}};
+    for (Id c : terms[t.index()].children()) f.children.push_back(flat_term(c));
+    return f;
+  }
+
+  /// Every proof, a step a line: `p<i>: t<start> -> t<term> [rule =>]`, congruence steps with
+  /// the proofs of their children (`cong p<j> p<k>`), then the goals.
+  [[nodiscard]] std::string to_string() const {
+    std::string s;
+    for (std::size_t i = 0; i < proofs.size(); ++i) {
+      const Proof& p = proofs[i];
+      s += fmt::format("p{}: {}", i, term_string(p.start));
+      for (const Step& st : p.steps) {
+        s += fmt::format("\n  = {}  ", term_string(st.term));
+        if (st.kind == Justification::Kind::Congruence) {
+          s += "[congruence";
+          for (std::size_t c : st.child_proofs)
+            if (c != kNone) s += fmt::format(" p{}", c);
+          s += "]";
+        } else if (st.kind == Justification::Kind::Rule) {
+          s += fmt::format("[{} {}]", st.rule, st.forward ? "=>" : "<=");
+        } else {
+          s += fmt::format("[trusted {}]", st.rule);
+        }
+      }
+      s += "\n";
+    }
+    for (const Goal& g : goals) s += fmt::format("goal: p{}\n", g.proof);
+    return s;
+  }
+
+ private:
+  void collect(std::size_t p, std::vector<bool>& seen,
+               std::vector<std::pair<std::string, bool>>& out) const {
+    if (p == kNone || seen[p]) return;
+    seen[p] = true;
+    for (const Step& st : proofs[p].steps) {
+      if (st.kind == Justification::Kind::Congruence) {
+        for (std::size_t c : st.child_proofs) collect(c, seen, out);
+      } else {
+        out.emplace_back(st.rule, st.forward);
+      }
+    }
+  }
+};
+
 namespace detail {
 
 /// The proof forest of an e-graph with explanations on. It holds every term the e-graph was
@@ -197,6 +317,19 @@ class Explainer {
     e.flat.push_back(tree(a));
     append_flat(a, b, e.flat);
     return e;
+  }
+
+  /// The tree explanation of `a_i = b_i` for every pair; each pair's terms in one tree.
+  [[nodiscard]] TreeExplanation<L> explain_tree(const std::vector<std::pair<Id, Id>>& pairs) const {
+    TreeBuilder b{*this, {}, {}, {}, {}, {}};
+    for (const auto& [x, y] : pairs) {
+      typename TreeExplanation<L>::Goal g;
+      g.left = b.term(x);
+      g.right = b.term(y);
+      g.proof = b.proof(x, y);
+      b.out.goals.push_back(g);
+    }
+    return std::move(b.out);
   }
 
   [[nodiscard]] std::size_t number_of_terms() const noexcept { return terms_.size(); }
@@ -289,6 +422,53 @@ class Explainer {
       }
     }
   }
+
+  // Builds a tree explanation: terms copied into a hash-consed table (a fresh duplicate of a
+  // term becomes the same entry), proofs memoized by their two ends.
+  struct TreeBuilder {
+    const Explainer& x;
+    TreeExplanation<L> out;
+    std::unordered_map<L, Id, NodeHash> table;
+    std::unordered_map<std::uint32_t, Id> copied;         // explainer term -> out's term
+    std::unordered_map<std::uint64_t, std::size_t> memo;  // (from, to) -> proof
+    std::unordered_set<std::uint64_t> open;               // proofs being built
+    Id term(Id t) {
+      if (auto it = copied.find(t.index()); it != copied.end()) return it->second;
+      const L node = map_children(x.terms_[t.index()], [&](Id c) { return term(c); });
+      auto [it, added] = table.emplace(node, Id(static_cast<std::uint32_t>(out.terms.size())));
+      if (added) out.terms.push_back(node);
+      copied.emplace(t.index(), it->second);
+      return it->second;
+    }
+    std::size_t proof(Id a, Id b) {
+      const std::uint64_t key = (std::uint64_t{a.index()} << 32) | b.index();
+      if (auto it = memo.find(key); it != memo.end()) return it->second;
+      if (!open.insert(key).second) throw Error("explain: the proof forest has a cycle");
+      typename TreeExplanation<L>::Proof p;
+      p.start = term(a);
+      for (const Step& st : x.path(a, b)) {
+        typename TreeExplanation<L>::Step step;
+        step.term = term(st.to);
+        step.kind = st.just.kind;
+        if (st.just.kind == Justification::Kind::Congruence) {
+          const auto from = x.terms_[st.from.index()].children();
+          const auto to = x.terms_[st.to.index()].children();
+          for (std::size_t i = 0; i < from.size(); ++i)
+            step.child_proofs.push_back(term(from[i]) == term(to[i]) ? TreeExplanation<L>::kNone
+                                                                     : proof(from[i], to[i]));
+        } else {
+          step.rule = x.names_[st.just.name];
+          step.forward = st.forward;
+        }
+        if (step.term == (p.steps.empty() ? p.start : p.steps.back().term)) continue;
+        p.steps.push_back(std::move(step));
+      }
+      open.erase(key);
+      out.proofs.push_back(std::move(p));
+      memo.emplace(key, out.proofs.size() - 1);
+      return out.proofs.size() - 1;
+    }
+  };
 
   std::vector<L> terms_;
   std::unordered_map<L, Id, NodeHash> table_;

@@ -213,7 +213,8 @@ class PatternApplier final : public Applier<L, A> {
   std::vector<Id> apply_one(EGraph<L, A>& egraph, Id eclass, const Subst& subst,
                             std::string_view) const override {
     if (egraph.explanations_enabled()) {
-      if (egraph.unite_instantiations(eclass, pattern_.ast(), subst) != kInvalidId) return {eclass};
+      if (egraph.unite_instantiations(eclass, pattern_.ast(), subst, false) != kInvalidId)
+        return {eclass};
       return {};
     }
     const Id id = pattern_.instantiate(egraph, subst);

@@ -24,6 +24,7 @@
 #include "tensat/extract/greedy_dag.h"
 #include "tensat/extract/ilp.h"
 #include "tensat/extract/order.h"
+#include "tensat/opt/explain.h"
 #include "tensat/tensor/analysis.h"
 #include "tensat/cost/cost_model.h"
 #include "tensat/tensor/cycle_filter.h"
@@ -151,6 +152,10 @@ struct OptimizeOptions {
   /// leaves TENSAT's seven graphs (at most 365 operators) whole; docs/headers/tensor/segment.md
   /// has the measurements behind it.
   std::size_t segment_ops = 1000;
+  /// Record explanations (`Runner::with_explanations_enabled`) and explain every new operator
+  /// of the result (`OptimizeResult::explanation`, explain.h). The program is then optimized
+  /// whole (`segment_ops` is not used). Saturation takes about twice the time and memory.
+  bool explain = false;
   /// Saturation also runs `recognition_rules()`: LayerNorm and GELU found again where an
   /// exporter spelled them out as chains of small ops.
   bool recognize = true;
@@ -193,6 +198,9 @@ struct OptimizeResult {
   /// `optimized` is the original program.
   bool kept_original = false;
   ExtractionStatus extraction_status = ExtractionStatus::Feasible;
+  /// With `OptimizeOptions::explain`: why each new operator of `optimized` equals what the
+  /// original computed, checked.
+  std::optional<ProgramExplanation> explanation;
   /// With a profile: the predicted and worst-case gain of `optimized` over the input
   /// (`gain_band`; all zero when the original is kept).
   GainBand gain;
@@ -268,6 +276,7 @@ inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program,
 
   const auto start = Clock::now();
   Runner<TensorNode, TensorAnalysis> runner;
+  if (options.explain) runner.with_explanations_enabled();
   runner.with_node_limit(options.node_limit)
       .with_iter_limit(options.iter_limit)
       .with_time_limit(std::chrono::duration<double>(options.time_limit_seconds))
@@ -295,6 +304,7 @@ inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program,
                         has_foreign_layout_convolution(program, *options.profile));
   result.layout_rules = layouts;
   result.winograd_rules = options.profile && options.profile->winograd;
+  std::vector<TensorRewrite> ran;  // every rule run, for the explanation's check
   if (layouts || result.winograd_rules || options.recognize) {
     std::vector<TensorRewrite> with_extra = active;
     if (layouts)
@@ -304,8 +314,10 @@ inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program,
     if (options.recognize)
       for (auto& rule : recognition_rules()) with_extra.push_back(std::move(rule));
     runner.run(with_extra);
+    if (options.explain) ran = std::move(with_extra);
   } else {
     runner.run(active);
+    if (options.explain) ran = active;
   }
   if (options.on_iteration)
     options.on_iteration(runner.iterations().size() - 1, runner.iterations().back());
@@ -319,6 +331,8 @@ inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program,
   if (fuse) {
     const std::size_t before = egraph.total_size();
     Runner<TensorNode, TensorAnalysis> fusion;
+    const std::vector<TensorRewrite> fusing = fusion_rules();
+    if (options.explain) ran.insert(ran.end(), fusing.begin(), fusing.end());
     fusion.with_egraph(std::move(egraph))
         .with_scheduler(SimpleScheduler<TensorNode, TensorAnalysis>())
         .with_iter_limit(options.fusion_iterations)
@@ -326,7 +340,7 @@ inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program,
         .with_time_limit(std::chrono::duration<double>(options.time_limit_seconds))
         .with_memory_limit(options.memory_limit)
         .with_threads(options.threads)
-        .run(fusion_rules());
+        .run(fusing);
     egraph = std::move(fusion.egraph());
     if (options.filter_cycles)
       result.cycle_nodes_pruned += remove_cycles(egraph, Span<const Id>(&root, 1));
@@ -385,6 +399,7 @@ inline OptimizeResult optimize_whole(const RecExpr<TensorNode>& program,
   if (options.order_like_original) result.optimized = order_like(egraph, result.optimized, program);
   result.extraction_seconds = std::chrono::duration<double>(Clock::now() - extract_start).count();
   keep_if_better(program, options, result);
+  if (options.explain) result.explanation = explain_program(egraph, program, result.optimized, ran);
   return result;
 }
 
@@ -522,7 +537,7 @@ inline OptimizeResult optimize(const RecExpr<TensorNode>& program,
     options.profile = profile_for(*options.profile, program);  // the program's own view
   if (options.fusion && !options.profile)
     throw Error("optimize: fusion needs a device profile (the cost model)");
-  if (options.segment_ops != 0) {
+  if (options.segment_ops != 0 && !options.explain) {
     const std::vector<Segment> segments = segment_program(program, options.segment_ops);
     if (segments.size() > 1) return detail::optimize_segments(program, segments, options, rules);
   }

@@ -181,8 +181,12 @@ class RightHandSide {
 /// Unites each class with its right-hand side term if every term is valid, denotes the same
 /// kind of value as its class (same shape and dtype: a rule may not change a shape) and passes
 /// the cycle pre-filter; otherwise adds nothing. Returns the changed ids.
+/// With `rhs_ast` and `subst` (a pattern rule's right side and match) and explanations on, the
+/// union is made by `unite_instantiations`, so that the explanation names the rule's patterns.
 inline std::vector<Id> apply_checked(TensorEGraph& egraph, const RightHandSide& rhs,
-                                     Span<const std::pair<Id, RightHandSide::Ref>> targets) {
+                                     Span<const std::pair<Id, RightHandSide::Ref>> targets,
+                                     const PatternAst<TensorNode>* rhs_ast = nullptr,
+                                     const Subst* subst = nullptr) {
   if (!rhs.ok()) return {};
   for (const auto& [eclass, root] : targets) {
     const TensorInfo& want = egraph[eclass].data;
@@ -202,6 +206,14 @@ inline std::vector<Id> apply_checked(TensorEGraph& egraph, const RightHandSide& 
     for (const auto& [eclass, root] : targets)
       if (reaches(egraph, Span<const Id>(operands.data(), operands.size()), eclass)) return {};
   std::vector<Id> changed;
+  if (rhs_ast && subst && egraph.explanations_enabled() && targets.size() == 1) {
+    // Committed first, so that the e-graph gets the same nodes in the same order as without
+    // explanations; the instantiation then finds them, and the union is the same.
+    rhs.commit(egraph, targets[0].second);
+    if (egraph.unite_instantiations(targets[0].first, *rhs_ast, *subst, false) != kInvalidId)
+      changed.push_back(targets[0].first);
+    return changed;
+  }
   for (const auto& [eclass, root] : targets) {
     const Id id = rhs.commit(egraph, root);
     if (egraph.unite(eclass, id)) changed.push_back(eclass);
@@ -240,10 +252,13 @@ class CheckedPatternApplier final : public Applier<TensorNode, TensorAnalysis> {
         refs.push_back(rhs.op(n.node().op(), Span<const RightHandSide::Ref>(operands)));
       if (!rhs.ok()) return {};
     }
-    return apply_checked(egraph, rhs, {{eclass, refs.back()}});
+    const std::pair<Id, RightHandSide::Ref> target{eclass, refs.back()};
+    return apply_checked(egraph, rhs, Span<const std::pair<Id, RightHandSide::Ref>>(&target, 1),
+                         &pattern_.ast(), &subst);
   }
   std::vector<Var> vars() const override { return pattern_.vars(); }
   std::string to_string() const override { return pattern_.to_string(); }
+  const PatternAst<TensorNode>* pattern_ast() const override { return &pattern_.ast(); }
 
  private:
   Pattern<TensorNode> pattern_;
