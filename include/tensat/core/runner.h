@@ -449,7 +449,7 @@ class Runner {
     bool whole = true;
     Span<const Id> classes;
     std::vector<SearchMatches> found;
-    bool late = false, skipped = false;
+    bool late = false;
     std::exception_ptr error;
     double seconds = 0;
   };
@@ -528,13 +528,13 @@ class Runner {
       const std::size_t parts =
           dominant && short_of_limit ? std::min(most_pieces, n / kPieceClasses) : 1;
       if (parts < 2) {
-        pieces.push_back(Piece{r, true, {}, {}, false, false, nullptr, 0});
+        pieces.push_back(Piece{r, true, {}, {}, false, nullptr, 0});
         continue;
       }
       for (std::size_t p = 0; p < parts; ++p) {
         const std::size_t begin = n * p / parts, end = n * (p + 1) / parts;
-        pieces.push_back(Piece{
-            r, false, {candidates[r]->data() + begin, end - begin}, {}, false, false, nullptr, 0});
+        pieces.push_back(
+            Piece{r, false, {candidates[r]->data() + begin, end - begin}, {}, false, nullptr, 0});
       }
     }
     constexpr std::size_t kUnknown = kUnlimited;
@@ -559,8 +559,7 @@ class Runner {
             if (n != kUnknown) before += n;
           }
           if (before >= rule.limit) {
-            piece.skipped = true;  // the join stops before this range
-            found[k].store(0, std::memory_order_release);
+            found[k].store(0, std::memory_order_release);  // the join stops before this range
             return;
           }
           // The join takes at most limit - before of this range's matches.

@@ -67,12 +67,6 @@ struct ProgramExplanation {
   }
 };
 
-/// Is `op` an operator (not an input, weight, scalar or attribute)?
-[[nodiscard]] inline bool is_operator(Op op) noexcept {
-  return op != Op::Num && op != Op::Sym && op != Op::Ints && op != Op::Input && op != Op::Weight &&
-         op != Op::Scalar && op != Op::Noop;
-}
-
 /// The judge `explain_program` checks with: a trusted step is accepted when its reason names
 /// one of `rules` (a step of a rule whose applier is C++ or whose left side is a multi-pattern,
 /// which the rule checked when it applied), and recorded in `used`.

@@ -101,9 +101,8 @@ inline void check_fused_args(const RecExpr<TensorNode>& program,
       for (Id c : node.children()) in_body[c.index()] = true;
   }
   for (std::size_t i = 0; i < program.size(); ++i)
-    if (!in_body[i]) counts[static_cast<std::size_t>(program[Id(i)].op())]++;
-  for (Op op : {Op::Num, Op::Sym, Op::Ints, Op::Input, Op::Weight, Op::Scalar, Op::Noop})
-    counts[static_cast<std::size_t>(op)] = 0;
+    if (!in_body[i] && is_operator(program[Id(i)].op()))
+      counts[static_cast<std::size_t>(program[Id(i)].op())]++;
   return counts;
 }
 /// Which nodes of `expr` `root` reaches (itself included): its term's nodes.

@@ -294,6 +294,11 @@ enum class Layout : std::uint8_t { Contiguous = 0, ChannelsLast = 1 };
 [[nodiscard]] constexpr bool is_attribute(Op op) noexcept {
   return op_class(op) == OpClass::Attribute;
 }
+/// True for the operators a program computes: neither attributes, nor sources, nor the
+/// `noop` that gathers a program's outputs (what `op_histogram` counts).
+[[nodiscard]] constexpr bool is_operator(Op op) noexcept {
+  return !is_attribute(op) && !is_source(op) && op != Op::Noop;
+}
 
 }  // namespace tensor
 }  // namespace v0
